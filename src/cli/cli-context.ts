@@ -1,0 +1,38 @@
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** What a command gets from the outside world; tests build their own. */
+export type CliContext = {
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  repoRoot: string;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+};
+
+/** The package root: this file lives in src/cli/ (tsx) or dist/cli/ (built). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** A wrong command line: the CLI prints the command's usage and exits 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+  constructor(
+    message: string,
+    readonly usage: string,
+  ) {
+    super(message);
+  }
+}
+
+export type Command = {
+  name: string;
+  summary: string;
+  usage: string;
+  run(context: CliContext): Promise<number>;
+};
+
+export function writeLine(stream: NodeJS.WritableStream, line = ""): void {
+  stream.write(`${line}\n`);
+}

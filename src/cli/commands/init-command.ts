@@ -1,0 +1,30 @@
+import { formatSeedReport } from "../../workspace/seed-workspace.js";
+import { bootstrap } from "../bootstrap.js";
+import { writeLine, type Command } from "../cli-context.js";
+import { parseFlags } from "../parse-flags.js";
+
+const usage = `Usage: laoding init [--workspace DIR]
+
+Creates the runtime workspace (default ./workspace/agent_runtime, or AGENT_WORKSPACE_DIR)
+and copies the seed files that are missing. Existing files are never overwritten.
+
+Options:
+  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+  -h, --help        show this help`;
+
+export const initCommand: Command = {
+  name: "init",
+  summary: "create or complete a runtime workspace from the seed",
+  usage,
+  async run(context) {
+    const { values } = parseFlags(context.args, { workspace: { type: "string" } }, usage);
+    if (values.help) return writeLine(context.stdout, usage), 0;
+    const boot = bootstrap(context, { seed: true, ...(values.workspace ? { workspaceDir: values.workspace } : {}) });
+    const report = boot.seedReport;
+    writeLine(context.stdout, `workspace ${boot.layout.workspaceDir}`);
+    for (const line of report ? formatSeedReport(report, boot.layout.workspaceDir) : []) writeLine(context.stdout, `  ${line}`);
+    const copiedCount = (report?.copied.length ?? 0) + (report?.createdDirs.length ?? 0);
+    writeLine(context.stdout, copiedCount === 0 ? "nothing to do: the workspace is complete" : `done: ${report?.copied.length ?? 0} files copied, ${report?.skipped.length ?? 0} kept, ${report?.createdDirs.length ?? 0} folders created`);
+    return 0;
+  },
+};

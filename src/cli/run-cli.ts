@@ -1,0 +1,48 @@
+/**
+ * Dispatches `laoding <command>`. Exit codes: 0 success, 1 an operational failure
+ * (one clear line; the stack only with LOG_LEVEL=debug), 2 a wrong command line.
+ */
+import { writeLine, UsageError, type CliContext, type Command } from "./cli-context.js";
+import { configCommand } from "./commands/config-command.js";
+import { initCommand } from "./commands/init-command.js";
+import { startCommand } from "./commands/start-command.js";
+
+export const COMMANDS: Command[] = [initCommand, startCommand, configCommand];
+
+export function mainUsage(commands: Command[]): string {
+  const width = Math.max(...commands.map((command) => command.name.length));
+  return [
+    "Usage: laoding <command> [options]",
+    "",
+    "Commands:",
+    ...commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
+    "",
+    "Run `laoding <command> --help` for a command's options.",
+  ].join("\n");
+}
+
+export async function runCli(context: CliContext, commands: Command[] = COMMANDS): Promise<number> {
+  const [name, ...rest] = context.args;
+  const usage = mainUsage(commands);
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    writeLine(name === undefined ? context.stderr : context.stdout, usage);
+    return name === undefined ? 2 : 0;
+  }
+  const command = commands.find((candidate) => candidate.name === name);
+  if (!command) {
+    writeLine(context.stderr, `laoding: unknown command "${name}"\n\n${usage}`);
+    return 2;
+  }
+  try {
+    return await command.run({ ...context, args: rest });
+  } catch (error) {
+    if (error instanceof UsageError) {
+      writeLine(context.stderr, `laoding ${name}: ${error.message}\n\n${error.usage}`);
+      return 2;
+    }
+    const debug = context.env.LOG_LEVEL === "debug" || context.env.LOG_LEVEL === "trace";
+    const message = error instanceof Error ? error.message : String(error);
+    writeLine(context.stderr, `laoding ${name}: ${debug && error instanceof Error ? error.stack : message}`);
+    return 1;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Paths of the runtime workspace (ARCHITECTURE section 3), computed once from the
+ * configuration. Every module asks this object for a path instead of joining its own.
+ */
+import { join } from "node:path";
+import type { Config } from "./load-config.js";
+import { resolveInWorkspace } from "./load-config.js";
+
+/** Commands the runtime itself needs; always allowed for shell.exec. */
+export const RUNTIME_COMMANDS = ["node", "curl"] as const;
+
+/** Name of the link in every chat folder that points to the agent's experience library. */
+export const EXPERIENCE_LINK_NAME = "团队经验";
+
+export type AgentTrees = {
+  /** Root of the agent's per-chat working folders. */
+  workTree: string;
+  experienceDir: string;
+  privateDir: string;
+  skillsDir: string;
+};
+
+export type RuntimeLayout = {
+  workspaceDir: string;
+  configsDir: string;
+  envFile: string;
+  agentsFile: string;
+  botContextDir: string;
+  baseSkillsDir: string;
+  dataDir: string;
+  databaseFile: string;
+  shareDir: string;
+  experienceRoot: string;
+  agentsPrivateRoot: string;
+  workRoot: string;
+  /** ALLOWED_DIRS resolved against the workspace, without duplicates. */
+  extraAllowedDirs: string[];
+  /** ALLOWED_COMMANDS plus the runtime's basics, without duplicates. */
+  allowedCommands: string[];
+  agentTrees(agentId: string): AgentTrees;
+};
+
+export function createRuntimeLayout(workspaceDir: string, config: Config): RuntimeLayout {
+  const shareDir = resolveInWorkspace(workspaceDir, config.SHARE_DIR);
+  const workRoot = resolveInWorkspace(workspaceDir, config.WORK_DIR);
+  const experienceRoot = join(shareDir, "agent-experience");
+  const agentsPrivateRoot = join(shareDir, "agents");
+  const dataDir = join(workspaceDir, "data");
+  return {
+    workspaceDir,
+    configsDir: join(workspaceDir, "configs"),
+    envFile: join(workspaceDir, "configs", "env"),
+    agentsFile: join(workspaceDir, "configs", "agents.json"),
+    botContextDir: join(workspaceDir, "bot_context"),
+    baseSkillsDir: join(workspaceDir, "skills"),
+    dataDir,
+    databaseFile: join(dataDir, "laoding.db"),
+    shareDir,
+    experienceRoot,
+    agentsPrivateRoot,
+    workRoot,
+    extraAllowedDirs: unique(config.ALLOWED_DIRS.map((dir) => resolveInWorkspace(workspaceDir, dir))),
+    allowedCommands: unique([...config.ALLOWED_COMMANDS, ...RUNTIME_COMMANDS]),
+    agentTrees(agentId) {
+      const privateDir = join(agentsPrivateRoot, agentId);
+      return {
+        workTree: join(workRoot, agentId),
+        experienceDir: join(experienceRoot, agentId),
+        privateDir,
+        skillsDir: agentSkillsDir(workspaceDir, config.AUTO_SKILL_DIR, agentId) ?? join(privateDir, "skills"),
+      };
+    },
+  };
+}
+
+/** AUTO_SKILL_DIR is per agent: `{agent}` is replaced, otherwise the id is appended. */
+function agentSkillsDir(workspaceDir: string, setting: string | undefined, agentId: string): string | undefined {
+  if (!setting) return undefined;
+  return setting.includes("{agent}")
+    ? resolveInWorkspace(workspaceDir, setting.replaceAll("{agent}", agentId))
+    : join(resolveInWorkspace(workspaceDir, setting), agentId);
+}
+
+function unique<T>(items: T[]): T[] {
+  return [...new Set(items)];
+}

@@ -1,0 +1,344 @@
+/**
+ * The single table of configuration variables. The zod schema, `laoding config`,
+ * log redaction and the `configs/env.example` check are all derived from it, so a
+ * variable is declared exactly once.
+ */
+import { z } from "zod";
+
+export type VariableSpec = {
+  /** zod schema for the raw string value (after trimming); converts to the runtime type. */
+  schema: z.ZodType;
+  /** Shown in errors as what is expected. */
+  expected: string;
+  /** Default as a raw string; undefined means optional without default (or required). */
+  defaultValue?: string;
+  required?: boolean;
+  secret?: boolean;
+  group: string;
+  doc: string;
+};
+
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^-?\d+$/, { message: "not a whole number" })
+    .transform(Number)
+    .pipe(z.number().int().min(min, { message: `below the minimum ${min}` }).max(max, { message: `above the maximum ${max}` }));
+
+const text = () => z.string();
+const optionalText = () => z.string().min(1);
+const list = () =>
+  z.string().transform((value) =>
+    value
+      .split(",")
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0),
+  );
+const httpUrl = () =>
+  z.string().refine((value) => /^https?:\/\/[^\s]+$/.test(value), { message: "not an http(s) URL" });
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { message: `not one of ${values.join(" | ")}` });
+
+export const VARIABLES = {
+  // Workspace and paths
+  AGENT_WORKSPACE_DIR: {
+    schema: text(),
+    expected: "a folder path (relative paths resolve against the repository root)",
+    defaultValue: "./workspace/agent_runtime",
+    group: "Workspace",
+    doc: "Runtime workspace: configs, skills, data, share and per-chat working folders live here.",
+  },
+  CONFIG_ENV_FILE: {
+    schema: optionalText(),
+    expected: "a path to an env file",
+    group: "Workspace",
+    doc: "Extra env file that overrides the workspace and repo env files (process env still wins).",
+  },
+  WORK_DIR: {
+    schema: text(),
+    expected: "a folder path (relative to the workspace)",
+    defaultValue: "workspace",
+    group: "Workspace",
+    doc: "Root of the per-agent, per-chat working folders (tool cwd): <WORK_DIR>/<agent>/<chat>.",
+  },
+  SHARE_DIR: {
+    schema: text(),
+    expected: "a folder path (relative to the workspace)",
+    defaultValue: "share",
+    group: "Workspace",
+    doc: "Shared area: agent-experience/<agent>/ libraries and agents/<agent>/ private folders.",
+  },
+  AUTO_SKILL_DIR: {
+    schema: optionalText(),
+    expected: "a folder path (relative to the workspace)",
+    group: "Workspace",
+    doc: "Where an agent's own skills (gap drafts, distilled drafts) go. Default: share/agents/<agent>/skills. {agent} is replaced by the agent id; without it the id is appended as a subfolder.",
+  },
+  ALLOWED_DIRS: {
+    schema: list(),
+    expected: "a comma-separated list of folder paths",
+    defaultValue: "",
+    group: "Tools",
+    doc: "Extra folders every agent's file tools may use (the agent's own trees are always allowed).",
+  },
+  ALLOWED_COMMANDS: {
+    schema: list(),
+    expected: "a comma-separated list of command names",
+    defaultValue: "ls,cat,head,tail,wc,grep,find,echo,pwd,date,sort,uniq,cut,tr,sed,awk,mkdir,touch,cp,mv,rm,python3,git",
+    group: "Tools",
+    doc: "Commands shell.exec may run; every simple command of a pipeline or list is checked. node and curl are always added.",
+  },
+
+  // Agent loop
+  REACT_MAX_STEPS: {
+    schema: integer(1, 100),
+    expected: "a whole number from 1 to 100",
+    required: true,
+    group: "Agent",
+    doc: "Maximum ReAct steps (model calls) per turn. No code default: the seeded env file sets it.",
+  },
+  CONTEXT_CHAR_BUDGET: {
+    schema: integer(1_000, 1_000_000),
+    expected: "a whole number from 1000 to 1000000",
+    defaultValue: "12000",
+    group: "Agent",
+    doc: "Characters of recent conversation the model sees; older messages are folded into a rolling summary.",
+  },
+  GAP_DRAFT_TRIGGER_COUNT: {
+    schema: integer(1, 1000),
+    expected: "a whole number from 1 to 1000",
+    defaultValue: "3",
+    group: "Agent",
+    doc: "Capability gaps in one cluster (from at least two sessions) that make the bot draft a skill.",
+  },
+  GAP_CLUSTER_LOOKBACK_HOURS: {
+    schema: integer(1, 24 * 365),
+    expected: "a whole number of hours from 1 to 8760",
+    defaultValue: "72",
+    group: "Agent",
+    doc: "How far back gaps count towards a cluster.",
+  },
+  BOT_LOCALE: {
+    schema: oneOf(["zh", "en"]),
+    expected: "zh or en",
+    defaultValue: "zh",
+    group: "Agent",
+    doc: "Language of the bot's own texts (help, errors, command replies).",
+  },
+
+  // Model
+  LLM_BASE_URL: {
+    schema: httpUrl(),
+    expected: "an http(s) URL such as https://api.openai.com/v1",
+    group: "Model",
+    doc: "OpenAI-compatible endpoint (OpenAI, DeepSeek, DashScope compatible mode, Ollama, vLLM).",
+  },
+  LLM_API_KEY: {
+    schema: optionalText(),
+    expected: "an API key",
+    secret: true,
+    group: "Model",
+    doc: "API key for LLM_BASE_URL (any non-empty value for servers that need none).",
+  },
+  LLM_MODEL: {
+    schema: optionalText(),
+    expected: "a model name",
+    group: "Model",
+    doc: "Model name. Without LLM_BASE_URL and LLM_MODEL the bot starts and answers with how to configure one.",
+  },
+  LLM_TIMEOUT_MS: {
+    schema: integer(1_000, 600_000),
+    expected: "milliseconds from 1000 to 600000",
+    defaultValue: "60000",
+    group: "Model",
+    doc: "Timeout of one model request.",
+  },
+  LLM_MAX_RETRIES: {
+    schema: integer(0, 10),
+    expected: "a whole number from 0 to 10",
+    defaultValue: "2",
+    group: "Model",
+    doc: "Retries of a model request on rate limits, server errors and connection failures.",
+  },
+
+  // Channels
+  MESSAGE_CHANNEL: {
+    schema: oneOf(["console", "telegram", "feishu"]),
+    expected: "console | telegram | feishu",
+    defaultValue: "console",
+    group: "Channels",
+    doc: "Where the bot talks: the terminal, Telegram or Feishu/Lark.",
+  },
+  OPERATOR_IDS: {
+    schema: list(),
+    expected: "a comma-separated list of user ids",
+    defaultValue: "",
+    group: "Channels",
+    doc: "User ids allowed to run operator commands (/capability_gaps, /reload_skills). The console user is always an operator.",
+  },
+  TELEGRAM_BOT_TOKEN: {
+    schema: optionalText(),
+    expected: "a bot token from @BotFather",
+    secret: true,
+    group: "Channels",
+    doc: "Telegram bot token.",
+  },
+  TELEGRAM_API_ROOT: {
+    schema: httpUrl(),
+    expected: "an http(s) URL without a trailing slash",
+    defaultValue: "https://api.telegram.org",
+    group: "Channels",
+    doc: "Telegram Bot API root (a local Bot API server, or a test fake).",
+  },
+  FEISHU_APP_ID: {
+    schema: optionalText(),
+    expected: "an app id like cli_0123456789abcdef",
+    group: "Channels",
+    doc: "Feishu/Lark app id.",
+  },
+  FEISHU_APP_SECRET: {
+    schema: optionalText(),
+    expected: "the app secret",
+    secret: true,
+    group: "Channels",
+    doc: "Feishu/Lark app secret.",
+  },
+  FEISHU_DOMAIN: {
+    schema: httpUrl(),
+    expected: "an http(s) URL",
+    defaultValue: "https://open.feishu.cn",
+    group: "Channels",
+    doc: "Feishu open platform domain (https://open.larksuite.com for Lark, or a test fake).",
+  },
+
+  // Admin
+  ADMIN_PORT: {
+    schema: integer(0, 65_535),
+    expected: "a TCP port from 0 to 65535 (0 = off)",
+    defaultValue: "0",
+    group: "Admin",
+    doc: "Port of the admin HTTP API and page on 127.0.0.1; 0 disables it.",
+  },
+  ADMIN_TOKEN: {
+    schema: z.string().min(16, { message: "shorter than 16 characters" }),
+    expected: "a random string of at least 16 characters",
+    secret: true,
+    group: "Admin",
+    doc: "Bearer token required by every admin endpoint.",
+  },
+
+  // Logging
+  LOG_LEVEL: {
+    schema: oneOf(["trace", "debug", "info", "warn", "error", "fatal", "silent"]),
+    expected: "trace | debug | info | warn | error | fatal | silent",
+    defaultValue: "info",
+    group: "Logging",
+    doc: "Log level (pino JSON on stderr, pretty on a TTY). debug also prints stack traces of CLI failures.",
+  },
+
+  // ToolHost
+  TOOLHOST_SANDBOX: {
+    schema: oneOf(["auto", "bwrap", "none"]),
+    expected: "auto | bwrap | none",
+    defaultValue: "auto",
+    group: "ToolHost",
+    doc: "OS sandbox for tools: bwrap, none (trust mode), or auto (bwrap where it works, else none with a warning).",
+  },
+  TOOLHOST_CALL_TIMEOUT_MS: {
+    schema: integer(100, 3_600_000),
+    expected: "milliseconds from 100 to 3600000",
+    defaultValue: "60000",
+    group: "ToolHost",
+    doc: "Deadline of one tool call as seen by the parent (shell calls get their own timeout plus a margin).",
+  },
+  SHELL_TIMEOUT_MS: {
+    schema: integer(100, 3_600_000),
+    expected: "milliseconds from 100 to 3600000",
+    defaultValue: "30000",
+    group: "ToolHost",
+    doc: "Default timeout of shell.exec.",
+  },
+  SHELL_MAX_TIMEOUT_MS: {
+    schema: integer(100, 3_600_000),
+    expected: "milliseconds from 100 to 3600000",
+    defaultValue: "300000",
+    group: "ToolHost",
+    doc: "Upper bound for the timeout_ms a model may ask of shell.exec.",
+  },
+  TOOL_OUTPUT_MAX_BYTES: {
+    schema: integer(1_024, 8 * 1024 * 1024),
+    expected: "bytes from 1024 to 8388608",
+    defaultValue: "40000",
+    group: "ToolHost",
+    doc: "Largest tool output returned to the model; longer output keeps head and tail with a marker.",
+  },
+  TOOLHOST_HEARTBEAT_MS: {
+    schema: integer(50, 600_000),
+    expected: "milliseconds from 50 to 600000",
+    defaultValue: "5000",
+    group: "ToolHost",
+    doc: "Interval of heartbeat pings; a child that misses two in a row is restarted.",
+  },
+  TOOLHOST_RESTART_LIMIT: {
+    schema: integer(1, 100),
+    expected: "a whole number from 1 to 100",
+    defaultValue: "5",
+    group: "ToolHost",
+    doc: "Crashes within TOOLHOST_RESTART_WINDOW_MS after which the child is left down until a later probe.",
+  },
+  TOOLHOST_RESTART_WINDOW_MS: {
+    schema: integer(1_000, 86_400_000),
+    expected: "milliseconds from 1000 to 86400000",
+    defaultValue: "180000",
+    group: "ToolHost",
+    doc: "Window for TOOLHOST_RESTART_LIMIT; also the cool-down before a probe start.",
+  },
+  TOOLHOST_CONCURRENCY: {
+    schema: integer(1, 64),
+    expected: "a whole number from 1 to 64",
+    defaultValue: "4",
+    group: "ToolHost",
+    doc: "Tool calls running at once per agent child.",
+  },
+  TOOLHOST_QUEUE_MAX: {
+    schema: integer(0, 10_000),
+    expected: "a whole number from 0 to 10000",
+    defaultValue: "64",
+    group: "ToolHost",
+    doc: "Calls waiting for a slot per agent; past it a call is refused at once with TOOLHOST_UNAVAILABLE.",
+  },
+  TOOLHOST_MAX_FRAME_BYTES: {
+    schema: integer(64 * 1024, 256 * 1024 * 1024),
+    expected: "bytes from 65536 to 268435456",
+    defaultValue: String(16 * 1024 * 1024),
+    group: "ToolHost",
+    doc: "Largest JSON-RPC frame either side accepts; larger, lying or malformed frames close the connection.",
+  },
+  TOOLHOST_UID_BASE: {
+    schema: integer(1_000, 4_000_000_000),
+    expected: "a uid from 1000",
+    defaultValue: "20000",
+    group: "ToolHost",
+    doc: "When the bot runs as root, each agent's shell commands run as a dedicated uid derived from this base.",
+  },
+  TOOLHOST_NPROC_LIMIT: {
+    schema: integer(8, 100_000),
+    expected: "a whole number from 8 to 100000",
+    defaultValue: "256",
+    group: "ToolHost",
+    doc: "Maximum processes of one agent's uid (bounds fork bombs; needs the per-agent uid).",
+  },
+  TOOLHOST_TMP_SIZE_MB: {
+    schema: integer(1, 65_536),
+    expected: "megabytes from 1 to 65536",
+    defaultValue: "64",
+    group: "ToolHost",
+    doc: "Size of the private /tmp each sandboxed shell command gets.",
+  },
+} as const satisfies Record<string, VariableSpec>;
+
+export type VariableName = keyof typeof VARIABLES;
+export const VARIABLE_NAMES = Object.keys(VARIABLES) as VariableName[];
+export const SECRET_VARIABLES: VariableName[] = VARIABLE_NAMES.filter(
+  (name) => (VARIABLES[name] as VariableSpec).secret === true,
+);

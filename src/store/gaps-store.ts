@@ -1,0 +1,78 @@
+import type { Clock } from "./clock.js";
+import type { Db } from "./open-database.js";
+
+export type GapClass = "capability" | "environment";
+
+export type NewGap = {
+  agentId: string;
+  sessionId?: number;
+  traceId: string;
+  intentKey: string;
+  reason: string;
+  gapClass: GapClass;
+  tool?: string;
+  errorCode?: string;
+  detail?: string;
+  userText?: string;
+  userId?: string;
+};
+
+export type GapRow = {
+  id: number;
+  agentId: string;
+  sessionId: number | null;
+  traceId: string;
+  intentKey: string;
+  reason: string;
+  gapClass: GapClass;
+  tool: string | null;
+  errorCode: string | null;
+  detail: string | null;
+  userText: string | null;
+  userId: string | null;
+  createdAt: number;
+};
+
+/** User text kept with a gap is capped: enough to recognise the request, not a transcript. */
+export const GAP_USER_TEXT_MAX_CHARS = 500;
+export const GAP_DETAIL_MAX_CHARS = 1_000;
+
+export type GapsStore = ReturnType<typeof createGapsStore>;
+
+const COLUMNS = `id, agent_id AS agentId, session_id AS sessionId, trace_id AS traceId, intent_key AS intentKey, reason,
+  class AS gapClass, tool, error_code AS errorCode, detail, user_text AS userText, user_id AS userId, created_at AS createdAt`;
+
+export function createGapsStore(db: Db, clock: Clock) {
+  const insert = db.prepare(
+    `INSERT INTO capability_gaps (agent_id, session_id, trace_id, intent_key, reason, class, tool, error_code, detail, user_text, user_id, created_at)
+     VALUES (@agentId, @sessionId, @traceId, @intentKey, @reason, @gapClass, @tool, @errorCode, @detail, @userText, @userId, @createdAt)`,
+  );
+  const byId = db.prepare<[number], GapRow>(`SELECT ${COLUMNS} FROM capability_gaps WHERE id = ?`);
+  const byTrace = db.prepare<[string], GapRow>(`SELECT ${COLUMNS} FROM capability_gaps WHERE trace_id = ? ORDER BY id`);
+  const recent = db.prepare<[string, number, number], GapRow>(
+    `SELECT ${COLUMNS} FROM capability_gaps WHERE agent_id = ? AND created_at >= ? ORDER BY id DESC LIMIT ?`,
+  );
+
+  return {
+    record(gap: NewGap): number {
+      const result = insert.run({
+        agentId: gap.agentId,
+        sessionId: gap.sessionId ?? null,
+        traceId: gap.traceId,
+        intentKey: gap.intentKey,
+        reason: gap.reason,
+        gapClass: gap.gapClass,
+        tool: gap.tool ?? null,
+        errorCode: gap.errorCode ?? null,
+        detail: gap.detail?.slice(0, GAP_DETAIL_MAX_CHARS) ?? null,
+        userText: gap.userText?.slice(0, GAP_USER_TEXT_MAX_CHARS) ?? null,
+        userId: gap.userId ?? null,
+        createdAt: clock.now(),
+      });
+      return Number(result.lastInsertRowid);
+    },
+    get: (id: number): GapRow | undefined => byId.get(id),
+    byTrace: (traceId: string): GapRow[] => byTrace.all(traceId),
+    recent: (agentId: string, sinceMs: number, limit = 100): GapRow[] => recent.all(agentId, sinceMs, limit),
+  };
+}

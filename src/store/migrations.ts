@@ -1,0 +1,76 @@
+/**
+ * Numbered schema migrations. A migration is never edited once released: add a new one.
+ * Times are stored as integer milliseconds since the epoch.
+ */
+export type Migration = { version: number; name: string; sql: string };
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: "sessions, messages, capability gaps, tool call audit",
+    sql: `
+      CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'closed')),
+        summary TEXT,
+        summary_until_message_id INTEGER,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE UNIQUE INDEX sessions_one_active ON sessions (agent_id, channel, chat_id) WHERE status = 'active';
+
+      CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions (id),
+        role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool', 'system')),
+        kind TEXT NOT NULL DEFAULT 'chat' CHECK (kind IN ('chat', 'scratch', 'command')),
+        content TEXT NOT NULL,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        trace_id TEXT NOT NULL,
+        user_id TEXT,
+        dedupe_key TEXT,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX messages_by_session ON messages (session_id, id);
+      CREATE INDEX messages_by_trace ON messages (trace_id);
+      CREATE UNIQUE INDEX messages_dedupe ON messages (dedupe_key) WHERE dedupe_key IS NOT NULL;
+
+      CREATE TABLE capability_gaps (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        session_id INTEGER REFERENCES sessions (id),
+        trace_id TEXT NOT NULL,
+        intent_key TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        class TEXT NOT NULL CHECK (class IN ('capability', 'environment')),
+        tool TEXT,
+        error_code TEXT,
+        detail TEXT,
+        user_text TEXT,
+        user_id TEXT,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX gaps_cluster ON capability_gaps (agent_id, intent_key, reason, created_at);
+      CREATE INDEX gaps_recent ON capability_gaps (agent_id, created_at);
+      CREATE INDEX gaps_by_trace ON capability_gaps (trace_id);
+
+      CREATE TABLE tool_calls (
+        id INTEGER PRIMARY KEY,
+        trace_id TEXT,
+        agent_id TEXT NOT NULL,
+        session_id INTEGER,
+        tool TEXT NOT NULL,
+        args_digest TEXT NOT NULL,
+        ok INTEGER NOT NULL,
+        error_code TEXT,
+        duration_ms INTEGER NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX tool_calls_by_trace ON tool_calls (trace_id);
+    `,
+  },
+];

@@ -1,0 +1,33 @@
+/** The store's public face: one object holding every repository over one database. */
+import type { Clock } from "./clock.js";
+import { createGapsStore, type GapsStore } from "./gaps-store.js";
+import { createMessagesStore, type MessagesStore } from "./messages-store.js";
+import { openDatabase, type Db } from "./open-database.js";
+import { createSessionsStore, type SessionsStore } from "./sessions-store.js";
+import { createToolCallsStore, type ToolCallsStore } from "./tool-calls-store.js";
+
+export type Store = {
+  db: Db;
+  sessions: SessionsStore;
+  messages: MessagesStore;
+  gaps: GapsStore;
+  toolCalls: ToolCallsStore;
+  close(): void;
+};
+
+export function openStore(file: string, clock: Clock): Store {
+  const db = openDatabase({ file });
+  let closed = false;
+  return {
+    db,
+    sessions: createSessionsStore(db, clock),
+    messages: createMessagesStore(db, clock),
+    gaps: createGapsStore(db, clock),
+    toolCalls: createToolCallsStore(db, clock),
+    close() {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runLaoding } from "../helpers/cli.js";
+import { REAL_REPO_ROOT, fakeRepo, tempDir } from "../helpers/temp-dir.js";
+
+describe("laoding CLI exit codes", () => {
+  it("prints usage and exits 2 for no command, an unknown command or a bad flag", async () => {
+    const repoRoot = fakeRepo();
+    const none = await runLaoding([], { repoRoot });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("Usage: laoding <command>");
+    const unknown = await runLaoding(["frobnicate"], { repoRoot });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+    const badFlag = await runLaoding(["init", "--wrokspace", "x"], { repoRoot });
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr).toMatch(/Unknown option '--wrokspace'[\s\S]*Usage: laoding init/);
+  });
+
+  it("--help of every command exits 0 with its usage", async () => {
+    const repoRoot = fakeRepo();
+    for (const command of ["init", "start", "config"]) {
+      const run = await runLaoding([command, "--help"], { repoRoot });
+      expect(run.code, command).toBe(0);
+      expect(run.stdout).toContain(`Usage: laoding ${command}`);
+    }
+    expect((await runLaoding(["--help"], { repoRoot })).code).toBe(0);
+  });
+
+  it("an operational failure exits 1 with one clear line and no stack", async () => {
+    const repoRoot = fakeRepo({ env: "" });
+    const workspaceDir = tempDir();
+    const run = await runLaoding(["config", "--workspace", workspaceDir], { repoRoot });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^laoding config: invalid configuration:\n {2}- REACT_MAX_STEPS is not set/);
+    expect(run.stderr).not.toMatch(/\bat .*\.ts:\d+/);
+  });
+
+  it("config shows each value's source and masks secrets", async () => {
+    const repoRoot = fakeRepo();
+    const workspaceDir = tempDir();
+    await runLaoding(["init", "--workspace", workspaceDir], { repoRoot });
+    const run = await runLaoding(["config", "--workspace", workspaceDir], {
+      repoRoot,
+      env: { LLM_API_KEY: "sk-very-secret-key-123", TELEGRAM_BOT_TOKEN: "12345:ABCDEFsecret", LLM_MODEL: "qwen-max" },
+    });
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toContain("sk-very-secret-key-123");
+    expect(run.stdout).not.toContain("ABCDEFsecret");
+    expect(run.stdout).toMatch(/LLM_API_KEY +sk\*\*\*\*23 +\[the environment\]/);
+    expect(run.stdout).toMatch(new RegExp(`REACT_MAX_STEPS +8 +\\[${join(workspaceDir, "configs", "env")}\\]`));
+    expect(run.stdout).toMatch(/LLM_MODEL +qwen-max +\[the environment\]/);
+    expect(run.stdout).toMatch(/CONTEXT_CHAR_BUDGET +12000 +\[the built-in default\]/);
+    const json = JSON.parse((await runLaoding(["config", "--json", "--workspace", workspaceDir], { repoRoot, env: { LLM_API_KEY: "sk-very-secret-key-123" } })).stdout);
+    expect(json.variables.find((row: { name: string }) => row.name === "LLM_API_KEY").value).toBe("sk****23");
+  });
+});
+
+describe("laoding start (real process)", () => {
+  it("seeds the workspace, prints a ready line, and exits 0 on SIGINT", async () => {
+    const workspaceDir = join(tempDir(), "rt");
+    const child = spawn(process.execPath, ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "start", "--workspace", workspaceDir], {
+      cwd: REAL_REPO_ROOT,
+      env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    const ready = new Promise<void>((resolve, reject) => {
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString("utf8");
+        if (stderr.includes("LaodingBot ready")) resolve();
+      });
+      child.on("exit", () => reject(new Error(`exited before ready:\n${stderr}`)));
+    });
+    await ready;
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+    const lines = stderr.trim().split("\n").map((line) => JSON.parse(line) as { msg: string });
+    expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(["workspace seeded", "LaodingBot ready; press Ctrl-C to stop", "shutting down", "stopped"]));
+  });
+});
