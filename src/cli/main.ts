@@ -1,7 +1,15 @@
 #!/usr/bin/env node
 /** Process entry of `laoding`: the only place that touches process.argv and exit. */
-import { REPO_ROOT } from "./cli-context.js";
-import { runCli } from "./run-cli.js";
+
+// In toolhost mode stdout carries protocol bytes only: route console.* to stderr before
+// any other module runs, so a stray console.log cannot corrupt the stream.
+if (process.argv[2] === "toolhost") {
+  const { routeConsoleToStderr } = await import("../toolhost/server/route-console.js");
+  routeConsoleToStderr();
+}
+
+const { REPO_ROOT } = await import("./cli-context.js");
+const { runCli } = await import("./run-cli.js");
 
 // `laoding config | head` closes the pipe early: that is not an error worth a stack.
 for (const stream of [process.stdout, process.stderr]) {
@@ -21,3 +29,5 @@ const code = await runCli({
   stdin: process.stdin,
 });
 process.exitCode = code;
+// The toolhost exits as soon as it is done: its parent may be gone and nothing else matters.
+if (process.argv[2] === "toolhost") process.exit(code);

@@ -6,8 +6,9 @@ import { writeLine, UsageError, type CliContext, type Command } from "./cli-cont
 import { configCommand } from "./commands/config-command.js";
 import { initCommand } from "./commands/init-command.js";
 import { startCommand } from "./commands/start-command.js";
+import { toolhostCommand } from "./commands/toolhost-command.js";
 
-export const COMMANDS: Command[] = [initCommand, startCommand, configCommand];
+export const COMMANDS: Command[] = [initCommand, startCommand, configCommand, toolhostCommand];
 
 export function mainUsage(commands: Command[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));

@@ -1,0 +1,169 @@
+/**
+ * One live toolhost child and its JSON-RPC connection. Invariants:
+ * - every request settles exactly once: with its result, with TIMEOUT at its deadline
+ *   (then `$/cancelRequest` goes to the child and a late answer is ignored), or with
+ *   TOOLHOST_CRASHED as soon as the child exits or breaks the protocol;
+ * - the child's exit, not the closing of its pipes, ends the connection (a grandchild
+ *   holding stdout open must not keep a dead child "alive"); its process group is killed;
+ * - results are validated against the method's schema before anyone sees them.
+ */
+import type { ChildProcess } from "node:child_process";
+import { CancellationTokenSource, createMessageConnection, StreamMessageWriter, type MessageConnection } from "vscode-jsonrpc/node";
+import { BoundedMessageReader } from "../bounded-reader.js";
+import type { MethodDescriptor, ParamsOf, ResultOf } from "../protocol.js";
+import { ToolhostError } from "./toolhost-error.js";
+
+export type ExitInfo = { code: number | null; signal: NodeJS.Signals | null; reason: string };
+
+export type RequestOptions = { timeoutMs: number; signal?: AbortSignal };
+
+type Pending = { fail: (error: ToolhostError) => void };
+
+export class ChildConnection {
+  private readonly connection: MessageConnection;
+  private readonly pending = new Set<Pending>();
+  private exitInfo: ExitInfo | undefined;
+  private readonly exitListeners: ((info: ExitInfo) => void)[] = [];
+  private brokenReason: string | undefined;
+  readonly exited: Promise<ExitInfo>;
+
+  constructor(
+    readonly child: ChildProcess,
+    options: { maxFrameBytes: number; onLog?: (level: "error" | "warn", message: string) => void },
+  ) {
+    if (!child.stdout || !child.stdin) throw new Error("toolhost child must be spawned with piped stdin and stdout");
+    const reader = new BoundedMessageReader(child.stdout, options.maxFrameBytes);
+    const writer = new StreamMessageWriter(child.stdin);
+    this.connection = createMessageConnection(reader, writer, {
+      error: (message) => options.onLog?.("error", message),
+      warn: (message) => options.onLog?.("warn", message),
+      info: () => undefined,
+      log: () => undefined,
+    });
+    // A protocol fault from the child: fail everything now and end the child.
+    reader.onError((error) => this.breakWith(`protocol error from the toolhost: ${error.message}`));
+    writer.onError(([error]) => this.breakWith(`cannot write to the toolhost: ${error.message}`));
+    child.stdin.on("error", () => undefined);
+    this.exited = new Promise((resolve) => this.exitListeners.push(resolve));
+    child.once("exit", (code, signal) => this.handleExit({ code, signal, reason: this.brokenReason ?? describeExit(code, signal) }));
+    this.connection.listen();
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get alive(): boolean {
+    return this.exitInfo === undefined && this.brokenReason === undefined;
+  }
+
+  request<M extends MethodDescriptor>(descriptor: M, params: ParamsOf<M>, options: RequestOptions): Promise<ResultOf<M>> {
+    return new Promise<ResultOf<M>>((resolve, reject) => {
+      if (!this.alive) {
+        reject(new ToolhostError("TOOLHOST_CRASHED", `the toolhost is gone (${this.brokenReason ?? this.exitInfo?.reason ?? "closed"})`));
+        return;
+      }
+      const cancellation = new CancellationTokenSource();
+      let settled = false;
+      const entry: Pending = { fail: (error) => settle(() => reject(error)) };
+      const settle = (action: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        options.signal?.removeEventListener("abort", onAbort);
+        this.pending.delete(entry);
+        cancellation.dispose();
+        action();
+      };
+      const timer = setTimeout(() => {
+        cancellation.cancel();
+        entry.fail(new ToolhostError("TIMEOUT", `${descriptor.method} got no answer within ${options.timeoutMs} ms`));
+      }, options.timeoutMs);
+      const onAbort = () => {
+        cancellation.cancel();
+        entry.fail(new ToolhostError("TIMEOUT", `${descriptor.method} was cancelled`));
+      };
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      this.pending.add(entry);
+      let sent: Promise<unknown>;
+      try {
+        // After close, sendRequest throws synchronously: turn that into a rejection.
+        sent = this.connection.sendRequest(descriptor.method, params, cancellation.token);
+      } catch (error) {
+        entry.fail(new ToolhostError("TOOLHOST_CRASHED", `cannot send to the toolhost: ${(error as Error).message}`, { cause: error }));
+        return;
+      }
+      sent.then(
+        (result) => {
+          const parsed = descriptor.result.safeParse(result);
+          settle(() =>
+            parsed.success
+              ? resolve(parsed.data as ResultOf<M>)
+              : reject(new ToolhostError("TOOLHOST_CRASHED", `the toolhost answered ${descriptor.method} with an invalid result`)),
+          );
+        },
+        (error: unknown) => settle(() => reject(mapRpcError(error, descriptor.method))),
+      );
+    });
+  }
+
+  onExit(listener: (info: ExitInfo) => void): void {
+    if (this.exitInfo) listener(this.exitInfo);
+    else this.exitListeners.push(listener);
+  }
+
+  /** Sends a signal to the child's whole process group (its tools and grandchildren). */
+  kill(signal: NodeJS.Signals): void {
+    const pid = this.child.pid;
+    if (pid === undefined || this.exitInfo) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      this.child.kill(signal);
+    }
+  }
+
+  private breakWith(reason: string): void {
+    if (this.brokenReason || this.exitInfo) return;
+    this.brokenReason = reason;
+    this.failAll(reason);
+    this.kill("SIGKILL");
+  }
+
+  private failAll(reason: string): void {
+    for (const entry of [...this.pending]) entry.fail(new ToolhostError("TOOLHOST_CRASHED", reason));
+  }
+
+  private handleExit(info: ExitInfo): void {
+    if (this.exitInfo) return;
+    this.exitInfo = info;
+    this.failAll(`the toolhost exited (${info.reason})`);
+    this.connection.dispose();
+    // Whatever the child started (a grandchild holding our pipe) goes with it.
+    const pid = this.child.pid;
+    if (pid !== undefined) {
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {
+        // The group is already empty.
+      }
+    }
+    this.child.stdout?.destroy();
+    this.child.stderr?.destroy();
+    this.child.stdin?.destroy();
+    for (const listener of this.exitListeners.splice(0)) listener(info);
+  }
+}
+
+function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
+  return signal ? `killed by ${signal}` : `exit code ${code}`;
+}
+
+function mapRpcError(error: unknown, method: string): ToolhostError {
+  if (error instanceof ToolhostError) return error;
+  const code = (error as { code?: number }).code;
+  // -32097: vscode-jsonrpc's "connection disposed" for requests still waiting.
+  if (code === -32097 || code === -32099) return new ToolhostError("TOOLHOST_CRASHED", `the toolhost connection closed during ${method}`, { cause: error });
+  // Any other JSON-RPC error is a protocol fault (we validate before sending, so a bug).
+  return new ToolhostError("INTERNAL", `${method} was refused by the toolhost: ${(error as Error).message}`, { cause: error });
+}

@@ -1,0 +1,119 @@
+/**
+ * The path sandbox, enforced in every sandbox mode. Invariants:
+ * - a path is inside a root only when, after realpath of every existing segment, its
+ *   segments start with the root's segments (never a string-prefix test: `/a/agent1`
+ *   does not admit `/a/agent10` or `/a/agent1_evil`);
+ * - a link anywhere on the way is followed and the result re-checked; a dangling link
+ *   is refused (it could be re-pointed later, CVE-2025-53109 class);
+ * - the real parent of a file to be created is checked;
+ * - NUL bytes are refused before any fs call;
+ * - relative paths resolve against the session's working folder only.
+ */
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { ToolError } from "./tool-error.js";
+
+export type SandboxRoot = { path: string; writable: boolean; label: string };
+export type Access = "read" | "write";
+
+export type ResolvedPath = {
+  /** The real path (for a missing file: the real parent joined with the missing tail). */
+  realPath: string;
+  exists: boolean;
+  root: SandboxRoot;
+};
+
+export class PathSandbox {
+  readonly roots: SandboxRoot[];
+
+  constructor(roots: SandboxRoot[]) {
+    // Roots are compared in their real form; a root that does not exist yet cannot hold anything.
+    this.roots = roots.flatMap((root) => {
+      try {
+        return [{ ...root, path: realpathSync(root.path) }];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  /** The root that contains a real path, by path segments. */
+  rootOf(realPath: string): SandboxRoot | undefined {
+    // The most specific root wins: a read-only tree inside a writable one stays read-only.
+    let best: SandboxRoot | undefined;
+    for (const root of this.roots) {
+      if (isWithin(root.path, realPath) && (!best || root.path.length > best.path.length)) best = root;
+    }
+    return best;
+  }
+
+  /**
+   * Resolves a tool's path argument. `cwd` must itself be a real path inside a root.
+   * Throws ToolError PATH_NOT_ALLOWED for anything outside the roots.
+   */
+  resolve(input: string, cwd: string, access: Access): ResolvedPath {
+    if (input.includes("\0")) throw new ToolError("PATH_NOT_ALLOWED", "path contains a NUL byte");
+    if (input.trim() === "") throw new ToolError("INVALID_ARGS", "path is empty");
+    const absolute = isAbsolute(input) ? resolve(input) : resolve(cwd, input);
+    const { realPath, exists } = realize(absolute, input);
+    const root = this.rootOf(realPath);
+    if (!root) throw new ToolError("PATH_NOT_ALLOWED", `${input} is outside this agent's folders`);
+    if (access === "write" && !root.writable) throw new ToolError("PATH_NOT_ALLOWED", `${input} is in a read-only folder (${root.label})`);
+    return { realPath, exists, root };
+  }
+
+  /** Re-check of an already opened file's real path (from /proc/self/fd), against swaps. */
+  assertInside(realPath: string, input: string): void {
+    if (!this.rootOf(realPath)) throw new ToolError("PATH_NOT_ALLOWED", `${input} is outside this agent's folders`);
+  }
+}
+
+/** True when `path` equals `root` or lies below it, compared segment by segment. */
+export function isWithin(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === "" || (!isAbsolute(rel) && rel !== ".." && !rel.startsWith(`..${sep}`));
+}
+
+/**
+ * realpath of the longest existing prefix plus the missing tail. A dangling link on the
+ * way is refused: writing through it would create a file wherever it points.
+ */
+function realize(absolute: string, input: string): { realPath: string; exists: boolean } {
+  try {
+    return { realPath: realpathSync(absolute), exists: true };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") throw new ToolError("PATH_NOT_ALLOWED", `${input} goes through a loop of links`);
+    if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
+  }
+  const segments = absolute.split(sep).filter((segment) => segment.length > 0);
+  let existing: string = sep;
+  let index = 0;
+  for (; index < segments.length; index += 1) {
+    const next = join(existing, segments[index] as string);
+    let isLink: boolean;
+    try {
+      isLink = lstatSync(next).isSymbolicLink();
+    } catch {
+      break;
+    }
+    if (isLink) {
+      try {
+        realpathSync(next);
+      } catch {
+        throw new ToolError("PATH_NOT_ALLOWED", `${input} goes through a dangling link (${next} -> ${safeReadlink(next)})`);
+      }
+    }
+    existing = next;
+  }
+  const realParent = realpathSync(existing);
+  return { realPath: join(realParent, ...segments.slice(index)), exists: false };
+}
+
+function safeReadlink(path: string): string {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return "?";
+  }
+}

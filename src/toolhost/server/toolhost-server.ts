@@ -1,0 +1,137 @@
+/**
+ * The child side of the protocol: validates every request against the shared
+ * descriptors, runs tools, and turns every tool failure into an `ok: false` result.
+ * Only malformed requests become JSON-RPC errors.
+ */
+import { mkdirSync, realpathSync } from "node:fs";
+import type { Logger } from "pino";
+import { createMessageConnection, ResponseError, type MessageConnection, type MessageReader, type MessageWriter } from "vscode-jsonrpc/node";
+import { z } from "zod";
+import type { PathSandbox } from "../path-sandbox.js";
+import { isWithin } from "../path-sandbox.js";
+import {
+  PROTOCOL_VERSION,
+  RPC_ERRORS,
+  failure,
+  pingMethod,
+  toolCallMethod,
+  toolListMethod,
+  type MethodDescriptor,
+  type ResultOf,
+  type ToolResult,
+} from "../protocol.js";
+import type { ShellRunner } from "../shell/shell-runner.js";
+import { ToolError } from "../tool-error.js";
+import type { Ownership, Tool, ToolLimits } from "../tools/define-tool.js";
+
+export type ToolhostServerOptions = {
+  reader: MessageReader;
+  writer: MessageWriter;
+  agentId: string;
+  tools: Tool[];
+  sandbox: PathSandbox;
+  /** Real path of the agent's working tree: every session cwd lies inside it. */
+  workTree: string;
+  limits: ToolLimits;
+  shell: ShellRunner;
+  ownership: Ownership;
+  logger: Logger;
+  clock?: { now(): number };
+};
+
+export function serveToolhost(options: ToolhostServerOptions): MessageConnection {
+  const clock = options.clock ?? { now: () => Date.now() };
+  const startedAt = clock.now();
+  const tools = new Map(options.tools.map((tool) => [tool.name, tool]));
+  const connection = createMessageConnection(options.reader, options.writer, {
+    error: (message) => options.logger.error(message),
+    warn: (message) => options.logger.warn(message),
+    info: (message) => options.logger.debug(message),
+    log: (message) => options.logger.debug(message),
+  });
+
+  connection.onRequest(pingMethod.method, (params: unknown): ResultOf<typeof pingMethod> => {
+    validateParams(pingMethod, params);
+    return {
+      ok: true,
+      pid: process.pid,
+      agentId: options.agentId,
+      uptimeMs: clock.now() - startedAt,
+      sandbox: options.shell.mode,
+      protocolVersion: PROTOCOL_VERSION,
+    };
+  });
+
+  connection.onRequest(toolListMethod.method, (params: unknown): ResultOf<typeof toolListMethod> => {
+    validateParams(toolListMethod, params);
+    return { tools: options.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.jsonSchema })) };
+  });
+
+  connection.onRequest(toolCallMethod.method, async (params: unknown, token): Promise<ToolResult> => {
+    const call = validateParams(toolCallMethod, params);
+    const tool = tools.get(call.name);
+    if (!tool) return failure("UNKNOWN_TOOL", call.name, `no tool named ${call.name}; available: ${[...tools.keys()].join(", ")}`);
+    const controller = new AbortController();
+    const cancellation = token.onCancellationRequested(() => controller.abort());
+    const started = clock.now();
+    const log = options.logger.child({ traceId: call.traceId, tool: call.name });
+    try {
+      const args = tool.inputSchema.safeParse(call.args);
+      if (!args.success) return failure("INVALID_ARGS", call.name, describeIssues(args.error));
+      const cwd = sessionFolder(call.cwd, options);
+      const output = await tool.execute(args.data, {
+        cwd,
+        sandbox: options.sandbox,
+        limits: options.limits,
+        signal: controller.signal,
+        shell: options.shell,
+        ownership: options.ownership,
+        ...(call.traceId ? { traceId: call.traceId } : {}),
+      });
+      log.debug({ durationMs: clock.now() - started, truncated: output.truncated }, "tool call done");
+      return { ok: true, output: output.output, truncated: output.truncated };
+    } catch (error) {
+      if (error instanceof ToolError) {
+        log.debug({ code: error.code, durationMs: clock.now() - started }, "tool call failed");
+        return failure(error.code, call.name, error.message, error.output);
+      }
+      log.error({ err: error }, "tool crashed");
+      return failure("INTERNAL", call.name, `the tool failed unexpectedly: ${(error as Error).message}`);
+    } finally {
+      cancellation.dispose();
+    }
+  });
+
+  connection.listen();
+  return connection;
+}
+
+function validateParams<M extends MethodDescriptor>(descriptor: M, params: unknown): z.output<M["params"]> {
+  const parsed = descriptor.params.safeParse(params ?? {});
+  if (!parsed.success) {
+    throw new ResponseError(RPC_ERRORS.invalidParams, `invalid params for ${descriptor.method}: ${describeIssues(parsed.error)}`);
+  }
+  return parsed.data as z.output<M["params"]>;
+}
+
+/** The session folder: inside the working tree, created on first use; default the tree itself. */
+function sessionFolder(requested: string | undefined, options: ToolhostServerOptions): string {
+  if (requested === undefined) return options.workTree;
+  if (requested.includes("\0")) throw new ToolError("PATH_NOT_ALLOWED", "cwd contains a NUL byte");
+  const resolved = options.sandbox.resolve(requested, options.workTree, "write");
+  if (!isWithin(options.workTree, resolved.realPath)) {
+    throw new ToolError("PATH_NOT_ALLOWED", `cwd ${requested} is outside the agent's working tree`);
+  }
+  if (!resolved.exists) {
+    mkdirSync(resolved.realPath, { recursive: true });
+    options.ownership.apply(resolved.realPath);
+  }
+  return realpathSync(resolved.realPath);
+}
+
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "arguments"}: ${issue.message}`)
+    .join("; ");
+}

@@ -1,0 +1,73 @@
+/**
+ * Tools are declared once: name, description, zod input schema, and `execute`. The JSON
+ * Schema in `tool.list` is derived from the zod schema, never written twice.
+ */
+import { z } from "zod";
+import type { PathSandbox } from "../path-sandbox.js";
+import type { ShellRunner } from "../shell/shell-runner.js";
+
+export type ToolLimits = {
+  /** Largest output returned to the model (head + tail beyond it). */
+  outputMaxBytes: number;
+  /** Largest file file.write/file.edit will write or edit. */
+  writeMaxBytes: number;
+  listMaxEntries: number;
+  grepMaxResults: number;
+  grepMaxFileBytes: number;
+  globMaxResults: number;
+  shellTimeoutMs: number;
+  shellMaxTimeoutMs: number;
+};
+
+export const DEFAULT_TOOL_LIMITS: ToolLimits = {
+  outputMaxBytes: 40_000,
+  writeMaxBytes: 8 * 1024 * 1024,
+  listMaxEntries: 1_000,
+  grepMaxResults: 100,
+  grepMaxFileBytes: 4 * 1024 * 1024,
+  globMaxResults: 1_000,
+  shellTimeoutMs: 30_000,
+  shellMaxTimeoutMs: 300_000,
+};
+
+/** Gives files the tools create to the agent's own uid, when tools run under one. */
+export type Ownership = { apply(path: string): void };
+export const keepOwnership: Ownership = { apply: () => undefined };
+
+export type ToolContext = {
+  /** Real path of the session's working folder (inside the agent's working tree). */
+  cwd: string;
+  sandbox: PathSandbox;
+  limits: ToolLimits;
+  signal: AbortSignal;
+  shell: ShellRunner;
+  ownership: Ownership;
+  traceId?: string;
+};
+
+export type ToolOutput = { output: string; truncated: boolean };
+
+export type Tool = {
+  name: string;
+  description: string;
+  inputSchema: z.ZodType;
+  jsonSchema: Record<string, unknown>;
+  readOnly: boolean;
+  execute(args: unknown, context: ToolContext): Promise<ToolOutput>;
+};
+
+export function defineTool<S extends z.ZodType>(spec: {
+  name: string;
+  description: string;
+  inputSchema: S;
+  readOnly: boolean;
+  execute(args: z.output<S>, context: ToolContext): Promise<ToolOutput>;
+}): Tool {
+  const jsonSchema = z.toJSONSchema(spec.inputSchema, { io: "input" }) as Record<string, unknown>;
+  delete jsonSchema.$schema;
+  return {
+    ...spec,
+    jsonSchema,
+    execute: (args, context) => spec.execute(args as z.output<S>, context),
+  };
+}

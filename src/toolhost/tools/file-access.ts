@@ -1,0 +1,98 @@
+/**
+ * Opening and writing files the safe way once the path sandbox has resolved them:
+ * open with O_NOFOLLOW and re-check the opened file's real path through /proc/self/fd
+ * (a component swapped for a link between check and open is caught), and write through
+ * a temp file + rename so a reader never sees half a file.
+ */
+import { randomBytes } from "node:crypto";
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readlinkSync, renameSync, rmSync, writeFileSync, lstatSync, type Stats } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import type { PathSandbox } from "../path-sandbox.js";
+import { ToolError } from "../tool-error.js";
+import type { Ownership } from "./define-tool.js";
+
+export type OpenedFile = { fd: number; stats: Stats };
+
+export function openForRead(sandbox: PathSandbox, realPath: string, input: string): OpenedFile {
+  let fd: number;
+  try {
+    fd = openSync(realPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    throw fsError(error, input);
+  }
+  try {
+    sandbox.assertInside(readlinkSync(`/proc/self/fd/${fd}`), input);
+    const stats = fstatSync(fd);
+    if (stats.isDirectory()) throw new ToolError("PATH_IS_DIRECTORY", `${input} is a directory; use file.list`);
+    if (!stats.isFile()) throw new ToolError("INVALID_ARGS", `${input} is not a regular file (device, pipe or socket)`);
+    return { fd, stats };
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/** Writes atomically; refuses to replace a link or a directory. Returns whether the file was new. */
+export function atomicWrite(realPath: string, content: string, input: string, ownership: Ownership): boolean {
+  const existing = lstatOrUndefined(realPath);
+  if (existing?.isSymbolicLink()) throw new ToolError("PATH_NOT_ALLOWED", `${input} is a link; file tools never write through links`);
+  if (existing?.isDirectory()) throw new ToolError("PATH_IS_DIRECTORY", `${input} is a directory`);
+  if (existing && !existing.isFile()) throw new ToolError("INVALID_ARGS", `${input} is not a regular file`);
+  const folder = dirname(realPath);
+  createFolders(folder, ownership, input);
+  const temp = join(folder, `.${basename(realPath)}.tmp-${randomBytes(6).toString("hex")}`);
+  try {
+    writeFileSync(temp, content, { flag: "wx", mode: existing ? existing.mode & 0o777 : 0o644 });
+    ownership.apply(temp);
+    renameSync(temp, realPath);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw fsError(error, input);
+  }
+  return existing === undefined;
+}
+
+function createFolders(folder: string, ownership: Ownership, input: string): void {
+  const missing: string[] = [];
+  for (let current = folder; lstatOrUndefined(current) === undefined; current = dirname(current)) missing.unshift(current);
+  for (const dir of missing) {
+    try {
+      mkdirSync(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw fsError(error, input);
+    }
+    ownership.apply(dir);
+  }
+  const stats = lstatOrUndefined(folder);
+  if (!stats?.isDirectory()) throw new ToolError("NOT_A_DIRECTORY", `the parent of ${input} is not a directory`);
+}
+
+export function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Maps fs errors to tool error codes; the reason never includes a stack. */
+export function fsError(error: unknown, input: string): ToolError {
+  if (error instanceof ToolError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  switch (code) {
+    case "ENOENT":
+      return new ToolError("PATH_NOT_FOUND", `${input} does not exist`);
+    case "EISDIR":
+      return new ToolError("PATH_IS_DIRECTORY", `${input} is a directory`);
+    case "ENOTDIR":
+      return new ToolError("NOT_A_DIRECTORY", `a component of ${input} is not a directory`);
+    case "ELOOP":
+      return new ToolError("PATH_NOT_ALLOWED", `${input} is a link; file tools never follow a final link`);
+    case "EACCES":
+    case "EPERM":
+    case "EROFS":
+      return new ToolError("PATH_NOT_ALLOWED", `${input}: ${code}`);
+    default:
+      return new ToolError("INTERNAL", `${input}: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,27 @@
+import { z } from "zod";
+import { ToolError } from "../tool-error.js";
+import { defineTool } from "./define-tool.js";
+import { globMatcher } from "./glob-pattern.js";
+import { searchRoot } from "./search-root.js";
+import { walkTree } from "./walk-tree.js";
+
+export const fileGlobTool = defineTool({
+  name: "file.glob",
+  description: "Find files by glob pattern (**, *, ?, {a,b}, [abc]) relative to `path` (default: the working folder). Links are never followed.",
+  readOnly: true,
+  inputSchema: z.object({ pattern: z.string().min(1).max(500), path: z.string().optional() }).strict(),
+  async execute(args, context) {
+    const root = searchRoot(args.path, context);
+    if (!root.isDirectory) throw new ToolError("NOT_A_DIRECTORY", `${args.path ?? "."} is not a directory`);
+    const matches = globMatcher(args.pattern);
+    const found: string[] = [];
+    for (const entry of walkTree(root.realPath, { maxDepth: 32, signal: context.signal })) {
+      if (entry.type === "dir" || !matches(entry.rel)) continue;
+      if (found.length >= context.limits.globMaxResults) {
+        return { output: `${found.join("\n")}\n…[stopped at ${context.limits.globMaxResults} results]`, truncated: true };
+      }
+      found.push(entry.rel);
+    }
+    return { output: found.length > 0 ? found.join("\n") : "no files match", truncated: false };
+  },
+});

@@ -1,0 +1,42 @@
+import { statSync } from "node:fs";
+import { z } from "zod";
+import { ToolError } from "../tool-error.js";
+import { defineTool } from "./define-tool.js";
+import { fsError } from "./file-access.js";
+import { walkTree } from "./walk-tree.js";
+
+export const fileListTool = defineTool({
+  name: "file.list",
+  description: "List a folder's entries with type and size. `depth` (default 1, at most 5) descends into subfolders. Links are shown, never followed.",
+  readOnly: true,
+  inputSchema: z
+    .object({
+      path: z.string().describe("Folder path, relative to the working folder or absolute"),
+      depth: z.number().int().min(1).max(5).optional(),
+    })
+    .strict(),
+  async execute(args, context) {
+    const resolved = context.sandbox.resolve(args.path, context.cwd, "read");
+    let isDirectory: boolean;
+    try {
+      isDirectory = statSync(resolved.realPath).isDirectory();
+    } catch (error) {
+      throw fsError(error, args.path);
+    }
+    if (!isDirectory) throw new ToolError("NOT_A_DIRECTORY", `${args.path} is not a directory; use file.read`);
+    const lines: string[] = [];
+    let truncated = false;
+    for (const entry of walkTree(resolved.realPath, { maxDepth: args.depth ?? 1, signal: context.signal })) {
+      if (lines.length >= context.limits.listMaxEntries) {
+        truncated = true;
+        break;
+      }
+      const name = entry.type === "dir" ? `${entry.rel}/` : entry.rel;
+      const detail = entry.type === "file" ? `${entry.size}` : entry.type === "link" ? `-> ${entry.target ?? "?"}` : "";
+      lines.push(`${entry.type.padEnd(4)} ${name}${detail ? `  ${detail}` : ""}`);
+    }
+    if (lines.length === 0) return { output: `${args.path} is empty`, truncated: false };
+    if (truncated) lines.push(`…[listing stopped at ${context.limits.listMaxEntries} entries]`);
+    return { output: lines.join("\n"), truncated };
+  },
+});

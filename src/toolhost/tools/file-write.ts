@@ -1,0 +1,20 @@
+import { z } from "zod";
+import { ToolError } from "../tool-error.js";
+import { defineTool } from "./define-tool.js";
+import { atomicWrite } from "./file-access.js";
+
+export const fileWriteTool = defineTool({
+  name: "file.write",
+  description: "Create or replace a text file (atomically). Missing parent folders are created. Never writes through a link.",
+  readOnly: false,
+  inputSchema: z.object({ path: z.string(), content: z.string() }).strict(),
+  async execute(args, context) {
+    const bytes = Buffer.byteLength(args.content, "utf8");
+    if (bytes > context.limits.writeMaxBytes) {
+      throw new ToolError("FILE_TOO_LARGE", `content is ${bytes} bytes; the maximum is ${context.limits.writeMaxBytes}`);
+    }
+    const resolved = context.sandbox.resolve(args.path, context.cwd, "write");
+    const created = atomicWrite(resolved.realPath, args.content, args.path, context.ownership);
+    return { output: `${created ? "created" : "replaced"} ${args.path} (${bytes} bytes)`, truncated: false };
+  },
+});

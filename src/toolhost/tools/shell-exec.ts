@@ -1,0 +1,44 @@
+import { z } from "zod";
+import { checkCommand } from "../shell/command-policy.js";
+import { ToolError } from "../tool-error.js";
+import { defineTool } from "./define-tool.js";
+import { headTailOfBuffer } from "./truncate-output.js";
+
+/** Builds shell.exec for an allowlist; every simple command of the line is checked. */
+export function createShellExecTool(allowedCommands: readonly string[]) {
+  const allowed = new Set(allowedCommands);
+  return defineTool({
+    name: "shell.exec",
+    description: `Run a command line with bash in the working folder. Every command of a pipeline or list must be one of: ${[...allowed].sort().join(", ")}. No command substitution, subshells or file redirections (use file.write). Output is capped (head + tail); nothing started by the command survives it.`,
+    readOnly: false,
+    inputSchema: z
+      .object({
+        command: z.string().min(1).max(10_000),
+        timeout_ms: z.number().int().min(100).optional().describe("Timeout in milliseconds; capped by the configured maximum"),
+      })
+      .strict(),
+    async execute(args, context) {
+      const verdict = checkCommand(args.command, allowed);
+      if (!verdict.allowed) throw new ToolError("COMMAND_NOT_ALLOWED", verdict.reason);
+      const timeoutMs = Math.min(args.timeout_ms ?? context.limits.shellTimeoutMs, context.limits.shellMaxTimeoutMs);
+      const result = await context.shell.run({
+        command: args.command,
+        cwd: context.cwd,
+        timeoutMs,
+        maxCaptureBytes: context.limits.outputMaxBytes,
+        signal: context.signal,
+      });
+      const captured = Buffer.concat([result.head, result.tail]);
+      const truncated = result.totalBytes > captured.length;
+      const body = truncated ? headTailOfBuffer(captured, context.limits.outputMaxBytes, result.totalBytes) : captured.toString("utf8");
+      if (result.timedOut) throw new ToolError("TIMEOUT", `the command ran longer than ${timeoutMs} ms and was killed`, body);
+      if (result.cancelled) throw new ToolError("TIMEOUT", "the call was cancelled and the command killed", body);
+      const flooded = result.flooded ? `\n…[output passed ${context.limits.outputMaxBytes * 4} bytes; the command was killed]` : "";
+      if (!result.flooded && result.exitCode !== 0) {
+        const how = result.exitCode === null ? `was killed by ${result.signal ?? "a signal"}` : `exited with code ${result.exitCode}`;
+        throw new ToolError("EXIT_NONZERO", `the command ${how}`, body);
+      }
+      return { output: `${body}${flooded}` || "(no output, exit code 0)", truncated: truncated || result.flooded };
+    },
+  });
+}

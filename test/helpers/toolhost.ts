@@ -1,0 +1,91 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterEach } from "vitest";
+import { ToolhostClient } from "../../src/toolhost/client/toolhost-client.js";
+import { ToolhostSupervisor, type SupervisorOptions } from "../../src/toolhost/client/toolhost-supervisor.js";
+import { REAL_REPO_ROOT } from "./temp-dir.js";
+
+export const FIXTURE_CHILD = join(REAL_REPO_ROOT, "test/fixtures/toolhost/misbehaving-child.mjs");
+export const silentLogger = pino({ level: "silent" });
+
+const spawned: ChildProcess[] = [];
+const supervisors: ToolhostSupervisor[] = [];
+
+afterEach(async () => {
+  await Promise.all(supervisors.splice(0).map((supervisor) => supervisor.stop()));
+  for (const child of spawned.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
+
+export function spawnFixture(mode: string): ChildProcess {
+  const child = spawn(process.execPath, [FIXTURE_CHILD, mode], { stdio: ["pipe", "pipe", "pipe"], detached: true });
+  spawned.push(child);
+  return child;
+}
+
+export type ClientSetup = {
+  spawn?: () => ChildProcess;
+  mode?: string;
+  concurrency?: number;
+  queueMax?: number;
+  callTimeoutMs?: number;
+  heartbeatMs?: number;
+  restart?: Partial<SupervisorOptions["restart"]>;
+  stopGraceMs?: number;
+  maxFrameBytes?: number;
+};
+
+export function makeClient(setup: ClientSetup = {}) {
+  const spawns: ChildProcess[] = [];
+  const supervisor = new ToolhostSupervisor({
+    agentId: "fixture",
+    spawn: () => {
+      const child = setup.spawn ? setup.spawn() : spawnFixture(setup.mode ?? "normal");
+      spawns.push(child);
+      return child;
+    },
+    maxFrameBytes: setup.maxFrameBytes ?? 1024 * 1024,
+    heartbeatMs: setup.heartbeatMs ?? 60_000,
+    startTimeoutMs: 5_000,
+    stopGraceMs: setup.stopGraceMs ?? 1_000,
+    restart: { maxCrashes: 5, windowMs: 60_000, baseDelayMs: 10, maxDelayMs: 50, coolDownMs: 60_000, random: () => 1, ...setup.restart },
+    logger: silentLogger,
+  });
+  supervisors.push(supervisor);
+  const audits: unknown[] = [];
+  const client = new ToolhostClient({
+    agentId: "fixture",
+    supervisor,
+    concurrency: setup.concurrency ?? 4,
+    queueMax: setup.queueMax ?? 16,
+    callTimeoutMs: setup.callTimeoutMs ?? 5_000,
+    shellTimeoutMs: 5_000,
+    shellMaxTimeoutMs: 10_000,
+    onCall: (audit) => audits.push(audit),
+  });
+  return { client, supervisor, spawns, audits };
+}
+
+export function isAlive(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until `check` is true, polling; fails after `timeoutMs`. */
+export async function waitFor(check: () => boolean, timeoutMs = 5_000, what = "condition"): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+export function openFdCount(): number {
+  return readdirSync("/proc/self/fd").length;
+}

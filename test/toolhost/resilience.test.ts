@@ -1,0 +1,257 @@
+/**
+ * The resilience outcomes of TOOLHOST.md, against fixture children that misbehave on
+ * purpose (test/fixtures/toolhost/misbehaving-child.mjs). The real child's outcomes
+ * (noisy stdout, hung tools, parent death, huge output) are in real-child.test.ts.
+ */
+import { describe, expect, it } from "vitest";
+import { isAlive, makeClient, openFdCount, spawnFixture, waitFor } from "../helpers/toolhost.js";
+
+const echo = (args: Record<string, unknown> = {}) => ({ name: "file.read", args });
+
+describe("1. broken frames from the child", () => {
+  it.each(["malformed-header", "not-json", "oversized", "headerless-flood"])(
+    "%s: in-flight calls reject, the child is killed and restarted, memory stays bounded",
+    async (mode) => {
+      const { client, supervisor, spawns } = makeClient({ mode, maxFrameBytes: 1024 * 1024 });
+      await client.ping();
+      const firstPid = supervisor.pid;
+      const heapBefore = process.memoryUsage().heapUsed;
+      const result = await client.callTool({ name: "shell.exec", args: { command: "x" } });
+      expect(result).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
+      if (!result.ok) expect(result.error.reason).toMatch(/protocol error/);
+      await waitFor(() => !isAlive(firstPid), 5_000, "the broken child to die");
+      await waitFor(() => supervisor.state === "running" && supervisor.pid !== firstPid, 5_000, "a restart");
+      expect(spawns.length).toBe(2);
+      // The flood is 64 MiB and the lie claims 1 GiB; neither may be buffered.
+      expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(32 * 1024 * 1024);
+    },
+  );
+
+  it("a lying Content-Length followed by the child's exit: the call fails, nothing hangs", async () => {
+    const { client } = makeClient({ mode: "lying-length" });
+    const result = await client.callTool({ name: "shell.exec", args: {} });
+    expect(result).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
+  });
+});
+
+describe("2. framing", () => {
+  it("a frame delivered one byte at a time with split multi-byte characters arrives intact", async () => {
+    const { client } = makeClient({ mode: "split-utf8" });
+    expect(await client.callTool(echo())).toEqual({ ok: true, output: "héllo 世界 🎉", truncated: false });
+  });
+
+  it("1,000 frames in one chunk are all delivered, in order", async () => {
+    const { client } = makeClient({ mode: "many-frames" });
+    expect(await client.callTool(echo())).toEqual({ ok: true, output: "after 1000 frames", truncated: false });
+  });
+});
+
+describe("3. odd responses", () => {
+  it("a response with neither result nor error is rejected cleanly; others are unaffected", async () => {
+    const { client } = makeClient({ mode: "bad-responses" });
+    const [empty, plain] = await Promise.all([client.callTool(echo({ tag: "empty" })), client.callTool(echo({ tag: "a" }))]);
+    expect(empty.ok).toBe(false);
+    expect(plain).toEqual({ ok: true, output: "plain a", truncated: false });
+  });
+
+  it("unknown and duplicate ids are ignored", async () => {
+    const { client, supervisor } = makeClient({ mode: "bad-responses" });
+    expect(await client.callTool(echo({ tag: "unknown-id" }))).toMatchObject({ ok: true, output: "after unknown id" });
+    // vscode-jsonrpc keys queued responses by id: one of the two wins, the other is dropped.
+    const duplicate = await client.callTool(echo({ tag: "duplicate" }));
+    expect(duplicate.ok && ["first", "second"].includes(duplicate.output)).toBe(true);
+    expect(await client.callTool(echo({ tag: "b" }))).toMatchObject({ ok: true, output: "plain b" });
+    expect(supervisor.state).toBe("running");
+  });
+});
+
+describe("4. child killed with calls in flight", () => {
+  it.each([
+    ["SIGKILL", { kill: true, exitAfterMs: 100 }],
+    ["process.exit", { exit: 7, exitAfterMs: 100 }],
+  ])("%s: all 5 in-flight calls reject within 100 ms with TOOLHOST_CRASHED", async (_label, killer) => {
+    const { client, supervisor } = makeClient();
+    await client.ping();
+    const pid = supervisor.pid;
+    let exitedAt = 0;
+    const calls = [
+      client.callTool({ name: "file.write", args: { hang: true } }),
+      client.callTool({ name: "shell.exec", args: { hang: true } }),
+      client.callTool({ name: "file.edit", args: { hang: true } }),
+      client.callTool({ name: "shell.exec", args: { ...killer } }),
+    ];
+    const settledAt: number[] = [];
+    const tracked = calls.map((call) => call.then((result) => (settledAt.push(Date.now()), result)));
+    await waitFor(() => !isAlive(pid), 5_000, "the child to die");
+    exitedAt = Date.now();
+    const fifth = client.callTool({ name: "file.write", args: {} });
+    const results = await Promise.all(tracked);
+    for (const result of results) expect(result).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
+    for (const time of settledAt) expect(time - exitedAt).toBeLessThan(100);
+    // The fifth call came after the crash: it waits for the restarted child, never the dead one.
+    const late = await fifth;
+    expect(late.ok).toBe(true);
+    if (late.ok) expect(JSON.parse(late.output).pid).not.toBe(pid);
+  });
+
+  it("read-only calls are retried once after the restart; writes and shell never", async () => {
+    const { client, spawns } = makeClient();
+    await client.ping();
+    const read = client.callTool({ name: "file.read", args: { path: "x" } });
+    const write = client.callTool({ name: "file.write", args: { path: "x", content: "y" } });
+    const shell = client.callTool({ name: "shell.exec", args: { command: "ls" } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Kill the child; the read was answered already or is retried on the new child.
+    const slowRead = client.callTool({ name: "file.grep", args: { sleepMs: 400 } });
+    const slowWrite = client.callTool({ name: "file.write", args: { sleepMs: 400 } });
+    const slowShell = client.callTool({ name: "shell.exec", args: { sleepMs: 400 } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    spawns[0]?.kill("SIGKILL");
+    expect((await read).ok).toBe(true);
+    expect((await write).ok).toBe(true);
+    expect((await shell).ok).toBe(true);
+    const retried = await slowRead;
+    expect(retried.ok).toBe(true);
+    if (retried.ok) expect(JSON.parse(retried.output).pid).toBe(spawns[1]?.pid);
+    expect(await slowWrite).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
+    expect(await slowShell).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
+    expect(spawns).toHaveLength(2);
+  });
+});
+
+describe("5. start-up failures", () => {
+  it("a child that exits during start-up: start rejects, the crash is counted, back-off applies", async () => {
+    const { client, supervisor, spawns } = makeClient({ mode: "exit-on-start", restart: { maxCrashes: 3, baseDelayMs: 30, maxDelayMs: 30 } });
+    const first = await client.callTool({ name: "file.read", args: {} });
+    expect(first).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE" } });
+    expect(["backoff", "starting", "failed"]).toContain(supervisor.state);
+    await waitFor(() => supervisor.state === "failed", 5_000, "the failed state");
+    expect(spawns).toHaveLength(3);
+    expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE", reason: expect.stringMatching(/crashed 3 times/) } });
+  });
+
+  it("a child that cannot be spawned: no unhandled error event, a clear TOOLHOST_UNAVAILABLE", async () => {
+    const { spawn } = await import("node:child_process");
+    const { client } = makeClient({ spawn: () => spawn("/nonexistent/laoding-toolhost", [], { stdio: ["pipe", "pipe", "pipe"] }), restart: { maxCrashes: 2 } });
+    const result = await client.callTool({ name: "file.read", args: {} });
+    expect(result).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE", reason: expect.stringMatching(/ENOENT/) } });
+  });
+});
+
+describe("6. restart storm", () => {
+  it("restarts stop at the limit, calls fail fast, a later probe restores service, nothing leaks", async () => {
+    let mode = "die-after-50ms";
+    const { client, supervisor, spawns } = makeClient({ spawn: () => spawnFixture(mode), restart: { maxCrashes: 4, baseDelayMs: 5, maxDelayMs: 20, coolDownMs: 400, windowMs: 60_000 } });
+    const fdsBefore = openFdCount();
+    await client.ping();
+    await waitFor(() => supervisor.state === "failed", 10_000, "the storm to hit the limit");
+    expect(spawns).toHaveLength(4);
+    const started = Date.now();
+    expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE" } });
+    expect(Date.now() - started).toBeLessThan(50);
+    await waitFor(() => spawns.every((child) => child.exitCode !== null || child.signalCode !== null), 5_000, "every stormed child to be reaped");
+    mode = "normal";
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    expect(await client.callTool({ name: "file.read", args: { probe: 1 } })).toMatchObject({ ok: true });
+    expect(spawns).toHaveLength(5);
+    expect(openFdCount()).toBeLessThanOrEqual(fdsBefore + 4);
+  });
+});
+
+describe("8. hung child event loop", () => {
+  it("heartbeats miss, the child is killed and restarted, in-flight calls reject", async () => {
+    const { client, supervisor } = makeClient({ heartbeatMs: 100, callTimeoutMs: 20_000 });
+    await client.ping();
+    const pid = supervisor.pid;
+    const other = client.callTool({ name: "file.read", args: { sleepMs: 300 } });
+    const spinning = client.callTool({ name: "shell.exec", args: { spin: true } });
+    expect(await spinning).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
+    expect(isAlive(pid)).toBe(false);
+    // The read was in flight too; it is retried on the restarted child.
+    expect((await other).ok).toBe(true);
+    expect(supervisor.pid).not.toBe(pid);
+  });
+});
+
+describe("9-10. concurrency", () => {
+  it("heartbeats are answered while every slot is busy: no false restart", async () => {
+    const { client, supervisor, spawns } = makeClient({ heartbeatMs: 50, concurrency: 2, queueMax: 4 });
+    await client.ping();
+    const busy = [client.callTool({ name: "file.read", args: { sleepMs: 600 } }), client.callTool({ name: "file.read", args: { sleepMs: 600 } })];
+    await Promise.all(busy);
+    expect(spawns).toHaveLength(1);
+    expect(supervisor.state).toBe("running");
+  });
+
+  it("at most the limit run at once; the rest queue; past the queue bound a call is refused at once", async () => {
+    const { client } = makeClient({ concurrency: 2, queueMax: 3 });
+    await client.ping();
+    const calls = Array.from({ length: 5 }, () => client.callTool({ name: "file.read", args: { sleepMs: 150 } }));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(client.load).toEqual({ running: 2, queued: 3 });
+    const refused = await client.callTool({ name: "file.read", args: {} });
+    expect(refused).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE", reason: expect.stringMatching(/busy/) } });
+    const results = await Promise.all(calls);
+    const maxInflight = Math.max(...results.map((result) => (result.ok ? JSON.parse(result.output).maxInflight : 0)));
+    expect(maxInflight).toBe(2);
+    expect(client.load).toEqual({ running: 0, queued: 0 });
+  });
+});
+
+describe("7. call deadline", () => {
+  it("a hung call rejects with TIMEOUT at its deadline, other calls complete, the slot is released once", async () => {
+    const { client, supervisor } = makeClient({ concurrency: 1, callTimeoutMs: 300 });
+    await client.ping();
+    const hung = client.callTool({ name: "file.read", args: { hang: true } });
+    const next = client.callTool({ name: "file.read", args: { n: 2 } });
+    expect(await hung).toMatchObject({ ok: false, error: { code: "TIMEOUT" } });
+    expect((await next).ok).toBe(true);
+    expect(client.load).toEqual({ running: 0, queued: 0 });
+    expect(supervisor.state).toBe("running");
+  });
+});
+
+describe("11. grandchild holding stdout", () => {
+  it("the parent reacts to the child's exit and the grandchild is killed", async () => {
+    const { client, supervisor } = makeClient();
+    await client.ping();
+    const result = await client.callTool({ name: "shell.exec", args: { grandchild: true } });
+    expect(result.ok).toBe(true);
+    const grandchild = result.ok ? Number(result.output) : undefined;
+    await waitFor(() => supervisor.state !== "running" || supervisor.pid === undefined || !isAlive(grandchild), 3_000, "the exit to be seen");
+    await waitFor(() => !isAlive(grandchild), 3_000, "the grandchild to die");
+  });
+});
+
+describe("14. graceful stop", () => {
+  it("a child that ignores SIGTERM is SIGKILLed after the grace period; no restart follows", async () => {
+    const { client, supervisor, spawns } = makeClient({ mode: "ignore-sigterm", stopGraceMs: 200 });
+    await client.ping();
+    const pid = supervisor.pid;
+    const started = Date.now();
+    await supervisor.stop();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+    expect(isAlive(pid)).toBe(false);
+    expect(supervisor.state).toBe("stopped");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(spawns).toHaveLength(1);
+    expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE" } });
+    await supervisor.stop();
+  });
+
+  it("a well-behaved child exits on SIGTERM within its grace period", async () => {
+    const { client, supervisor } = makeClient({ stopGraceMs: 5_000 });
+    await client.ping();
+    const started = Date.now();
+    await supervisor.stop();
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});
+
+describe("audit", () => {
+  it("reports every call with its digest, outcome and duration", async () => {
+    const { client, audits } = makeClient();
+    await client.callTool({ name: "file.read", args: { path: "a" }, traceId: "tr-9", sessionId: 4 });
+    expect(audits).toEqual([{ traceId: "tr-9", sessionId: 4, agentId: "fixture", tool: "file.read", argsDigest: expect.stringMatching(/^[0-9a-f]{16}$/), ok: true, durationMs: expect.any(Number) }]);
+  });
+});
