@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
-import { afterEach } from "vitest";
+import { afterAll, afterEach } from "vitest";
 import { ToolhostClient } from "../../src/toolhost/client/toolhost-client.js";
 import { ToolhostSupervisor, type SupervisorOptions } from "../../src/toolhost/client/toolhost-supervisor.js";
 import { REAL_REPO_ROOT } from "./temp-dir.js";
@@ -12,6 +12,11 @@ export const silentLogger = pino({ level: "silent" });
 
 const spawned: ChildProcess[] = [];
 const supervisors: ToolhostSupervisor[] = [];
+const fileSupervisors: ToolhostSupervisor[] = [];
+
+afterAll(async () => {
+  await Promise.all(fileSupervisors.splice(0).map((supervisor) => supervisor.stop()));
+});
 
 afterEach(async () => {
   await Promise.all(supervisors.splice(0).map((supervisor) => supervisor.stop()));
@@ -34,6 +39,8 @@ export type ClientSetup = {
   restart?: Partial<SupervisorOptions["restart"]>;
   stopGraceMs?: number;
   maxFrameBytes?: number;
+  /** "test" (default): stopped after each test; "file": kept for the whole file. */
+  scope?: "test" | "file";
 };
 
 export function makeClient(setup: ClientSetup = {}) {
@@ -52,7 +59,7 @@ export function makeClient(setup: ClientSetup = {}) {
     restart: { maxCrashes: 5, windowMs: 60_000, baseDelayMs: 10, maxDelayMs: 50, coolDownMs: 60_000, random: () => 1, ...setup.restart },
     logger: silentLogger,
   });
-  supervisors.push(supervisor);
+  (setup.scope === "file" ? fileSupervisors : supervisors).push(supervisor);
   const audits: unknown[] = [];
   const client = new ToolhostClient({
     agentId: "fixture",
@@ -67,14 +74,31 @@ export function makeClient(setup: ClientSetup = {}) {
   return { client, supervisor, spawns, audits };
 }
 
+/** True while the process exists and is not a zombie (a zombie is dead, only not yet reaped). */
 export function isAlive(pid: number | undefined): boolean {
   if (pid === undefined) return false;
   try {
-    process.kill(pid, 0);
-    return true;
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
   } catch {
     return false;
   }
+}
+
+/** Live (non-zombie) processes whose command line matches, or that belong to a uid. */
+export function livePids(filter: { pattern?: RegExp; uid?: number }): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (!isAlive(Number(name))) continue;
+      if (filter.uid !== undefined && !new RegExp(`^Uid:\\s+${filter.uid}\\s`, "m").test(readFileSync(`/proc/${name}/status`, "utf8"))) continue;
+      if (filter.pattern && !filter.pattern.test(readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " "))) continue;
+      pids.push(Number(name));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return pids;
 }
 
 /** Waits until `check` is true, polling; fails after `timeoutMs`. */

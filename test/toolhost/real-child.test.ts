@@ -1,0 +1,164 @@
+/**
+ * Protocol conformance and resilience against the real child (`laoding toolhost`).
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { StreamMessageWriter, createMessageConnection } from "vscode-jsonrpc/node";
+import { BoundedMessageReader } from "../../src/toolhost/bounded-reader.js";
+import { ERROR_CODES, PROTOCOL_VERSION, formatFailure, type ToolResult } from "../../src/toolhost/protocol.js";
+import { CLI_ENTRY, NON_SECRET_VARIABLES, realClient, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
+import { REAL_REPO_ROOT } from "../helpers/temp-dir.js";
+import { FIXTURE_CHILD, isAlive, livePids, makeClient, waitFor } from "../helpers/toolhost.js";
+
+let workspace: RealWorkspace;
+beforeAll(async () => {
+  workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none", ALLOWED_COMMANDS: "ls,echo,sleep,yes,head,cat,false,true", SHELL_TIMEOUT_MS: "5000", TOOL_OUTPUT_MAX_BYTES: "4096" });
+});
+
+function expectFailure(result: ToolResult, code: string): void {
+  expect(result.ok ? "ok" : result.error.code, result.ok ? result.output : result.error.reason).toBe(code);
+}
+
+describe("protocol conformance (real child)", () => {
+  it("ping reports pid, agent, uptime, sandbox and protocol version", async () => {
+    const { client, supervisor } = realClient(workspace, "a");
+    const info = await client.ping();
+    expect(info).toEqual({ ok: true, pid: supervisor.pid, agentId: "a", uptimeMs: expect.any(Number), sandbox: "none", protocolVersion: PROTOCOL_VERSION });
+  });
+
+  it("tool.list lists every tool with a JSON Schema derived from its zod schema", async () => {
+    const { client } = realClient(workspace, "a");
+    const tools = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(["file.read", "file.list", "file.write", "file.edit", "file.grep", "file.glob", "shell.exec"]);
+    const edit = tools.find((tool) => tool.name === "file.edit");
+    expect(edit?.inputSchema).toMatchObject({
+      type: "object",
+      properties: { path: { type: "string" }, old_string: { type: "string" }, new_string: { type: "string" }, replace_all: { type: "boolean" } },
+      required: ["path", "old_string", "new_string"],
+      additionalProperties: false,
+    });
+  });
+
+  it("answers every tool error code it can produce, as ok:false results", async () => {
+    const { client, supervisor } = realClient(workspace, "a");
+    const cwd = join(workspace.layout.workRoot, "a", "chat-1");
+    mkdirSync(join(cwd, "folder"), { recursive: true });
+    writeFileSync(join(cwd, "file.txt"), "one\ntwo\n");
+    const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, args, cwd });
+    expectFailure(await call("file.read", { path: 42 }), "INVALID_ARGS");
+    expectFailure(await call("file.read", { path: "a", extra: 1 }), "INVALID_ARGS");
+    expectFailure(await call("file.nope", {}), "UNKNOWN_TOOL");
+    expectFailure(await call("file.read", { path: "/etc/hostname" }), "PATH_NOT_ALLOWED");
+    expectFailure(await call("file.read", { path: "missing.txt" }), "PATH_NOT_FOUND");
+    expectFailure(await call("file.read", { path: "folder" }), "PATH_IS_DIRECTORY");
+    expectFailure(await call("file.list", { path: "file.txt" }), "NOT_A_DIRECTORY");
+    expectFailure(await call("file.write", { path: "big.txt", content: "x".repeat(9 * 1024 * 1024) }), "FILE_TOO_LARGE");
+    expectFailure(await call("shell.exec", { command: "rm -rf /" }), "COMMAND_NOT_ALLOWED");
+    expectFailure(await call("shell.exec", { command: "sleep 5", timeout_ms: 200 }), "TIMEOUT");
+    expectFailure(await call("shell.exec", { command: "false" }), "EXIT_NONZERO");
+    const crash = client.callTool({ name: "shell.exec", args: { command: "sleep 3" }, cwd });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    process.kill(supervisor.pid as number, "SIGKILL");
+    expectFailure(await crash, "TOOLHOST_CRASHED");
+    await supervisor.stop();
+    expectFailure(await call("file.read", { path: "file.txt" }), "TOOLHOST_UNAVAILABLE");
+    const covered = ["INVALID_ARGS", "UNKNOWN_TOOL", "PATH_NOT_ALLOWED", "PATH_NOT_FOUND", "PATH_IS_DIRECTORY", "NOT_A_DIRECTORY", "FILE_TOO_LARGE", "COMMAND_NOT_ALLOWED", "TIMEOUT", "EXIT_NONZERO", "TOOLHOST_CRASHED", "TOOLHOST_UNAVAILABLE"];
+    // INTERNAL is the remaining code: a protocol fault, covered below.
+    expect(ERROR_CODES.filter((code) => !covered.includes(code))).toEqual(["INTERNAL"]);
+  });
+
+  it("turns a failure into the one-line observation the model reads", () => {
+    expect(formatFailure({ code: "PATH_NOT_FOUND", tool: "file.read", reason: "x.txt does not\nexist" })).toBe("ERROR_CODE=PATH_NOT_FOUND; TOOL=file.read; REASON=x.txt does not exist");
+  });
+
+  it("protocol faults are JSON-RPC errors: unknown method, invalid params", async () => {
+    const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), CLI_ENTRY, "toolhost", "--agent", "a", "--workspace", workspace.workspaceDir], {
+      stdio: ["pipe", "pipe", "ignore"],
+      env: { PATH: process.env.PATH ?? "" },
+    });
+    const connection = createMessageConnection(new BoundedMessageReader(child.stdout, 1 << 20), new StreamMessageWriter(child.stdin));
+    connection.listen();
+    await expect(connection.sendRequest("tool.nope", {})).rejects.toMatchObject({ code: -32601 });
+    await expect(connection.sendRequest("tool.call", { name: "file.read" })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/args/) });
+    await expect(connection.sendRequest("ping", { extra: true })).rejects.toMatchObject({ code: -32602 });
+    expect(await connection.sendRequest("tool.call", { name: "file.read", args: { path: "/etc/passwd" } })).toMatchObject({ ok: false, error: { code: "PATH_NOT_ALLOWED" } });
+    connection.dispose();
+    child.stdin.end();
+    await new Promise((resolve) => child.once("exit", resolve));
+  });
+
+  it("a cwd outside the agent's working tree is refused; a new session folder is created", async () => {
+    const { client } = realClient(workspace, "a");
+    expectFailure(await client.callTool({ name: "file.list", args: { path: "." }, cwd: join(workspace.layout.workRoot, "b") }), "PATH_NOT_ALLOWED");
+    const fresh = await client.callTool({ name: "file.write", args: { path: "note.md", content: "hi" }, cwd: join(workspace.layout.workRoot, "a", "telegram-42") });
+    expect(fresh).toMatchObject({ ok: true, output: "created note.md (2 bytes)" });
+  });
+});
+
+describe("real child resilience", () => {
+  it("10. a stray console.log in a guarded child does not corrupt the stream", async () => {
+    const { spawn: spawnChild } = await import("node:child_process");
+    const { client } = makeClient({
+      spawn: () => spawnChild(process.execPath, ["--import", import.meta.resolve("tsx"), FIXTURE_CHILD, "noisy-guarded"], { stdio: ["pipe", "pipe", "pipe"], detached: true }),
+    });
+    for (let index = 0; index < 20; index += 1) expect((await client.callTool({ name: "file.read", args: { index } })).ok).toBe(true);
+  });
+
+  it("1. an unguarded noisy child is a protocol error: the call fails and the child is replaced", async () => {
+    const { spawn: spawnChild } = await import("node:child_process");
+    const { client, spawns } = makeClient({ spawn: () => spawnChild(process.execPath, [FIXTURE_CHILD, "noisy-unguarded"], { stdio: ["pipe", "pipe", "pipe"], detached: true }) });
+    expect((await client.callTool({ name: "file.read", args: {} })).ok).toBe(false);
+    expect(spawns.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it("7. a hung tool is killed at its deadline with its process group; other calls complete", async () => {
+    const { client } = realClient(workspace, "a", { concurrency: 2 });
+    const hung = client.callTool({ name: "shell.exec", args: { command: "sleep 41.7", timeout_ms: 300 } });
+    const other = client.callTool({ name: "shell.exec", args: { command: "echo fine" } });
+    expect(await other).toMatchObject({ ok: true, output: "fine\n" });
+    expectFailure(await hung, "TIMEOUT");
+    expect(livePids({ pattern: /sleep 41\.7/ })).toEqual([]);
+  });
+
+  it("13. huge output is capped to head + tail with a marker; the command is killed", async () => {
+    const { client } = realClient(workspace, "a");
+    const result = await client.callTool({ name: "shell.exec", args: { command: "yes laoding" } });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.truncated).toBe(true);
+    expect(Buffer.byteLength(result.output)).toBeLessThan(4096 + 200);
+    expect(result.output).toMatch(/^laoding\nlaoding\n[\s\S]*…\[\d+ bytes truncated\]…[\s\S]*laoding\n/);
+    expect(livePids({ pattern: /yes laoding/ })).toEqual([]);
+  });
+
+  it("12. when the parent is killed the child exits within about a second, taking its tools along", async () => {
+    const parent = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), join(REAL_REPO_ROOT, "test/fixtures/toolhost/parent-that-dies.ts"), workspace.workspaceDir, NON_SECRET_VARIABLES.join(",")], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const childPid = await new Promise<number>((resolve, reject) => {
+      parent.stdout.on("data", (chunk: Buffer) => {
+        const match = /child (\d+) running/.exec(chunk.toString());
+        if (match) resolve(Number(match[1]));
+      });
+      parent.once("exit", () => reject(new Error("parent exited early")));
+    });
+    await waitFor(() => livePids({ pattern: /sleep 43\.21/ }).length > 0, 5_000, "the tool process");
+    parent.kill("SIGKILL");
+    const killedAt = Date.now();
+    await waitFor(() => !isAlive(childPid), 3_000, "the orphaned child to exit");
+    expect(Date.now() - killedAt).toBeLessThan(2_000);
+    await waitFor(() => livePids({ pattern: /sleep 43\.21/ }).length === 0, 2_000, "the tool process to die");
+  });
+
+  it("14. a graceful stop ends the real child quickly and never restarts it", async () => {
+    const { client, supervisor, spawns } = realClient(workspace, "a");
+    await client.ping();
+    const pid = supervisor.pid;
+    await supervisor.stop();
+    expect(isAlive(pid)).toBe(false);
+    expect(spawns).toHaveLength(1);
+  });
+});
+
