@@ -1,3 +1,24 @@
-/** Runs every benchmark in bench/ (not part of the test command). */
-const suites: string[] = [];
-if (suites.length === 0) process.stdout.write("no benchmarks yet\n");
+/**
+ * Runs the benchmarks (never part of `npm test`) and writes each one's table into
+ * bench/README.md with the machine and date. `npm run bench [name ...]` runs some.
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { machine, writeSection } from "./stats.js";
+import { runToolhostBench } from "./toolhost-bench.js";
+
+const README = join(fileURLToPath(new URL(".", import.meta.url)), "README.md");
+
+const SUITES: Record<string, { title: string; run: () => Promise<string> }> = {
+  toolhost: { title: "ToolHost round-trips, throughput, cold start, memory", run: runToolhostBench },
+};
+
+const wanted = process.argv.slice(2);
+for (const [name, suite] of Object.entries(SUITES)) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  process.stderr.write(`bench: running ${name}...\n`);
+  const table = await suite.run();
+  const header = `## ${suite.title}\n\nMeasured ${new Date().toISOString().slice(0, 10)} on ${machine()}.\n\n`;
+  writeSection(README, name, `${header}${table}`);
+  process.stdout.write(`${header}${table}\n\n`);
+}

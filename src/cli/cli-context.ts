@@ -1,4 +1,4 @@
-import { dirname, resolve } from "node:path";
+import { dirname, extname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** What a command gets from the outside world; tests build their own. */
@@ -14,6 +14,9 @@ export type CliContext = {
 
 /** The package root: this file lives in src/cli/ (tsx) or dist/cli/ (built). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** The CLI entry file, for starting toolhost children (main.ts under tsx, main.js built). */
+export const CLI_ENTRY = resolve(dirname(fileURLToPath(import.meta.url)), `main${extname(fileURLToPath(import.meta.url))}`);
 
 /** A wrong command line: the CLI prints the command's usage and exits 2. */
 export class UsageError extends Error {

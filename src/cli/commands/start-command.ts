@@ -2,7 +2,8 @@ import { systemClock } from "../../store/clock.js";
 import { openStore } from "../../store/store.js";
 import { formatSeedReport } from "../../workspace/seed-workspace.js";
 import { bootstrap } from "../bootstrap.js";
-import { writeLine, type Command } from "../cli-context.js";
+import { createToolhostPool } from "../../runtime/toolhost-pool-factory.js";
+import { CLI_ENTRY, writeLine, type Command } from "../cli-context.js";
 import { parseFlags } from "../parse-flags.js";
 import { waitForShutdownSignal } from "../shutdown.js";
 
@@ -27,6 +28,7 @@ export const startCommand: Command = {
     const copied = boot.seedReport ? formatSeedReport(boot.seedReport, layout.workspaceDir).filter((line) => !line.startsWith("kept")) : [];
     if (copied.length > 0) logger.info({ workspace: layout.workspaceDir, seeded: copied }, "workspace seeded");
     const store = openStore(layout.databaseFile, systemClock);
+    const toolhosts = createToolhostPool({ config: loaded.config, workspaceDir: layout.workspaceDir, cliEntry: CLI_ENTRY, env: context.env, store, logger });
     try {
       logger.info(
         { workspace: layout.workspaceDir, channel: loaded.config.MESSAGE_CHANNEL, agents: boot.agents.map((agent) => agent.id), database: layout.databaseFile },
@@ -35,6 +37,8 @@ export const startCommand: Command = {
       const signal = await waitForShutdownSignal();
       logger.info({ signal }, "shutting down");
     } finally {
+      // Children first: their last tool calls are still recorded in the store.
+      await toolhosts.stopAll();
       store.close();
     }
     logger.info("stopped");

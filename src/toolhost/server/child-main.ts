@@ -22,6 +22,8 @@ import { serveToolhost } from "./toolhost-server.js";
 
 /** How often the child checks that its parent is still alive. */
 const PARENT_CHECK_INTERVAL_MS = 500;
+/** After stdin closes, requests already read get this long to answer before tools are killed. */
+const DRAIN_ON_CLOSE_MS = 500;
 
 export type ChildOptions = {
   agent: AgentDefinition;
@@ -81,7 +83,7 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
 
   const reader = new BoundedMessageReader(options.stdin, config.TOOLHOST_MAX_FRAME_BYTES);
   const writer = new StreamMessageWriter(options.stdout);
-  const connection = serveToolhost({
+  const server = serveToolhost({
     reader,
     writer,
     agentId: agent.id,
@@ -103,13 +105,24 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
       done = true;
       clearInterval(parentWatch);
       shell.killAll();
-      connection.dispose();
+      server.connection.dispose();
       rmSync(runtimeDir, { recursive: true, force: true });
       logger.info({ why }, "toolhost exiting");
       resolve(code);
     };
     reader.onError((error) => finish(2, `protocol error: ${error.message}`));
-    connection.onClose(() => finish(0, "stdin closed"));
+    server.connection.onClose(() => {
+      // Requests read before the end of input still get their answers (by-hand use),
+      // but a parent that died must not keep tools running for long.
+      const drain = setTimeout(() => finish(0, "stdin closed"), DRAIN_ON_CLOSE_MS);
+      // The protocol layer dispatches queued messages on later turns of the event loop.
+      setTimeout(() => {
+        void server.idle().then(() => {
+          clearTimeout(drain);
+          finish(0, "stdin closed");
+        });
+      }, 20);
+    });
     const parentWatch = setInterval(() => {
       if (process.ppid !== parentPid) finish(0, "parent died");
     }, PARENT_CHECK_INTERVAL_MS);

@@ -13,8 +13,8 @@ export function routeConsoleToStderr(stderr: NodeJS.WritableStream = process.std
 
 function safeInspect(value: unknown): string {
   try {
-    return typeof value === "object" ? JSON.stringify(value) : String(value);
+    return typeof value === "object" && value !== null ? JSON.stringify(value) : String(value as string);
   } catch {
-    return String(value);
+    return "[unprintable]";
   }
 }

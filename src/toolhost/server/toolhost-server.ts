@@ -5,7 +5,7 @@
  */
 import { mkdirSync, realpathSync } from "node:fs";
 import type { Logger } from "pino";
-import { createMessageConnection, ResponseError, type MessageConnection, type MessageReader, type MessageWriter } from "vscode-jsonrpc/node";
+import { createMessageConnection, ResponseError, type CancellationToken, type MessageConnection, type MessageReader, type MessageWriter } from "vscode-jsonrpc/node";
 import { z } from "zod";
 import type { PathSandbox } from "../path-sandbox.js";
 import { isWithin } from "../path-sandbox.js";
@@ -39,7 +39,13 @@ export type ToolhostServerOptions = {
   clock?: { now(): number };
 };
 
-export function serveToolhost(options: ToolhostServerOptions): MessageConnection {
+export type ToolhostServer = {
+  connection: MessageConnection;
+  /** Resolves once no request is being handled (or at once when none is). */
+  idle(): Promise<void>;
+};
+
+export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
   const clock = options.clock ?? { now: () => Date.now() };
   const startedAt = clock.now();
   const tools = new Map(options.tools.map((tool) => [tool.name, tool]));
@@ -50,7 +56,19 @@ export function serveToolhost(options: ToolhostServerOptions): MessageConnection
     log: (message) => options.logger.debug(message),
   });
 
-  connection.onRequest(pingMethod.method, (params: unknown): ResultOf<typeof pingMethod> => {
+  let inFlight = 0;
+  const idleWaiters: (() => void)[] = [];
+  const track = <T>(handler: (params: unknown, token: CancellationToken) => T | Promise<T>) => async (params: unknown, token: CancellationToken): Promise<T> => {
+    inFlight += 1;
+    try {
+      return await handler(params, token);
+    } finally {
+      inFlight -= 1;
+      if (inFlight === 0) for (const resolve of idleWaiters.splice(0)) resolve();
+    }
+  };
+
+  connection.onRequest(pingMethod.method, track((params: unknown): ResultOf<typeof pingMethod> => {
     validateParams(pingMethod, params);
     return {
       ok: true,
@@ -60,21 +78,21 @@ export function serveToolhost(options: ToolhostServerOptions): MessageConnection
       sandbox: options.shell.mode,
       protocolVersion: PROTOCOL_VERSION,
     };
-  });
+  }));
 
-  connection.onRequest(toolListMethod.method, (params: unknown): ResultOf<typeof toolListMethod> => {
+  connection.onRequest(toolListMethod.method, track((params: unknown): ResultOf<typeof toolListMethod> => {
     validateParams(toolListMethod, params);
     return { tools: options.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.jsonSchema })) };
-  });
+  }));
 
-  connection.onRequest(toolCallMethod.method, async (params: unknown, token): Promise<ToolResult> => {
+  connection.onRequest(toolCallMethod.method, track(async (params: unknown, token): Promise<ToolResult> => {
     const call = validateParams(toolCallMethod, params);
     const tool = tools.get(call.name);
     if (!tool) return failure("UNKNOWN_TOOL", call.name, `no tool named ${call.name}; available: ${[...tools.keys()].join(", ")}`);
     const controller = new AbortController();
     const cancellation = token.onCancellationRequested(() => controller.abort());
     const started = clock.now();
-    const log = options.logger.child({ traceId: call.traceId, tool: call.name });
+    const log = () => options.logger.child({ traceId: call.traceId, tool: call.name });
     try {
       const args = tool.inputSchema.safeParse(call.args);
       if (!args.success) return failure("INVALID_ARGS", call.name, describeIssues(args.error));
@@ -88,22 +106,25 @@ export function serveToolhost(options: ToolhostServerOptions): MessageConnection
         ownership: options.ownership,
         ...(call.traceId ? { traceId: call.traceId } : {}),
       });
-      log.debug({ durationMs: clock.now() - started, truncated: output.truncated }, "tool call done");
+      if (options.logger.isLevelEnabled("debug")) log().debug({ durationMs: clock.now() - started, truncated: output.truncated }, "tool call done");
       return { ok: true, output: output.output, truncated: output.truncated };
     } catch (error) {
       if (error instanceof ToolError) {
-        log.debug({ code: error.code, durationMs: clock.now() - started }, "tool call failed");
+        if (options.logger.isLevelEnabled("debug")) log().debug({ code: error.code, durationMs: clock.now() - started }, "tool call failed");
         return failure(error.code, call.name, error.message, error.output);
       }
-      log.error({ err: error }, "tool crashed");
+      log().error({ err: error }, "tool crashed");
       return failure("INTERNAL", call.name, `the tool failed unexpectedly: ${(error as Error).message}`);
     } finally {
       cancellation.dispose();
     }
-  });
+  }));
 
   connection.listen();
-  return connection;
+  return {
+    connection,
+    idle: () => (inFlight === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve))),
+  };
 }
 
 function validateParams<M extends MethodDescriptor>(descriptor: M, params: unknown): z.output<M["params"]> {

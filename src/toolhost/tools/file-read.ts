@@ -5,6 +5,7 @@ import { openForRead } from "./file-access.js";
 
 const CHUNK_BYTES = 64 * 1024;
 const BINARY_SNIFF_BYTES = 8 * 1024;
+const NEWLINE = 0x0a;
 
 export const fileReadTool = defineTool({
   name: "file.read",
@@ -23,51 +24,55 @@ export const fileReadTool = defineTool({
     const { fd, stats } = openForRead(context.sandbox, resolved.realPath, args.path);
     try {
       const maxBytes = context.limits.outputMaxBytes;
-      const first = Buffer.alloc(Math.min(CHUNK_BYTES, Math.max(stats.size, 1)));
-      const firstRead = readSync(fd, first, 0, first.length, 0);
-      if (first.subarray(0, Math.min(firstRead, BINARY_SNIFF_BYTES)).includes(0)) {
+      const first = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(stats.size, 1)));
+      const firstCount = readSync(fd, first, 0, first.length, 0);
+      if (first.subarray(0, Math.min(firstCount, BINARY_SNIFF_BYTES)).includes(0)) {
         return { output: `${args.path} is a binary file of ${stats.size} bytes; not shown`, truncated: false };
       }
-      const startLine = args.offset ?? 1;
-      const endLine = args.limit === undefined ? Number.POSITIVE_INFINITY : startLine + args.limit - 1;
-      const kept: Buffer[] = [];
-      let keptBytes = 0;
-      let line = 1;
-      let truncated = false;
-      let position = 0;
-      let chunk = first.subarray(0, firstRead);
-      // Stream the file: memory stays bounded by the output cap whatever the file's size.
-      scan: while (chunk.length > 0) {
-        let start = 0;
-        for (let index = 0; index <= chunk.length; index += 1) {
-          const atEnd = index === chunk.length;
-          if (!atEnd && chunk[index] !== 0x0a) continue;
-          const piece = chunk.subarray(start, atEnd ? index : index + 1);
-          if (line >= startLine && line <= endLine && piece.length > 0) {
-            if (keptBytes + piece.length > maxBytes) {
-              kept.push(piece.subarray(0, maxBytes - keptBytes));
-              keptBytes = maxBytes;
-              truncated = true;
-              break scan;
-            }
-            kept.push(piece);
-            keptBytes += piece.length;
-          }
-          if (atEnd) break;
-          line += 1;
-          start = index + 1;
-          if (line > endLine) break scan;
-        }
-        position += chunk.length;
-        const next = Buffer.alloc(CHUNK_BYTES);
-        const count = readSync(fd, next, 0, next.length, position);
-        chunk = next.subarray(0, count);
-      }
-      let output = Buffer.concat(kept).toString("utf8").replace(/\uFFFD$/, "");
+      const { kept, truncated } = collectLines(fd, first.subarray(0, firstCount), args.offset ?? 1, args.limit, maxBytes);
+      let output = kept.toString("utf8").replace(/\uFFFD$/, "");
       if (truncated) output += `\n…[truncated at ${maxBytes} bytes of ${stats.size}; read on with offset/limit]`;
+      else if (output === "" && args.offset !== undefined) output = `(no lines at offset ${args.offset})`;
       return { output, truncated };
     } finally {
       closeSync(fd);
     }
   },
 });
+
+/**
+ * Streams the file in chunks and keeps lines [startLine, startLine + limit) up to
+ * `maxBytes`: memory stays bounded by the cap whatever the file's size.
+ */
+function collectLines(fd: number, first: Buffer, startLine: number, limit: number | undefined, maxBytes: number): { kept: Buffer; truncated: boolean } {
+  const endLine = limit === undefined ? Number.POSITIVE_INFINITY : startLine + limit - 1;
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let line = 1;
+  let position = 0;
+  let chunk = first;
+  while (chunk.length > 0) {
+    let start = 0;
+    while (start < chunk.length) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      const end = newline < 0 ? chunk.length : newline + 1;
+      if (line >= startLine) {
+        const piece = chunk.subarray(start, end);
+        if (keptBytes + piece.length > maxBytes) {
+          kept.push(piece.subarray(0, maxBytes - keptBytes));
+          return { kept: Buffer.concat(kept), truncated: true };
+        }
+        kept.push(piece);
+        keptBytes += piece.length;
+      }
+      if (newline < 0) break;
+      line += 1;
+      if (line > endLine) return { kept: Buffer.concat(kept), truncated: false };
+      start = end;
+    }
+    position += chunk.length;
+    const next = Buffer.allocUnsafe(CHUNK_BYTES);
+    chunk = next.subarray(0, readSync(fd, next, 0, next.length, position));
+  }
+  return { kept: Buffer.concat(kept), truncated: false };
+}

@@ -1,0 +1,61 @@
+/** Small statistics helpers for the benchmarks. */
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus, release, totalmem, type } from "node:os";
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+export function formatMs(value: number): string {
+  return value < 1 ? `${(value * 1000).toFixed(0)} µs` : `${value.toFixed(2)} ms`;
+}
+
+export async function timeEach(count: number, run: () => Promise<unknown>): Promise<number[]> {
+  const times: number[] = [];
+  for (let index = 0; index < count; index += 1) {
+    const started = performance.now();
+    await run();
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
+/** Calls per second with `concurrency` workers sharing `total` calls. */
+export async function throughput(total: number, concurrency: number, run: () => Promise<unknown>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        next += 1;
+        await run();
+      }
+    }),
+  );
+  return (total / (performance.now() - started)) * 1000;
+}
+
+export function rssMb(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+export function machine(): string {
+  return `${cpus()[0]?.model ?? "cpu"} x${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${type()} ${release()}`;
+}
+
+/** Replaces (or appends) the section between `<!-- name:start -->` and `<!-- name:end -->`. */
+export function writeSection(readmePath: string, name: string, markdown: string): void {
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
+  let text = readFileSync(readmePath, "utf8");
+  const block = `${start}\n${markdown.trim()}\n${end}`;
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  text = from >= 0 && to > from ? `${text.slice(0, from)}${block}${text.slice(to + end.length)}` : `${text.trimEnd()}\n\n${block}\n`;
+  writeFileSync(readmePath, text);
+}

@@ -1,0 +1,156 @@
+/**
+ * ToolHost benchmark: ping round-trip and 4 KiB file.read throughput against a raw stdio
+ * echo child (the floor) and an MCP server on the official SDK (the reference); cold start
+ * with and without bwrap; parent and child memory. Runs the built child (dist/).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { pino } from "pino";
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
+import { runCli } from "../src/cli/run-cli.js";
+import { VARIABLES, VARIABLE_NAMES, type VariableSpec } from "../src/config/variables.js";
+import { spawnToolhost } from "../src/toolhost/client/spawn-toolhost.js";
+import { ToolhostPool } from "../src/toolhost/client/toolhost-pool.js";
+import { formatMs, percentile, rssMb, throughput, timeEach } from "./stats.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const ENTRY = join(ROOT, "dist/cli/main.js");
+const PINGS = 2_000;
+const READS = 4_000;
+const COLD_STARTS = 8;
+
+type Row = { name: string; pingP50: number; pingP99: number; read1: number; read8: number; coldMs: number; childRss: number };
+
+async function seedWorkspace(sandbox: string): Promise<{ workspaceDir: string; file: string }> {
+  const base = mkdtempSync(join(tmpdir(), "laoding-bench-"));
+  chmodSync(base, 0o755);
+  const workspaceDir = join(base, "rt");
+  const sink = { write: () => true } as unknown as NodeJS.WritableStream;
+  await runCli({ args: ["init", "--workspace", workspaceDir], env: { LOG_LEVEL: "silent" }, cwd: ROOT, repoRoot: ROOT, stdout: sink, stderr: sink, stdin: process.stdin });
+  writeFileSync(join(workspaceDir, "configs/env"), `REACT_MAX_STEPS=4\nTOOLHOST_SANDBOX=${sandbox}\nLOG_LEVEL=warn\n`);
+  const file = join(workspaceDir, "workspace/main/bench.txt");
+  mkdirSync(join(workspaceDir, "workspace/main"), { recursive: true });
+  writeFileSync(file, "x".repeat(4096));
+  return { workspaceDir, file };
+}
+
+function toolhostPool(workspaceDir: string) {
+  return new ToolhostPool({
+    settings: { callTimeoutMs: 30_000, shellTimeoutMs: 30_000, shellMaxTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
+    spawn: (agentId) => spawnToolhost({ entry: ENTRY, agentId, workspaceDir, env: process.env, passVariables: VARIABLE_NAMES.filter((name) => !(VARIABLES[name] as VariableSpec).secret) }),
+    logger: pino({ level: "silent" }),
+  });
+}
+
+async function benchToolhost(sandbox: "none" | "bwrap"): Promise<Row> {
+  const { workspaceDir, file } = await seedWorkspace(sandbox);
+  const colds: number[] = [];
+  for (let index = 0; index < COLD_STARTS; index += 1) {
+    const pool = toolhostPool(workspaceDir);
+    const started = performance.now();
+    await pool.client("main").ping();
+    colds.push(performance.now() - started);
+    await pool.stopAll();
+  }
+  const pool = toolhostPool(workspaceDir);
+  const client = pool.client("main");
+  await client.ping();
+  const pings = await timeEach(PINGS, () => client.ping());
+  const read = async () => {
+    const result = await client.callTool({ name: "file.read", args: { path: file } });
+    if (!result.ok) throw new Error(JSON.stringify(result));
+  };
+  const read1 = await throughput(READS, 1, read);
+  const read8 = await throughput(READS, 8, read);
+  const childRss = rssMb(client.supervisor.pid ?? 0);
+  await pool.stopAll();
+  rmSync(join(workspaceDir, ".."), { recursive: true, force: true });
+  return { name: `laoding toolhost (${sandbox})`, pingP50: percentile(pings, 50), pingP99: percentile(pings, 99), read1, read8, coldMs: percentile(colds, 50), childRss };
+}
+
+async function benchEcho(file: string): Promise<Row> {
+  const start = () => {
+    const child = spawn(process.execPath, [join(ROOT, "bench/fixtures/echo-child.mjs"), file], { stdio: ["pipe", "pipe", "inherit"] });
+    const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    connection.listen();
+    return { child, connection };
+  };
+  const colds: number[] = [];
+  for (let index = 0; index < COLD_STARTS; index += 1) {
+    const started = performance.now();
+    const { child, connection } = start();
+    await connection.sendRequest("ping", {});
+    colds.push(performance.now() - started);
+    connection.dispose();
+    await stop(child);
+  }
+  const { child, connection } = start();
+  const pings = await timeEach(PINGS, () => connection.sendRequest("ping", {}));
+  const read = () => connection.sendRequest("tool.call", { name: "file.read", args: { path: file } });
+  const read1 = await throughput(READS, 1, read);
+  const read8 = await throughput(READS, 8, read);
+  const childRss = rssMb(child.pid ?? 0);
+  connection.dispose();
+  await stop(child);
+  return { name: "raw stdio echo (floor)", pingP50: percentile(pings, 50), pingP99: percentile(pings, 99), read1, read8, coldMs: percentile(colds, 50), childRss };
+}
+
+async function benchMcp(file: string): Promise<Row> {
+  const start = async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, "bench/fixtures/mcp-read-server.mjs")], stderr: "inherit" });
+    const client = new Client({ name: "bench", version: "1.0.0" });
+    await client.connect(transport);
+    return { client, transport };
+  };
+  const colds: number[] = [];
+  for (let index = 0; index < COLD_STARTS; index += 1) {
+    const started = performance.now();
+    const { client } = await start();
+    await client.ping();
+    colds.push(performance.now() - started);
+    await client.close();
+  }
+  const { client, transport } = await start();
+  const pings = await timeEach(PINGS, () => client.ping());
+  const read = () => client.callTool({ name: "read_file", arguments: { path: file } });
+  const read1 = await throughput(READS, 1, read);
+  const read8 = await throughput(READS, 8, read);
+  const childRss = rssMb(transport.pid ?? 0);
+  await client.close();
+  return { name: "MCP SDK server (stdio)", pingP50: percentile(pings, 50), pingP99: percentile(pings, 99), read1, read8, coldMs: percentile(colds, 50), childRss };
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+  });
+}
+
+export async function runToolhostBench(): Promise<string> {
+  const { file } = await seedWorkspace("none");
+  const rows: Row[] = [];
+  rows.push(await benchEcho(file));
+  rows.push(await benchMcp(file));
+  rows.push(await benchToolhost("none"));
+  rows.push(await benchToolhost("bwrap"));
+  const floor = rows[0] as Row;
+  const mcp = rows[1] as Row;
+  const lines = [
+    `Ping: ${PINGS} sequential round-trips. Read: ${READS} calls of a 4 KiB file per concurrency level. Cold start: median of ${COLD_STARTS} spawns to first ping answered. RSS after the read runs. Parent RSS at the end: ${rssMb(process.pid).toFixed(0)} MiB.`,
+    "",
+    "| child | ping p50 | ping p99 | read/s c=1 | read/s c=8 | cold start | child RSS | read c=8 vs floor | read c=8 vs MCP |",
+    "|---|---|---|---|---|---|---|---|---|",
+    ...rows.map(
+      (row) =>
+        `| ${row.name} | ${formatMs(row.pingP50)} | ${formatMs(row.pingP99)} | ${row.read1.toFixed(0)} | ${row.read8.toFixed(0)} | ${formatMs(row.coldMs)} | ${row.childRss.toFixed(0)} MiB | ${(row.read8 / floor.read8).toFixed(2)}x | ${(row.read8 / mcp.read8).toFixed(2)}x |`,
+    ),
+  ];
+  return lines.join("\n");
+}

@@ -1,0 +1,46 @@
+/** Builds the toolhost pool from the configuration: the real spawn and the audit trail. */
+import type { Config } from "../config/load-config.js";
+import { VARIABLES, VARIABLE_NAMES, type VariableSpec } from "../config/variables.js";
+import type { Logger } from "../log/logger.js";
+import type { Store } from "../store/store.js";
+import { spawnToolhost } from "../toolhost/client/spawn-toolhost.js";
+import { DEFAULT_START_TIMEOUT_MS, DEFAULT_STOP_GRACE_MS, ToolhostPool } from "../toolhost/client/toolhost-pool.js";
+
+/** Only non-secret settings travel to the child through its environment. */
+const PASSED_VARIABLES = VARIABLE_NAMES.filter((name) => !(VARIABLES[name] as VariableSpec).secret);
+
+export function createToolhostPool(options: {
+  config: Config;
+  workspaceDir: string;
+  cliEntry: string;
+  env: NodeJS.ProcessEnv;
+  store: Store;
+  logger: Logger;
+}): ToolhostPool {
+  const { config } = options;
+  return new ToolhostPool({
+    settings: {
+      callTimeoutMs: config.TOOLHOST_CALL_TIMEOUT_MS,
+      shellTimeoutMs: config.SHELL_TIMEOUT_MS,
+      shellMaxTimeoutMs: config.SHELL_MAX_TIMEOUT_MS,
+      heartbeatMs: config.TOOLHOST_HEARTBEAT_MS,
+      restartLimit: config.TOOLHOST_RESTART_LIMIT,
+      restartWindowMs: config.TOOLHOST_RESTART_WINDOW_MS,
+      concurrency: config.TOOLHOST_CONCURRENCY,
+      queueMax: config.TOOLHOST_QUEUE_MAX,
+      maxFrameBytes: config.TOOLHOST_MAX_FRAME_BYTES,
+      startTimeoutMs: DEFAULT_START_TIMEOUT_MS,
+      stopGraceMs: DEFAULT_STOP_GRACE_MS,
+    },
+    spawn: (agentId) =>
+      spawnToolhost({ entry: options.cliEntry, agentId, workspaceDir: options.workspaceDir, env: options.env, passVariables: PASSED_VARIABLES }),
+    logger: options.logger,
+    onCall: (audit) => {
+      try {
+        options.store.toolCalls.record(audit);
+      } catch (error) {
+        options.logger.error({ err: error, traceId: audit.traceId }, "could not record a tool call");
+      }
+    },
+  });
+}

@@ -1,0 +1,57 @@
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { isWithin, PathSandbox } from "../../src/toolhost/path-sandbox.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+function setup() {
+  const base = tempDir();
+  const mine = join(base, "agent1");
+  const skills = join(base, "skills");
+  for (const dir of [mine, join(base, "agent10"), join(base, "agent1_evil"), skills]) mkdirSync(dir, { recursive: true });
+  const sandbox = new PathSandbox([
+    { path: mine, writable: true, label: "working tree" },
+    { path: skills, writable: false, label: "base skills" },
+  ]);
+  return { base, mine, skills, sandbox };
+}
+
+describe("path sandbox", () => {
+  it("compares by segments, never by string prefix", () => {
+    expect(isWithin("/a/agent1", "/a/agent1")).toBe(true);
+    expect(isWithin("/a/agent1", "/a/agent1/x/y")).toBe(true);
+    expect(isWithin("/a/agent1", "/a/agent10")).toBe(false);
+    expect(isWithin("/a/agent1", "/a/agent1_evil/x")).toBe(false);
+    expect(isWithin("/a/agent1", "/a")).toBe(false);
+    expect(isWithin("/a/agent1", "/a/agent1/../agent10")).toBe(false);
+  });
+
+  it("resolves relative paths against the working folder only", () => {
+    const { mine, sandbox } = setup();
+    mkdirSync(join(mine, "chat"));
+    expect(sandbox.resolve("notes/a.md", join(mine, "chat"), "write").realPath).toBe(join(mine, "chat", "notes", "a.md"));
+    expect(() => sandbox.resolve("../../agent10/x", join(mine, "chat"), "read")).toThrow(/outside/);
+  });
+
+  it("refuses NUL bytes, read-only roots for writes, links out and dangling links", () => {
+    const { base, mine, skills, sandbox } = setup();
+    expect(() => sandbox.resolve("a\0b", mine, "read")).toThrow(/NUL/);
+    writeFileSync(join(skills, "SKILL.md"), "x");
+    expect(sandbox.resolve(join(skills, "SKILL.md"), mine, "read").root.label).toBe("base skills");
+    expect(() => sandbox.resolve(join(skills, "SKILL.md"), mine, "write")).toThrow(/read-only/);
+    symlinkSync(join(base, "agent10"), join(mine, "out"));
+    expect(() => sandbox.resolve("out/file", mine, "write")).toThrow(/outside/);
+    symlinkSync(join(base, "agent10", "nothing-yet"), join(mine, "dangling"));
+    expect(() => sandbox.resolve("dangling", mine, "write")).toThrow(/dangling link/);
+    symlinkSync(join(mine, "loop-b"), join(mine, "loop-a"));
+    symlinkSync(join(mine, "loop-a"), join(mine, "loop-b"));
+    expect(() => sandbox.resolve("loop-a", mine, "read")).toThrow(/loop/);
+  });
+
+  it("follows a link that stays inside the roots (the experience library link)", () => {
+    const { mine, sandbox } = setup();
+    mkdirSync(join(mine, "library"));
+    symlinkSync(join(mine, "library"), join(mine, "团队经验"));
+    expect(sandbox.resolve("团队经验/2026-01-01-x.md", mine, "write").realPath).toBe(join(mine, "library", "2026-01-01-x.md"));
+  });
+});
