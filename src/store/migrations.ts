@@ -73,4 +73,26 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX tool_calls_by_trace ON tool_calls (trace_id);
     `,
   },
+  {
+    version: 2,
+    name: "model call usage",
+    sql: `
+      CREATE TABLE model_calls (
+        id INTEGER PRIMARY KEY,
+        trace_id TEXT,
+        agent_id TEXT,
+        purpose TEXT NOT NULL,
+        model TEXT NOT NULL,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        total_tokens INTEGER,
+        ok INTEGER NOT NULL,
+        error_kind TEXT,
+        duration_ms INTEGER NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX model_calls_by_trace ON model_calls (trace_id);
+      CREATE INDEX model_calls_by_time ON model_calls (created_at);
+    `,
+  },
 ];

@@ -2,6 +2,7 @@
 import type { Clock } from "./clock.js";
 import { createGapsStore, type GapsStore } from "./gaps-store.js";
 import { createMessagesStore, type MessagesStore } from "./messages-store.js";
+import { createModelCallsStore, type ModelCallsStore } from "./model-calls-store.js";
 import { openDatabase, type Db } from "./open-database.js";
 import { createSessionsStore, type SessionsStore } from "./sessions-store.js";
 import { createToolCallsStore, type ToolCallsStore } from "./tool-calls-store.js";
@@ -12,6 +13,7 @@ export type Store = {
   messages: MessagesStore;
   gaps: GapsStore;
   toolCalls: ToolCallsStore;
+  modelCalls: ModelCallsStore;
   close(): void;
 };
 
@@ -24,6 +26,7 @@ export function openStore(file: string, clock: Clock): Store {
     messages: createMessagesStore(db, clock),
     gaps: createGapsStore(db, clock),
     toolCalls: createToolCallsStore(db, clock),
+    modelCalls: createModelCallsStore(db, clock),
     close() {
       if (closed) return;
       closed = true;

@@ -1,16 +1,17 @@
-import { systemClock } from "../../store/clock.js";
-import { openStore } from "../../store/store.js";
+import { createConsoleChannel } from "../../channels/console-channel.js";
+import type { Channel } from "../../channels/channel.js";
+import { createBotRuntime } from "../../runtime/bot-runtime.js";
 import { formatSeedReport } from "../../workspace/seed-workspace.js";
-import { bootstrap } from "../bootstrap.js";
-import { createToolhostPool } from "../../runtime/toolhost-pool-factory.js";
-import { CLI_ENTRY, writeLine, type Command } from "../cli-context.js";
+import { bootstrap, type Boot } from "../bootstrap.js";
+import { CLI_ENTRY, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
 import { parseFlags } from "../parse-flags.js";
-import { waitForShutdownSignal } from "../shutdown.js";
+import { runBot } from "../run-bot.js";
 
 const usage = `Usage: laoding start [--workspace DIR]
 
 Seeds the workspace (only what is missing), validates the configuration, opens and
-migrates the database, and runs the bot on MESSAGE_CHANNEL until SIGINT or SIGTERM.
+migrates the database, and runs the bot on MESSAGE_CHANNEL until SIGINT or SIGTERM
+(console: until end of input).
 
 Options:
   --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
@@ -18,30 +19,36 @@ Options:
 
 export const startCommand: Command = {
   name: "start",
-  summary: "run the bot",
+  summary: "run the bot on MESSAGE_CHANNEL",
   usage,
   async run(context) {
     const { values } = parseFlags(context.args, { workspace: { type: "string" } }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
     const boot = bootstrap(context, { seed: true, ...(values.workspace ? { workspaceDir: values.workspace } : {}) });
-    const { logger, layout, loaded } = boot;
-    const copied = boot.seedReport ? formatSeedReport(boot.seedReport, layout.workspaceDir).filter((line) => !line.startsWith("kept")) : [];
-    if (copied.length > 0) logger.info({ workspace: layout.workspaceDir, seeded: copied }, "workspace seeded");
-    const store = openStore(layout.databaseFile, systemClock);
-    const toolhosts = createToolhostPool({ config: loaded.config, workspaceDir: layout.workspaceDir, cliEntry: CLI_ENTRY, env: context.env, store, logger });
-    try {
-      logger.info(
-        { workspace: layout.workspaceDir, channel: loaded.config.MESSAGE_CHANNEL, agents: boot.agents.map((agent) => agent.id), database: layout.databaseFile },
-        "LaodingBot ready; press Ctrl-C to stop",
-      );
-      const signal = await waitForShutdownSignal();
-      logger.info({ signal }, "shutting down");
-    } finally {
-      // Children first: their last tool calls are still recorded in the store.
-      await toolhosts.stopAll();
-      store.close();
+    const channelName = boot.loaded.config.MESSAGE_CHANNEL;
+    if (channelName !== "console") {
+      throw new Error(`MESSAGE_CHANNEL=${channelName} is not available in this version yet; set MESSAGE_CHANNEL=console`);
     }
-    logger.info("stopped");
-    return 0;
+    return serveConsole(context, boot, boot.agents[0]?.id as string);
   },
 };
+
+/** Shared by `start` (console channel) and `chat`. */
+export async function serveConsole(context: CliContext, boot: Boot, agentId: string): Promise<number> {
+  const { logger, layout, loaded } = boot;
+  if (!boot.agents.some((agent) => agent.id === agentId)) {
+    throw new UsageError(`no agent "${agentId}"; known: ${boot.agents.map((agent) => agent.id).join(", ")}`, "");
+  }
+  const copied = boot.seedReport ? formatSeedReport(boot.seedReport, layout.workspaceDir).filter((line) => !line.startsWith("kept")) : [];
+  if (copied.length > 0) logger.info({ workspace: layout.workspaceDir, seeded: copied }, "workspace seeded");
+  const runtime = createBotRuntime({ loaded, layout, agents: boot.agents, logger, cliEntry: CLI_ENTRY, env: context.env });
+  const interactive = (context.stdin as NodeJS.ReadStream).isTTY === true;
+  const channel: Channel = createConsoleChannel({ input: context.stdin, output: context.stdout, agentId, interactive });
+  logger.info(
+    { workspace: layout.workspaceDir, channel: channel.name, agent: agentId, agents: boot.agents.map((agent) => agent.id), database: layout.databaseFile, model: runtime.model?.model ?? null },
+    interactive ? "LaodingBot ready; type a message, Ctrl-C to quit" : "LaodingBot ready; press Ctrl-C to stop",
+  );
+  await runBot(runtime, channel, logger);
+  return 0;
+}
+

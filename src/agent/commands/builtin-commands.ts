@@ -1,0 +1,45 @@
+/** /help, /start, /new and /context: the commands every chat user has. */
+import type { AgentDefinition } from "../../config/agents.js";
+import type { PromptManifest } from "../prompt/system-prompt.js";
+import { text } from "../texts.js";
+import type { ChatCommand } from "./chat-commands.js";
+
+export function builtinCommands(options: {
+  agent: (agentId: string) => AgentDefinition | undefined;
+  startNewSession: (agentId: string, channel: string, chatId: string) => void;
+  lastPrompt: (sessionKey: string) => PromptManifest | undefined;
+  operatorCommandsListed: () => boolean;
+}): ChatCommand[] {
+  const nameOf = (agentId: string) => options.agent(agentId)?.name ?? agentId;
+  return [
+    {
+      name: "help",
+      operatorOnly: false,
+      run: ({ message, locale }) =>
+        text(locale, "help", { name: nameOf(message.agentId) }) + (message.isOperator && options.operatorCommandsListed() ? text(locale, "operatorHelp") : ""),
+    },
+    {
+      name: "start",
+      operatorOnly: false,
+      run: ({ message, locale }) => text(locale, "start", { name: nameOf(message.agentId), description: options.agent(message.agentId)?.description ?? "" }).replace(/ \n/, "\n"),
+    },
+    {
+      name: "new",
+      operatorOnly: false,
+      run: ({ message, locale }) => {
+        options.startNewSession(message.agentId, message.channel, message.chatId);
+        return text(locale, "newSession");
+      },
+    },
+    {
+      name: "context",
+      operatorOnly: false,
+      run: ({ sessionKey, locale }) => {
+        const manifest = options.lastPrompt(sessionKey);
+        if (!manifest) return text(locale, "noContext");
+        const skills = text(locale, "contextSkills", { skills: manifest.skills.join(", ") || "-" });
+        return [text(locale, "contextHeader", { total: manifest.totalChars, skills }), ...manifest.sections.map((section) => `- ${section.name}: ${section.chars}`)].join("\n");
+      },
+    },
+  ];
+}

@@ -1,0 +1,33 @@
+/**
+ * Slash commands answered without the model. A command is `/name` (optionally
+ * `/name@botname`) at the start of the message. Operator commands refuse other users.
+ * Later features register more commands into the same table.
+ */
+import type { IncomingMessage } from "../../channels/channel.js";
+import { text, type Locale } from "../texts.js";
+
+export type CommandContext = {
+  message: IncomingMessage;
+  args: string;
+  locale: Locale;
+  sessionKey: string;
+};
+
+export type ChatCommand = {
+  name: string;
+  operatorOnly: boolean;
+  run(context: CommandContext): Promise<string> | string;
+};
+
+export function parseCommand(input: string): { name: string; args: string } | undefined {
+  const match = /^\/([A-Za-z0-9_]+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(input.trim());
+  if (!match) return undefined;
+  return { name: (match[1] as string).toLowerCase(), args: (match[2] ?? "").trim() };
+}
+
+export function runCommand(commands: ReadonlyMap<string, ChatCommand>, parsed: { name: string; args: string }, context: Omit<CommandContext, "args">): Promise<string> | string {
+  const command = commands.get(parsed.name);
+  if (!command) return text(context.locale, "unknownCommand", { command: `/${parsed.name}` });
+  if (command.operatorOnly && !context.message.isOperator) return text(context.locale, "operatorOnly", { command: `/${parsed.name}` });
+  return command.run({ ...context, args: parsed.args });
+}

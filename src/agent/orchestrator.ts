@@ -1,0 +1,291 @@
+/**
+ * The parent orchestrator: one incoming message in, one answer out, everything stored.
+ * Flow: dedupe + store the user message (trace id) -> command? answer it -> history with
+ * rolling summary -> route to <= 2 skills -> system prompt -> ReAct loop over the agent's
+ * toolhost tools -> store and return the answer -> after-turn hooks (gap loop).
+ * Messages of one session run one at a time in arrival order; sessions run in parallel.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import type { IncomingMessage } from "../channels/channel.js";
+import type { AgentDefinition } from "../config/agents.js";
+import type { RuntimeLayout } from "../config/runtime-layout.js";
+import type { SkillCatalog } from "../knowledge/skill-catalog.js";
+import type { ChatMessage, ChatModel, ToolSpec } from "../llm/chat-model.js";
+import { ModelError } from "../llm/model-errors.js";
+import { childFor } from "../log/logger.js";
+import type { Store } from "../store/store.js";
+import type { ToolhostClient } from "../toolhost/client/toolhost-client.js";
+import { ensureChatFolder } from "./chat-folder.js";
+import { builtinCommands } from "./commands/builtin-commands.js";
+import { parseCommand, runCommand, type ChatCommand } from "./commands/chat-commands.js";
+import { fitToBudget, summarize } from "./conversation/history.js";
+import { createGapRecorder, type GapEvent, type GapRecorder } from "./gaps/gap-recorder.js";
+import { normalizeIntentKey } from "./gaps/intent-key.js";
+import { buildSystemPrompt, skillsSection, toolGuidanceSection, type PromptManifest, type PromptSection } from "./prompt/system-prompt.js";
+import { runReactLoop } from "./react/react-loop.js";
+import { createToolExecutor } from "./react/tool-executor.js";
+import { toModelToolName, toolNameMap } from "./react/tool-names.js";
+import { routeMessage, type RouteDecision } from "./routing/route-message.js";
+import { KeyedSerialQueue } from "./session-queue.js";
+import { text, type Locale } from "./texts.js";
+import { newTraceId } from "./trace-id.js";
+
+export type TurnReport = {
+  message: IncomingMessage;
+  traceId: string;
+  sessionId: number;
+  route?: RouteDecision;
+  answer: string;
+};
+
+export type OrchestratorOptions = {
+  store: Store;
+  agents: AgentDefinition[];
+  catalog: (agentId: string) => SkillCatalog;
+  toolhost: (agentId: string) => ToolhostClient;
+  /** Undefined when no model is configured: commands still work. */
+  model: ChatModel | undefined;
+  layout: RuntimeLayout;
+  settings: { maxSteps: number; contextBudgetChars: number; locale: Locale };
+  logger: Logger;
+  /** Always-on rules of an agent (distillation adds them). */
+  rules?: (agentId: string) => string[];
+  /** More prompt sections (experience library signpost, experiences). */
+  extraSections?: (context: { agentId: string; userText: string }) => PromptSection[];
+  commands?: ChatCommand[];
+  onGap?: (gap: GapEvent & { id: number }) => void;
+  afterTurn?: (turn: TurnReport) => void | Promise<void>;
+};
+
+export type Orchestrator = {
+  handle(message: IncomingMessage): Promise<string | undefined>;
+  /** Resolves when every queued message has been answered. */
+  idle(): Promise<void>;
+  readonly recordGap: GapRecorder;
+};
+
+export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
+  const { store, layout, settings } = options;
+  const agents = new Map(options.agents.map((agent) => [agent.id, agent]));
+  const queue = new KeyedSerialQueue();
+  const lastPrompts = new Map<string, PromptManifest>();
+  const recordGap = createGapRecorder(store.gaps, options.logger, options.onGap);
+  const inFlight = new Set<Promise<unknown>>();
+
+  const commands = new Map<string, ChatCommand>();
+  const operatorCommands = options.commands ?? [];
+  for (const command of [
+    ...builtinCommands({
+      agent: (id) => agents.get(id),
+      startNewSession: (agentId, channel, chatId) => void store.sessions.closeActive(agentId, channel, chatId),
+      lastPrompt: (key) => lastPrompts.get(key),
+      operatorCommandsListed: () => operatorCommands.some((candidate) => candidate.operatorOnly),
+    }),
+    ...operatorCommands,
+  ]) {
+    commands.set(command.name, command);
+  }
+
+  async function process(message: IncomingMessage): Promise<string | undefined> {
+    const agent = agents.get(message.agentId);
+    if (!agent) throw new Error(`no agent "${message.agentId}"`);
+    const traceId = newTraceId();
+    const sessionKey = `${message.agentId}:${message.channel}:${message.chatId}`;
+    const log = childFor(options.logger, { traceId, agentId: agent.id, sessionKey });
+    const session = store.sessions.activeSession(agent.id, message.channel, message.chatId);
+    const command = parseCommand(message.text);
+    const userMessageId = store.messages.append({
+      sessionId: session.id,
+      role: "user",
+      kind: command ? "command" : "chat",
+      content: message.text,
+      traceId,
+      userId: message.userId,
+      ...(message.messageId ? { dedupeKey: `${message.channel}:${message.chatId}:${message.messageId}` } : {}),
+    });
+    if (userMessageId === undefined) {
+      log.info({ messageId: message.messageId }, "duplicate message dropped");
+      return undefined;
+    }
+    log.info({ chars: message.text.length, command: command?.name }, "message received");
+
+    if (command) {
+      const reply = await runCommand(commands, command, { message, locale: settings.locale, sessionKey });
+      store.messages.append({ sessionId: session.id, role: "assistant", kind: "command", content: reply, traceId });
+      return reply;
+    }
+
+    let answer: string;
+    let route: RouteDecision | undefined;
+    if (!options.model) {
+      answer = text(settings.locale, "noModel", { envFile: layout.envFile });
+    } else {
+      try {
+        const turn = await runTurn({ agent, message, model: options.model, sessionId: session.id, summary: session.summary, summaryUntil: session.summaryUntilMessageId ?? 0, userMessageId, traceId, sessionKey, log });
+        answer = turn.answer;
+        route = turn.route;
+      } catch (error) {
+        if (!(error instanceof ModelError)) throw error;
+        log.error({ err: error, kind: error.kind }, "model call failed");
+        recordGap({ agentId: agent.id, sessionId: session.id, traceId, intentKey: normalizeIntentKey("", message.text), reason: "model_failure", errorCode: error.kind, detail: error.message, userText: message.text, userId: message.userId });
+        answer = text(settings.locale, "modelFailed", { reason: error.kind.replace("_", " ") });
+      }
+    }
+    store.messages.append({ sessionId: session.id, role: "assistant", kind: "chat", content: answer, traceId });
+    log.info({ chars: answer.length }, "answer sent");
+    await options.afterTurn?.({ message, traceId, sessionId: session.id, ...(route ? { route } : {}), answer });
+    return answer;
+  }
+
+  async function runTurn(turn: {
+    agent: AgentDefinition;
+    message: IncomingMessage;
+    model: ChatModel;
+    sessionId: number;
+    summary: string | null;
+    summaryUntil: number;
+    userMessageId: number;
+    traceId: string;
+    sessionKey: string;
+    log: Logger;
+  }): Promise<{ answer: string; route: RouteDecision }> {
+    const { agent, message, model, traceId, log } = turn;
+    const gapBase = { agentId: agent.id, sessionId: turn.sessionId, traceId, userText: message.text, userId: message.userId };
+
+    // History: the newest messages within the budget; older ones folded into the summary.
+    const rows = store.messages.chatAfter(turn.sessionId, turn.summaryUntil).filter((row) => row.id < turn.userMessageId);
+    const { recent, overflow } = fitToBudget(rows, settings.contextBudgetChars);
+    let summary = turn.summary;
+    if (overflow.length > 0) {
+      const folded = await summarize({ model, previous: summary, overflow, traceId, agentId: agent.id, logger: log });
+      if (folded) {
+        summary = folded;
+        store.sessions.setSummary(turn.sessionId, folded, (overflow.at(-1) as { id: number }).id);
+      }
+    }
+    const history = recent.map((row) => ({ role: row.role as "user" | "assistant", content: row.content }));
+
+    // A snapshot for the whole turn: a reload during the turn does not change it.
+    const snapshot = options.catalog(agent.id).snapshot;
+    const route = await routeMessage({ model, snapshot, userText: message.text, recent: history, traceId, agentId: agent.id, logger: log });
+    log.info({ skills: route.skills, intentKey: route.intentKey, confidence: route.confidence, catalogVersion: snapshot.version }, "routed");
+    if (route.gap) recordGap({ ...gapBase, intentKey: route.intentKey, reason: route.gap, ...(route.unparsed ? { detail: `routing reply: ${route.unparsed}` } : {}) });
+
+    const cwd = ensureChatFolder(layout.agentTrees(agent.id), message.channel, message.chatId, agent.experienceLibrary);
+    const client = options.toolhost(agent.id);
+    let toolSpecs: ToolSpec[] = [];
+    let names = new Map<string, string>();
+    try {
+      const tools = await client.listTools();
+      names = toolNameMap(tools.map((tool) => tool.name));
+      toolSpecs = tools.map((tool) => ({ name: toModelToolName(tool.name), description: tool.description, parameters: tool.inputSchema }));
+    } catch (error) {
+      log.error({ err: error }, "tools unavailable; answering without them");
+      recordGap({ ...gapBase, intentKey: route.intentKey, reason: "tool_failure", tool: "tool.list", errorCode: "TOOLHOST_UNAVAILABLE", detail: (error as Error).message });
+    }
+
+    const routedSkills = route.skills.flatMap((name) => {
+      const skill = snapshot.get(name);
+      return skill ? [skill] : [];
+    });
+    const sections: PromptSection[] = [
+      { name: "persona", content: readPersona(agent) },
+      { name: "rules", content: rulesSection(options.rules?.(agent.id) ?? []) },
+      skillsSection(routedSkills),
+      ...(options.extraSections?.({ agentId: agent.id, userText: message.text }) ?? []),
+      toolGuidanceSection({ cwd, locale: settings.locale }),
+      { name: "conversation-summary", content: summary ? `## Earlier in this conversation\n${summary}` : "" },
+    ];
+    const prompt = buildSystemPrompt(sections, route.skills);
+    lastPrompts.set(turn.sessionKey, prompt.manifest);
+
+    const messages: ChatMessage[] = [{ role: "system", content: prompt.text }, ...history, { role: "user", content: message.text }];
+    const executeTool = createToolExecutor({
+      client,
+      names,
+      cwd,
+      traceId,
+      sessionId: turn.sessionId,
+      onFailure: (report) =>
+        recordGap({ ...gapBase, intentKey: route.intentKey, reason: report.kind, tool: report.tool, errorCode: report.code, detail: report.reason }),
+    });
+    const result = await runReactLoop({
+      model,
+      messages,
+      tools: toolSpecs,
+      executeTool,
+      maxSteps: settings.maxSteps,
+      traceId,
+      agentId: agent.id,
+      onMessage: (chatMessage) => storeScratch(turn.sessionId, traceId, chatMessage),
+    });
+    if (result.stop === "final") {
+      return { answer: result.answer.trim() || text(settings.locale, "emptyAnswer"), route };
+    }
+    log.warn({ steps: result.steps }, "step budget exhausted");
+    recordGap({ ...gapBase, intentKey: route.intentKey, reason: "step_budget", detail: `tools used: ${result.toolsUsed.join(", ")}` });
+    return { answer: await partialAnswer(model, result.messages, toolSpecs, result.steps, result.toolsUsed, traceId, agent.id, log), route };
+  }
+
+  async function partialAnswer(model: ChatModel, messages: ChatMessage[], tools: ToolSpec[], steps: number, toolsUsed: string[], traceId: string, agentId: string, log: Logger): Promise<string> {
+    const note = text(settings.locale, "stepBudget", { steps });
+    try {
+      const response = await model.complete({
+        purpose: "partial",
+        traceId,
+        agentId,
+        messages: [...messages, { role: "user", content: "You have run out of steps. Without calling tools, tell me honestly what you found and did so far, and what is still missing." }],
+        tools,
+        toolChoice: "none",
+      });
+      if (response.content?.trim()) return `${note}\n\n${response.content.trim()}`;
+    } catch (error) {
+      log.warn({ err: error }, "could not get a partial answer from the model");
+    }
+    return text(settings.locale, "stepBudgetFallback", { steps, done: [...new Set(toolsUsed)].join(", ") || "-" });
+  }
+
+  function storeScratch(sessionId: number, traceId: string, message: ChatMessage): void {
+    if (message.role === "assistant" && message.toolCalls && message.toolCalls.length > 0) {
+      store.messages.append({
+        sessionId,
+        role: "assistant",
+        kind: "scratch",
+        content: message.content ?? "",
+        toolCalls: message.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: call.argumentsText })),
+        traceId,
+      });
+    } else if (message.role === "tool") {
+      store.messages.append({ sessionId, role: "tool", kind: "scratch", content: message.content, toolCallId: message.toolCallId, traceId });
+    }
+  }
+
+  function readPersona(agent: AgentDefinition): string {
+    const file = join(layout.botContextDir, agent.persona ?? "soul.md");
+    try {
+      return readFileSync(file, "utf8");
+    } catch {
+      options.logger.warn({ file, agentId: agent.id }, "persona file missing; using a plain one");
+      return `You are ${agent.name}, a helpful team assistant.${agent.description ? ` ${agent.description}` : ""}`;
+    }
+  }
+
+  return {
+    recordGap,
+    handle(message) {
+      const work = queue.run(`${message.agentId}:${message.channel}:${message.chatId}`, () => process(message));
+      inFlight.add(work);
+      void work.finally(() => inFlight.delete(work)).catch(() => undefined);
+      return work;
+    },
+    async idle() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  };
+}
+
+function rulesSection(rules: string[]): string {
+  return rules.length === 0 ? "" : ["## Rules", ...rules.map((rule) => `- ${rule}`)].join("\n");
+}

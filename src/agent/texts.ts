@@ -1,0 +1,47 @@
+/** The bot's own words, per BOT_LOCALE. Model output is never translated. */
+export type Locale = "zh" | "en";
+
+const TEXTS = {
+  help: {
+    zh: "我是 {name}。直接告诉我你要做什么，我会用技能和工具帮你完成。\n\n命令：\n/help 显示帮助\n/new 开始新的对话\n/context 查看上一轮发给模型的提示词各部分",
+    en: "I'm {name}. Tell me what you need and I'll use my skills and tools to get it done.\n\nCommands:\n/help show this help\n/new start a fresh conversation\n/context show the prompt sections of the last turn",
+  },
+  operatorHelp: {
+    zh: "\n\n运维命令：\n/capability_gaps 查看能力缺口\n/reload_skills 重新加载技能",
+    en: "\n\nOperator commands:\n/capability_gaps show capability gaps\n/reload_skills reload skills",
+  },
+  start: {
+    zh: "你好，我是 {name}。{description}\n发送 /help 查看我能做什么。",
+    en: "Hello, I'm {name}. {description}\nSend /help to see what I can do.",
+  },
+  newSession: { zh: "好的，已开始新的对话。之前的内容我不会再参考。", en: "Done: a fresh conversation. I won't use what was said before." },
+  unknownCommand: { zh: "不认识的命令 {command}。发送 /help 查看可用命令。", en: "Unknown command {command}. Send /help for the commands I know." },
+  operatorOnly: { zh: "{command} 只有运维人员可以使用。", en: "{command} is for operators only." },
+  noContext: { zh: "这个对话还没有发给模型的内容。", en: "Nothing has been sent to the model in this conversation yet." },
+  contextHeader: { zh: "上一轮的提示词（{total} 字符，{skills}）：", en: "Last turn's prompt ({total} characters, {skills}):" },
+  contextSkills: { zh: "技能：{skills}", en: "skills: {skills}" },
+  noModel: {
+    zh: "还没有配置模型，所以我暂时无法回答。请在 {envFile} 中设置 LLM_BASE_URL、LLM_API_KEY 和 LLM_MODEL（任何兼容 OpenAI 的服务都可以），然后重启。命令（/help）仍然可用。",
+    en: "No model is configured yet, so I can't answer. Set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL in {envFile} (any OpenAI-compatible server works) and restart. Commands (/help) still work.",
+  },
+  modelFailed: {
+    zh: "抱歉，模型服务暂时不可用（{reason}）。请稍后再试。",
+    en: "Sorry, the model service is unavailable right now ({reason}). Please try again later.",
+  },
+  stepBudget: {
+    zh: "（我在 {steps} 步之内没能完成这个任务，以下是目前的进展。）",
+    en: "(I could not finish this within {steps} steps; here is where I got to.)",
+  },
+  stepBudgetFallback: {
+    zh: "我用完了 {steps} 步还没能完成。已经做过：{done}。你可以让我继续，或者把任务拆小一点。",
+    en: "I ran out of {steps} steps before finishing. What I did: {done}. Ask me to continue, or split the task.",
+  },
+  emptyAnswer: { zh: "（模型没有给出回答。）", en: "(The model gave no answer.)" },
+  busy: { zh: "我还在处理你上一条消息，这条会排在后面。", en: "Still working on your previous message; this one is queued." },
+} as const;
+
+export type TextKey = keyof typeof TEXTS;
+
+export function text(locale: Locale, key: TextKey, values: Record<string, string | number> = {}): string {
+  return TEXTS[key][locale].replace(/\{(\w+)\}/g, (match, name: string) => (name in values ? String(values[name]) : match));
+}

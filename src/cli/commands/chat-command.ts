@@ -1,0 +1,28 @@
+import { bootstrap } from "../bootstrap.js";
+import { writeLine, type Command } from "../cli-context.js";
+import { parseFlags } from "../parse-flags.js";
+import { serveConsole } from "./start-command.js";
+
+const usage = `Usage: laoding chat [--agent ID] [--workspace DIR]
+
+Talks to an agent in the terminal. Interactive on a TTY (history, Ctrl-C to quit);
+otherwise reads one message per line, prints each reply and exits at end of input:
+
+  echo "/help" | laoding chat
+
+Options:
+  --agent ID        the agent to talk to (default: the first in agents.json)
+  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+  -h, --help        show this help`;
+
+export const chatCommand: Command = {
+  name: "chat",
+  summary: "talk to an agent in the terminal (scriptable when stdin is not a TTY)",
+  usage,
+  async run(context) {
+    const { values } = parseFlags(context.args, { agent: { type: "string" }, workspace: { type: "string" } }, usage);
+    if (values.help) return writeLine(context.stdout, usage), 0;
+    const boot = bootstrap(context, { seed: true, ...(values.workspace ? { workspaceDir: values.workspace } : {}) });
+    return serveConsole(context, boot, values.agent ?? (boot.agents[0]?.id as string));
+  },
+};

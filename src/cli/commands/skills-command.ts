@@ -1,0 +1,69 @@
+import { SkillCatalog } from "../../knowledge/skill-catalog.js";
+import { bootstrap } from "../bootstrap.js";
+import { UsageError, writeLine, type Command } from "../cli-context.js";
+import { parseFlags } from "../parse-flags.js";
+
+const usage = `Usage: laoding skills <list|validate> [--agent ID] [--workspace DIR] [--json]
+
+  list       the skills each agent can be routed to: name, status, origin, source
+  validate   check every SKILL.md; exits 1 when any is invalid, naming file and problem
+
+Options:
+  --agent ID        only this agent (default: all)
+  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+  --json            machine-readable output
+  -h, --help        show this help`;
+
+export const skillsCommand: Command = {
+  name: "skills",
+  summary: "list or validate the skill catalog of each agent",
+  usage,
+  async run(context) {
+    const { values, positionals } = parseFlags(context.args, { agent: { type: "string" }, workspace: { type: "string" }, json: { type: "boolean" } }, usage, true);
+    if (values.help) return writeLine(context.stdout, usage), 0;
+    const action = positionals[0];
+    if (action !== "list" && action !== "validate") throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);
+    const boot = bootstrap(context, { seed: false, ...(values.workspace ? { workspaceDir: values.workspace } : {}) });
+    const agents = boot.agents.filter((agent) => !values.agent || agent.id === values.agent);
+    if (agents.length === 0) throw new UsageError(`no agent "${values.agent}"`, usage);
+    const quiet = boot.logger.child({});
+    quiet.level = "silent";
+    const results = agents.map((agent) => {
+      const catalog = new SkillCatalog(
+        [
+          { dir: boot.layout.baseSkillsDir, source: "base" },
+          { dir: boot.layout.agentTrees(agent.id).skillsDir, source: "agent" },
+        ],
+        quiet,
+      );
+      return { agent: agent.id, snapshot: catalog.snapshot };
+    });
+    if (values.json) {
+      writeLine(
+        context.stdout,
+        JSON.stringify(
+          results.map(({ agent, snapshot }) => ({
+            agent,
+            skills: snapshot.skills.map((skill) => ({ name: skill.name, status: skill.status, origin: skill.origin ?? null, source: skill.source, description: skill.description, path: skill.path })),
+            problems: snapshot.problems,
+          })),
+          null,
+          2,
+        ),
+      );
+    } else {
+      for (const { agent, snapshot } of results) {
+        writeLine(context.stdout, `agent ${agent}: ${snapshot.skills.length} skills${snapshot.problems.length > 0 ? `, ${snapshot.problems.length} invalid` : ""}`);
+        if (action === "list") {
+          for (const skill of snapshot.skills) {
+            writeLine(context.stdout, `  ${skill.name.padEnd(28)} ${skill.status.padEnd(10)} ${(skill.origin ?? "-").padEnd(9)} ${skill.source.padEnd(5)} ${skill.description.slice(0, 70)}`);
+          }
+        }
+        for (const problem of snapshot.problems) writeLine(context.stdout, `  INVALID ${problem.path}: ${problem.reason}`);
+      }
+    }
+    const invalid = results.reduce((count, result) => count + result.snapshot.problems.length, 0);
+    if (action === "validate") writeLine(context.stdout, invalid === 0 ? "all skills are valid" : `${invalid} invalid skill file(s); they are skipped until fixed`);
+    return action === "validate" && invalid > 0 ? 1 : 0;
+  },
+};

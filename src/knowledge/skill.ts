@@ -1,0 +1,75 @@
+/**
+ * A skill: a folder holding SKILL.md in the Agent Skills format (`name` equal to the
+ * folder name, `description`) plus our optional lifecycle fields. Parsing returns a
+ * Result naming the file and the problem; a bad skill is skipped, never fatal.
+ */
+import { readFileSync } from "node:fs";
+import { basename, dirname } from "node:path";
+import { z } from "zod";
+import { parseFrontmatter, textValue, type ParseResult } from "./frontmatter.js";
+
+export const SKILL_NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+export const SKILL_STATUSES = ["draft", "active", "deprecated"] as const;
+export const SKILL_ORIGINS = ["seed", "gap", "distilled", "agent"] as const;
+
+const skillFrontmatter = z.object({
+  name: z.string().max(64, { message: "is longer than 64 characters" }).regex(SKILL_NAME_PATTERN, { message: "must be lowercase letters, digits and single hyphens" }),
+  description: z.string().min(1, { message: "is empty" }).max(1024, { message: "is longer than 1024 characters" }),
+  status: z.enum(SKILL_STATUSES, { message: "must be draft, active or deprecated" }).default("active"),
+  origin: z.enum(SKILL_ORIGINS, { message: "must be seed, gap, distilled or agent" }).optional(),
+  intent_key: z.string().max(100).optional(),
+  created: z.string().max(40).optional(),
+  last_verified: z.string().max(40).optional(),
+});
+
+export type Skill = {
+  name: string;
+  description: string;
+  status: (typeof SKILL_STATUSES)[number];
+  origin?: (typeof SKILL_ORIGINS)[number];
+  intentKey?: string;
+  created?: string;
+  lastVerified?: string;
+  /** The markdown body after the frontmatter. */
+  body: string;
+  path: string;
+  /** Where it came from: "base" or the agent's own folder. */
+  source: "base" | "agent";
+};
+
+export type SkillProblem = { path: string; reason: string };
+
+export function parseSkillText(text: string, path: string, source: Skill["source"]): ParseResult<Skill> {
+  const parsed = parseFrontmatter(text);
+  if (!parsed.ok) return parsed;
+  const data = Object.fromEntries(Object.entries(parsed.value.data).map(([key, value]) => [key, textValue(value)]));
+  const result = skillFrontmatter.safeParse(data);
+  if (!result.success) {
+    return { ok: false, error: result.error.issues.map((issue) => `${issue.path.join(".") || "frontmatter"} ${issue.message}`).join("; ") };
+  }
+  const folder = basename(dirname(path));
+  if (result.data.name !== folder) return { ok: false, error: `name "${result.data.name}" does not match its folder "${folder}"` };
+  const skill: Skill = {
+    name: result.data.name,
+    description: result.data.description,
+    status: result.data.status,
+    body: parsed.value.body.trim(),
+    path,
+    source,
+  };
+  if (result.data.origin) skill.origin = result.data.origin;
+  if (result.data.intent_key) skill.intentKey = result.data.intent_key;
+  if (result.data.created) skill.created = result.data.created;
+  if (result.data.last_verified) skill.lastVerified = result.data.last_verified;
+  return { ok: true, value: skill };
+}
+
+export function readSkillFile(path: string, source: Skill["source"]): ParseResult<Skill> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    return { ok: false, error: `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+  }
+  return parseSkillText(text, path, source);
+}

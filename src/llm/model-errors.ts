@@ -1,0 +1,26 @@
+/**
+ * Provider failures, mapped once from HTTP in the adapter. Callers decide on the class
+ * (retry, tell the user, record an environment gap), never on message text.
+ */
+export type ModelErrorKind = "rate_limit" | "server" | "connection" | "timeout" | "auth" | "bad_request" | "bad_response";
+
+export class ModelError extends Error {
+  override readonly name: string = "ModelError";
+  constructor(
+    readonly kind: ModelErrorKind,
+    message: string,
+    readonly status?: number,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options);
+  }
+
+  /** Failures of the provider or the network, not of the request: worth retrying later. */
+  get transient(): boolean {
+    return this.kind === "rate_limit" || this.kind === "server" || this.kind === "connection" || this.kind === "timeout";
+  }
+}
+
+export class ModelNotConfiguredError extends Error {
+  override readonly name = "ModelNotConfiguredError";
+}

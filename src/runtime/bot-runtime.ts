@@ -1,0 +1,107 @@
+/**
+ * The composition root of a running bot: the store, the model, each agent's skill
+ * catalog and toolhost, and the orchestrator over them. `close()` stops the toolhost
+ * children first (their last calls are still recorded), then closes the store.
+ */
+import { createOrchestrator, type Orchestrator, type OrchestratorOptions } from "../agent/orchestrator.js";
+import type { AgentDefinition } from "../config/agents.js";
+import type { LoadedConfig } from "../config/load-config.js";
+import type { RuntimeLayout } from "../config/runtime-layout.js";
+import { SkillCatalog } from "../knowledge/skill-catalog.js";
+import type { ChatModel } from "../llm/chat-model.js";
+import { createOpenAIChatModel } from "../llm/openai-chat-model.js";
+import { recordedModel } from "../llm/recorded-model.js";
+import type { Logger } from "../log/logger.js";
+import { systemClock, type Clock } from "../store/clock.js";
+import { openStore, type Store } from "../store/store.js";
+import type { ToolhostPool } from "../toolhost/client/toolhost-pool.js";
+import { createToolhostPool } from "./toolhost-pool-factory.js";
+
+export type BotRuntime = {
+  store: Store;
+  toolhosts: ToolhostPool;
+  catalogs: Map<string, SkillCatalog>;
+  model: ChatModel | undefined;
+  orchestrator: Orchestrator;
+  close(): Promise<void>;
+};
+
+export type BotRuntimeOptions = {
+  loaded: LoadedConfig;
+  layout: RuntimeLayout;
+  agents: AgentDefinition[];
+  logger: Logger;
+  cliEntry: string;
+  env: NodeJS.ProcessEnv;
+  clock?: Clock;
+  /** Tests and benchmarks inject a model; otherwise it comes from LLM_* settings. */
+  model?: ChatModel;
+  extend?: (runtime: Omit<BotRuntime, "orchestrator" | "close">) => Partial<OrchestratorOptions>;
+};
+
+export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
+  const { config } = options.loaded;
+  const clock = options.clock ?? systemClock;
+  const store = openStore(options.layout.databaseFile, clock);
+  const toolhosts = createToolhostPool({ config, workspaceDir: options.layout.workspaceDir, cliEntry: options.cliEntry, env: options.env, store, logger: options.logger });
+  const baseModel = options.model ?? configuredModel(options.loaded);
+  const model = baseModel
+    ? recordedModel(baseModel, (record) => {
+        try {
+          store.modelCalls.record(record);
+        } catch (error) {
+          options.logger.error({ err: error }, "could not record model usage");
+        }
+      }, clock)
+    : undefined;
+  if (!model) options.logger.warn({ envFile: options.layout.envFile }, "no model configured (LLM_BASE_URL, LLM_MODEL): chat messages get a configuration hint");
+  const catalogs = new Map(
+    options.agents.map((agent) => [
+      agent.id,
+      new SkillCatalog(
+        [
+          { dir: options.layout.baseSkillsDir, source: "base" },
+          { dir: options.layout.agentTrees(agent.id).skillsDir, source: "agent" },
+        ],
+        options.logger.child({ agentId: agent.id, component: "skills" }),
+      ),
+    ]),
+  );
+  const parts = { store, toolhosts, catalogs, model };
+  const orchestrator = createOrchestrator({
+    store,
+    agents: options.agents,
+    catalog: (agentId) => catalogs.get(agentId) as SkillCatalog,
+    toolhost: (agentId) => toolhosts.client(agentId),
+    model,
+    layout: options.layout,
+    settings: { maxSteps: config.REACT_MAX_STEPS, contextBudgetChars: config.CONTEXT_CHAR_BUDGET, locale: config.BOT_LOCALE },
+    logger: options.logger,
+    ...options.extend?.(parts),
+  });
+  let closed: Promise<void> | undefined;
+  return {
+    ...parts,
+    orchestrator,
+    close() {
+      closed ??= (async () => {
+        await orchestrator.idle();
+        await toolhosts.stopAll();
+        store.close();
+      })();
+      return closed;
+    },
+  };
+}
+
+function configuredModel(loaded: LoadedConfig): ChatModel | undefined {
+  const { config } = loaded;
+  if (!config.LLM_BASE_URL || !config.LLM_MODEL) return undefined;
+  return createOpenAIChatModel({
+    baseURL: config.LLM_BASE_URL,
+    model: config.LLM_MODEL,
+    timeoutMs: config.LLM_TIMEOUT_MS,
+    maxRetries: config.LLM_MAX_RETRIES,
+    ...(config.LLM_API_KEY ? { apiKey: config.LLM_API_KEY } : {}),
+  });
+}

@@ -1,0 +1,242 @@
+/**
+ * End to end through the real toolhost, the real store and the loopback fake model.
+ */
+import { existsSync, readFileSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { isRoutingRequest, routeTo } from "../fakes/openai-server.js";
+import { skillText, startTestBot } from "../helpers/bot.js";
+
+const NOTES_SKILL = skillText("write-notes", "Write meeting notes into a markdown file in the working folder", "# Write notes\n\n1. Write the notes with file_write.\n2. Confirm the path.");
+
+describe("a turn end to end", () => {
+  it("routes, runs a tool in the toolhost, answers, and stores everything", async () => {
+    const bot = await startTestBot({ skills: { "write-notes": NOTES_SKILL } });
+    bot.fake.enqueue(
+      routeTo(["write-notes"], "write-meeting-notes"),
+      { toolCalls: [{ name: "file_write", arguments: { path: "notes.md", content: "# Standup\n- shipped" } }] },
+      { text: "Saved the notes to notes.md." },
+    );
+    const answer = await bot.send("please write the standup notes: shipped");
+    expect(answer).toBe("Saved the notes to notes.md.");
+
+    const chatFolder = join(bot.layout.workRoot, "main", "test-chat-1");
+    expect(readFileSync(join(chatFolder, "notes.md"), "utf8")).toBe("# Standup\n- shipped");
+    expect(readlinkSync(join(chatFolder, "团队经验"))).toBe(bot.layout.agentTrees("main").experienceDir);
+
+    const [routing, first, second] = bot.fake.requests;
+    expect(isRoutingRequest(routing as never)).toBe(true);
+    expect(routing?.messages[0]?.content).toContain("- write-notes [active]: Write meeting notes");
+    expect(routing?.messages[0]?.content).toContain("- skill-builder [active]");
+    expect(routing?.authorization).toBe("Bearer sk-test-key");
+    const system = first?.messages[0]?.content ?? "";
+    expect(system).toContain("You are Laoding");
+    expect(system).toContain("### write-notes\n# Write notes");
+    expect(system).toContain(`Your working folder is ${chatFolder}`);
+    expect(first?.tools?.map((tool) => tool.function.name)).toEqual(["file_read", "file_list", "file_write", "file_edit", "file_grep", "file_glob", "shell_exec"]);
+    expect(first?.tools?.[0]?.function.parameters).toMatchObject({ type: "object", required: ["path"] });
+    expect(first?.messages.at(-1)).toEqual({ role: "user", content: "please write the standup notes: shipped" });
+    expect(second?.messages.at(-1)).toMatchObject({ role: "tool", content: "created notes.md (19 bytes)" });
+
+    const { store } = bot.runtime;
+    const rows = store.db.prepare("SELECT role, kind, content, trace_id AS traceId, tool_calls AS toolCalls FROM messages ORDER BY id").all() as { role: string; kind: string; content: string; traceId: string; toolCalls: string | null }[];
+    expect(rows.map((row) => `${row.role}/${row.kind}`)).toEqual(["user/chat", "assistant/scratch", "tool/scratch", "assistant/chat"]);
+    expect(new Set(rows.map((row) => row.traceId)).size).toBe(1);
+    expect(JSON.parse(rows[1]?.toolCalls ?? "[]")).toMatchObject([{ name: "file_write" }]);
+    const traceId = rows[0]?.traceId as string;
+    expect(store.toolCalls.byTrace(traceId)).toMatchObject([{ tool: "file.write", ok: 1, agentId: "main" }]);
+    expect(store.modelCalls.byTrace(traceId).map((call) => call.purpose)).toEqual(["route", "react", "react"]);
+    expect(store.modelCalls.byTrace(traceId)[0]).toMatchObject({ ok: 1, model: "fake-model", promptTokens: expect.any(Number), totalTokens: expect.any(Number) });
+    expect(store.gaps.byTrace(traceId)).toEqual([]);
+  });
+
+  it("answers invalid tool JSON and unknown tools to the model and records parse_failure gaps", async () => {
+    const bot = await startTestBot({ skills: { "write-notes": NOTES_SKILL } });
+    bot.fake.enqueue(
+      routeTo(["write-notes"], "write-notes"),
+      { toolCalls: [{ name: "file_write", arguments: "{path: notes.md" }, { name: "file_delete_everything", arguments: {} }] },
+      { text: "Sorry, done differently." },
+    );
+    await bot.send("write notes");
+    const toolMessages = bot.fake.requests[2]?.messages.filter((message) => message.role === "tool") ?? [];
+    expect(toolMessages[0]?.content).toMatch(/^ERROR_CODE=INVALID_ARGS; TOOL=file\.write; REASON=arguments are not valid JSON/);
+    expect(toolMessages[1]?.content).toMatch(/^ERROR_CODE=UNKNOWN_TOOL; TOOL=file_delete_everything; REASON=no tool named/);
+    const gaps = bot.runtime.store.db.prepare("SELECT reason, class, tool, error_code AS code, intent_key AS intentKey FROM capability_gaps ORDER BY id").all();
+    expect(gaps).toEqual([
+      { reason: "parse_failure", class: "capability", tool: "file.write", code: "INVALID_ARGS", intentKey: "write-notes" },
+      { reason: "parse_failure", class: "capability", tool: "file_delete_everything", code: "UNKNOWN_TOOL", intentKey: "write-notes" },
+    ]);
+  });
+
+  it("a failing tool goes to the model as one line and records a tool_failure gap", async () => {
+    const bot = await startTestBot({ skills: { "write-notes": NOTES_SKILL } });
+    bot.fake.enqueue(routeTo(["write-notes"], "read-notes"), { toolCalls: [{ name: "file_read", arguments: { path: "missing.md" } }] }, { text: "There are no notes yet." });
+    expect(await bot.send("read my notes")).toBe("There are no notes yet.");
+    expect(bot.fake.requests[2]?.messages.at(-1)?.content).toBe("ERROR_CODE=PATH_NOT_FOUND; TOOL=file.read; REASON=missing.md does not exist");
+    expect(bot.runtime.store.db.prepare("SELECT reason, class, error_code AS code FROM capability_gaps").all()).toEqual([{ reason: "tool_failure", class: "capability", code: "PATH_NOT_FOUND" }]);
+  });
+
+  it("runs out of steps: an honest partial answer and a step_budget gap", async () => {
+    const bot = await startTestBot({ env: { REACT_MAX_STEPS: "2" }, skills: { "write-notes": NOTES_SKILL } });
+    bot.fake.enqueue(
+      routeTo(["write-notes"], "list-files"),
+      { toolCalls: [{ name: "file_list", arguments: { path: "." } }] },
+      { toolCalls: [{ name: "file_list", arguments: { path: "." } }] },
+      { text: "I listed the folder twice but did not find the report." },
+    );
+    const answer = await bot.send("find the report");
+    expect(answer).toBe("(I could not finish this within 2 steps; here is where I got to.)\n\nI listed the folder twice but did not find the report.");
+    const partial = bot.fake.requests[3];
+    expect(partial?.tool_choice).toBe("none");
+    expect(partial?.messages.at(-1)?.content).toMatch(/run out of steps/);
+    expect(bot.runtime.store.db.prepare("SELECT reason, class FROM capability_gaps").all()).toEqual([{ reason: "step_budget", class: "capability" }]);
+  });
+
+  it("no skill matches: falls back to skill-builder and records no_skill", async () => {
+    const bot = await startTestBot();
+    bot.fake.enqueue(routeTo([], "deploy-kubernetes"), { text: "I can't do that yet." });
+    await bot.send("deploy my app to kubernetes");
+    expect(bot.fake.requests[1]?.messages[0]?.content).toContain("### skill-builder");
+    expect(bot.runtime.store.db.prepare("SELECT reason, class, intent_key AS intentKey, user_text AS userText FROM capability_gaps").all()).toEqual([
+      { reason: "no_skill", class: "capability", intentKey: "deploy-kubernetes", userText: "deploy my app to kubernetes" },
+    ]);
+  });
+
+  it("a routing reply that is not JSON is retried once, then treated as parse_failure", async () => {
+    const bot = await startTestBot({ skills: { "write-notes": NOTES_SKILL } });
+    bot.fake.enqueue({ text: "I think write-notes fits best" }, { text: "```json\n{\"skills\": [\"write-notes\"], \"intent_key\": \"Write Notes!\"}\n```" }, { text: "ok" });
+    await bot.send("notes please");
+    expect(bot.fake.requests[1]?.messages.at(-1)?.content).toMatch(/not valid JSON/);
+    expect(bot.fake.requests[2]?.messages[0]?.content).toContain("### write-notes");
+    expect(bot.runtime.store.db.prepare("SELECT count(*) AS n FROM capability_gaps").get()).toEqual({ n: 0 });
+
+    bot.fake.enqueue({ text: "no json" }, { text: "still none" }, { text: "answer anyway" });
+    expect(await bot.send("更多笔记")).toBe("answer anyway");
+    expect(bot.runtime.store.db.prepare("SELECT reason, intent_key AS intentKey, detail FROM capability_gaps").all()).toEqual([
+      { reason: "parse_failure", intentKey: "更多-笔记", detail: "routing reply: still none" },
+    ]);
+  });
+
+  it("drops skill names that are not in the catalog and keeps at most two", async () => {
+    const bot = await startTestBot({ skills: { "write-notes": NOTES_SKILL, "a-one": skillText("a-one", "first"), "b-two": skillText("b-two", "second") } });
+    bot.fake.enqueue(routeTo(["nope", "a-one", "b-two", "write-notes"], "x"), { text: "ok" });
+    await bot.send("do it");
+    const system = bot.fake.requests[1]?.messages[0]?.content ?? "";
+    expect(system).toContain("### a-one");
+    expect(system).toContain("### b-two");
+    expect(system).not.toContain("### write-notes");
+  });
+});
+
+describe("model failures", () => {
+  it("a 500 then success: the SDK retries and the user gets the answer", async () => {
+    const bot = await startTestBot({ env: { LLM_MAX_RETRIES: "1" } });
+    bot.fake.enqueue({ status: 500 }, routeTo([], "greet"), { text: "Hello!" });
+    expect(await bot.send("hi")).toBe("Hello!");
+    expect(bot.fake.requests).toHaveLength(3);
+  });
+
+  it("a timeout: the user is told, an environment gap is recorded, the bot keeps working", async () => {
+    const bot = await startTestBot({ env: { LLM_TIMEOUT_MS: "1000" } });
+    bot.fake.enqueue({ text: "late", delayMs: 3_000 });
+    expect(await bot.send("hi")).toBe("Sorry, the model service is unavailable right now (timeout). Please try again later.");
+    expect(bot.runtime.store.db.prepare("SELECT reason, class, error_code AS code FROM capability_gaps").all()).toEqual([{ reason: "model_failure", class: "environment", code: "timeout" }]);
+    bot.fake.enqueue(routeTo([], "greet"), { text: "Back again." });
+    expect(await bot.send("hi again")).toBe("Back again.");
+  });
+
+  it("no model configured: commands work and a chat message says how to configure one", async () => {
+    const bot = await startTestBot({ model: false });
+    expect(await bot.send("/help")).toMatch(/^I'm Laoding/);
+    expect(await bot.send("hello")).toMatch(/No model is configured yet.*LLM_BASE_URL, LLM_API_KEY and LLM_MODEL in .*configs\/env/);
+    expect(bot.fake.requests).toHaveLength(0);
+  });
+});
+
+describe("conversations", () => {
+  it("keeps history within the budget and folds older messages into a stored summary", async () => {
+    const bot = await startTestBot({ env: { CONTEXT_CHAR_BUDGET: "1000" } });
+    bot.fake.respond((request) => {
+      if (isRoutingRequest(request)) return routeTo([], "chat");
+      if (request.messages[0]?.content?.startsWith("Summarise a conversation")) return { text: "The user talked about apples and pears." };
+      return { text: "x".repeat(300) };
+    });
+    for (const fruit of ["apples", "pears", "plums", "figs"]) await bot.send(`tell me about ${fruit} ${"!".repeat(200)}`);
+    const summaryCall = bot.fake.requests.find((request) => request.messages[0]?.content?.startsWith("Summarise a conversation"));
+    expect(summaryCall?.messages[1]?.content).toContain("tell me about apples");
+    const session = bot.runtime.store.db.prepare("SELECT summary, summary_until_message_id AS until FROM sessions").get() as { summary: string; until: number };
+    expect(session.summary).toBe("The user talked about apples and pears.");
+    const last = bot.fake.requests.at(-1);
+    expect(last?.messages[0]?.content).toContain("## Earlier in this conversation\nThe user talked about apples and pears.");
+    const shown = last?.messages.slice(1).map((message) => message.content ?? "").join("") ?? "";
+    expect(shown).not.toContain("apples !");
+    expect(shown).toContain("tell me about figs");
+    expect(shown.length).toBeLessThan(1_000 + 600);
+  });
+
+  it("/new starts a fresh session and the old one stays in the database", async () => {
+    const bot = await startTestBot();
+    bot.fake.respond((request) => (isRoutingRequest(request) ? routeTo([], "chat") : { text: "noted" }));
+    await bot.send("my name is Ada");
+    expect(await bot.send("/new")).toMatch(/fresh conversation/);
+    await bot.send("what is my name?");
+    const last = bot.fake.requests.at(-1);
+    expect(last?.messages.map((message) => message.content).join("\n")).not.toContain("Ada");
+    const sessions = bot.runtime.store.db.prepare("SELECT status FROM sessions ORDER BY id").all();
+    expect(sessions).toEqual([{ status: "closed" }, { status: "active" }]);
+  });
+
+  it("drops a re-delivered message (same channel message id)", async () => {
+    const bot = await startTestBot();
+    bot.fake.respond((request) => (isRoutingRequest(request) ? routeTo([], "chat") : { text: "once" }));
+    expect(await bot.send("hi", { messageId: "same" })).toBe("once");
+    expect(await bot.send("hi", { messageId: "same" })).toBeUndefined();
+    expect(bot.fake.requests).toHaveLength(2);
+  });
+
+  it("runs two sessions in parallel while one session stays in order", async () => {
+    const bot = await startTestBot();
+    const order: string[] = [];
+    bot.fake.respond(async (request) => {
+      const user = [...request.messages].reverse().find((message) => message.role === "user")?.content ?? "";
+      if (isRoutingRequest(request)) return routeTo([], "chat");
+      order.push(`start ${user}`);
+      await new Promise((resolve) => setTimeout(resolve, user.startsWith("slow") ? 400 : 50));
+      order.push(`end ${user}`);
+      return { text: `re: ${user}` };
+    });
+    const started = Date.now();
+    const [a1, a2, b1] = await Promise.all([
+      bot.send("slow one", { chatId: "A" }),
+      bot.send("fast two", { chatId: "A" }),
+      bot.send("other chat", { chatId: "B" }),
+    ]);
+    expect([a1, a2, b1]).toEqual(["re: slow one", "re: fast two", "re: other chat"]);
+    // In chat A, the second message starts only after the first ended.
+    expect(order.indexOf("start fast two")).toBeGreaterThan(order.indexOf("end slow one"));
+    // Chat B did not wait for chat A.
+    expect(order.indexOf("end other chat")).toBeLessThan(order.indexOf("end slow one"));
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe("commands", () => {
+  it("/help, /start, /context and unknown commands are answered without the model", async () => {
+    const bot = await startTestBot({ skills: { "write-notes": NOTES_SKILL } });
+    expect(await bot.send("/start")).toMatch(/^Hello, I'm Laoding\. The team's general assistant\./);
+    expect(await bot.send("/context")).toBe("Nothing has been sent to the model in this conversation yet.");
+    expect(await bot.send("/frobnicate")).toBe("Unknown command /frobnicate. Send /help for the commands I know.");
+    bot.fake.enqueue(routeTo(["write-notes"], "notes"), { text: "ok" });
+    await bot.send("notes");
+    const context = await bot.send("/context");
+    expect(context).toMatch(/^Last turn's prompt \(\d+ characters, skills: write-notes\):/);
+    expect(context).toMatch(/- persona: \d+\n- skills: \d+\n- tool-use: \d+/);
+    expect(bot.fake.requests).toHaveLength(2);
+    expect(existsSync(bot.layout.databaseFile)).toBe(true);
+  });
+
+  it("speaks Chinese by default", async () => {
+    const bot = await startTestBot({ env: { BOT_LOCALE: "zh" } });
+    expect(await bot.send("/new")).toBe("好的，已开始新的对话。之前的内容我不会再参考。");
+  });
+});
