@@ -16,7 +16,7 @@ export async function runBot(runtime: BotRuntime, channel: Channel, logger: Logg
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    await channel.run(runtime.orchestrator.handle);
+    await channel.run((message) => runtime.orchestrator.handle(message));
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);

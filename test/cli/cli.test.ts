@@ -20,10 +20,10 @@ describe("laoding CLI exit codes", () => {
 
   it("--help of every command exits 0 with its usage", async () => {
     const repoRoot = fakeRepo();
-    for (const command of ["init", "start", "config"]) {
+    for (const command of ["init", "start", "chat", "config", "skills", "toolhost"]) {
       const run = await runLaoding([command, "--help"], { repoRoot });
       expect(run.code, command).toBe(0);
-      expect(run.stdout).toContain(`Usage: laoding ${command}`);
+      expect(run.stdout + run.stderr).toContain(`Usage: laoding ${command}`);
     }
     expect((await runLaoding(["--help"], { repoRoot })).code).toBe(0);
   });
@@ -63,7 +63,8 @@ describe("laoding start (real process)", () => {
     const child = spawn(process.execPath, ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "start", "--workspace", workspaceDir], {
       cwd: REAL_REPO_ROOT,
       env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info" },
-      stdio: ["ignore", "pipe", "pipe"],
+      // Stdin stays open: the console channel would otherwise end at end of input.
+      stdio: ["pipe", "pipe", "pipe"],
     });
     let stderr = "";
     const ready = new Promise<void>((resolve, reject) => {
@@ -79,5 +80,44 @@ describe("laoding start (real process)", () => {
     expect(await exited).toBe(0);
     const lines = stderr.trim().split("\n").map((line) => JSON.parse(line) as { msg: string });
     expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(["workspace seeded", "LaodingBot ready; press Ctrl-C to stop", "shutting down", "stopped"]));
+    expect(lines.find((line) => line.msg.startsWith("LaodingBot ready"))).toMatchObject({ channel: "console", agent: "main", model: null });
+  });
+});
+
+describe("laoding chat (real process, scripted)", () => {
+  it("reads one message per line, prints each reply and exits at end of input", async () => {
+    const workspaceDir = join(tempDir(), "rt");
+    const child = spawn(process.execPath, ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "chat", "--workspace", workspaceDir], {
+      cwd: REAL_REPO_ROOT,
+      env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "silent", BOT_LOCALE: "en" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stdin.end("/help\n\nhello there\n/new\n");
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(code).toBe(0);
+    const replies = stdout.trim().split("\n");
+    expect(replies[0]).toBe("I'm Laoding. Tell me what you need and I'll use my skills and tools to get it done.");
+    expect(stdout).toMatch(/No model is configured yet/);
+    expect(replies.at(-1)).toBe("Done: a fresh conversation. I won't use what was said before.");
+  });
+});
+
+describe("laoding skills", () => {
+  it("lists the catalog and validates it, naming invalid files", async () => {
+    const repoRoot = fakeRepo();
+    const workspaceDir = tempDir();
+    await runLaoding(["init", "--workspace", workspaceDir], { repoRoot });
+    const list = await runLaoding(["skills", "list", "--workspace", workspaceDir], { repoRoot });
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/agent main: 1 skills\n {2}skill-builder +active +seed +base/);
+    const { mkdirSync, writeFileSync } = await import("node:fs");
+    mkdirSync(join(workspaceDir, "skills", "Bad_Name"), { recursive: true });
+    writeFileSync(join(workspaceDir, "skills", "Bad_Name", "SKILL.md"), "---\nname: Bad_Name\ndescription: x\n---\nbody");
+    const validate = await runLaoding(["skills", "validate", "--workspace", workspaceDir], { repoRoot });
+    expect(validate.code).toBe(1);
+    expect(validate.stdout).toMatch(/INVALID .*skills\/Bad_Name\/SKILL\.md: name must be lowercase letters, digits and single hyphens/);
+    expect((await runLaoding(["skills", "frob", "--workspace", workspaceDir], { repoRoot })).code).toBe(2);
   });
 });
