@@ -21,7 +21,7 @@ import { ensureChatFolder } from "./chat-folder.js";
 import { builtinCommands } from "./commands/builtin-commands.js";
 import { parseCommand, runCommand, type ChatCommand } from "./commands/chat-commands.js";
 import { fitToBudget, summarize } from "./conversation/history.js";
-import { createGapRecorder, type GapEvent, type GapRecorder } from "./gaps/gap-recorder.js";
+import { createGapRecorder, type GapRecorder } from "./gaps/gap-recorder.js";
 import { normalizeIntentKey } from "./gaps/intent-key.js";
 import { buildSystemPrompt, skillsSection, toolGuidanceSection, type PromptManifest, type PromptSection } from "./prompt/system-prompt.js";
 import { runReactLoop } from "./react/react-loop.js";
@@ -55,7 +55,8 @@ export type OrchestratorOptions = {
   /** More prompt sections (experience library signpost, experiences). */
   extraSections?: (context: { agentId: string; userText: string }) => PromptSection[];
   commands?: ChatCommand[];
-  onGap?: (gap: GapEvent & { id: number }) => void;
+  /** Records gaps (the gap loop's recorder merges keys and clusters); default: store only. */
+  recordGap?: GapRecorder;
   afterTurn?: (turn: TurnReport) => void | Promise<void>;
 };
 
@@ -71,7 +72,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   const agents = new Map(options.agents.map((agent) => [agent.id, agent]));
   const queue = new KeyedSerialQueue();
   const lastPrompts = new Map<string, PromptManifest>();
-  const recordGap = createGapRecorder(store.gaps, options.logger, options.onGap);
+  const recordGap = options.recordGap ?? createGapRecorder({ gaps: store.gaps, logger: options.logger });
   const inFlight = new Set<Promise<unknown>>();
 
   const commands = new Map<string, ChatCommand>();

@@ -37,6 +37,23 @@ const TEXTS = {
     en: "I ran out of {steps} steps before finishing. What I did: {done}. Ask me to continue, or split the task.",
   },
   emptyAnswer: { zh: "（模型没有给出回答。）", en: "(The model gave no answer.)" },
+  gapsHeader: { zh: "能力缺口（最近 {hours} 小时，前 {count} 个）：", en: "Capability gaps (last {hours} h, top {count}):" },
+  gapsNone: { zh: "最近 {hours} 小时没有能力缺口。", en: "No capability gaps in the last {hours} h." },
+  gapsLine: {
+    zh: "{index}. {intent} · {reason} · {class} · {count} 次 · {sessions} 个会话 · 最近 {last} · {draft}",
+    en: "{index}. {intent} · {reason} · {class} · {count}× · {sessions} sessions · last {last} · {draft}",
+  },
+  gapsNoDraft: { zh: "未起草", en: "no draft" },
+  gapsDrafted: { zh: "草稿 {skill}", en: "draft {skill}" },
+  gapsLinked: { zh: "关联 {skill}", en: "linked to {skill}" },
+  gapsNeverDrafted: { zh: "环境问题，不起草", en: "environment: never drafted" },
+  reloadDone: { zh: "技能已重新加载（版本 {version}，共 {total} 个）。", en: "Skills reloaded (version {version}, {total} skills)." },
+  reloadFailed: { zh: "重新加载失败，继续使用之前的技能：{reason}", en: "Reload failed; the previous skills stay in use: {reason}" },
+  reloadAdded: { zh: "新增：{names}", en: "added: {names}" },
+  reloadChanged: { zh: "修改：{names}", en: "changed: {names}" },
+  reloadRemoved: { zh: "删除：{names}", en: "removed: {names}" },
+  reloadInvalid: { zh: "无效：{items}", en: "invalid: {items}" },
+  reloadUnchanged: { zh: "没有变化。", en: "Nothing changed." },
   busy: { zh: "我还在处理你上一条消息，这条会排在后面。", en: "Still working on your previous message; this one is queued." },
 } as const;
 

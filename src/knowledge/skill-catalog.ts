@@ -19,7 +19,14 @@ export type SkillSnapshot = {
   get(name: string): Skill | undefined;
 };
 
-export type SkillChanges = { added: string[]; changed: string[]; removed: string[]; invalid: SkillProblem[] };
+export type SkillChanges = {
+  added: string[];
+  changed: string[];
+  removed: string[];
+  invalid: SkillProblem[];
+  /** Set when the reload failed as a whole: the previous snapshot stays in use. */
+  error?: string;
+};
 
 export type SkillSource = { dir: string; source: Skill["source"] };
 
@@ -37,33 +44,47 @@ export class SkillCatalog {
     return this.current;
   }
 
-  /** Builds a new snapshot from disk and swaps it in; returns what changed. */
+  /**
+   * Builds a new snapshot from disk and swaps it in; returns what changed. A skill that
+   * was valid and is now broken keeps its previous version (reported as invalid); a
+   * reload that fails as a whole keeps the previous snapshot and says why.
+   */
   reload(): SkillChanges {
     const previous = this.current;
-    const next = buildSnapshot(this.sources, previous.version + 1, this.logger);
+    let next: SkillSnapshot;
+    try {
+      next = buildSnapshot(this.sources, previous.version + 1, this.logger, previous);
+    } catch (error) {
+      const reason = (error as Error).message;
+      this.logger.error({ err: error }, "skill reload failed; keeping the previous skills");
+      return { added: [], changed: [], removed: [], invalid: [...previous.problems], error: reason };
+    }
     this.current = next;
     return diff(previous, next);
   }
 }
 
-function buildSnapshot(sources: SkillSource[], version: number, logger: Logger): SkillSnapshot {
+function buildSnapshot(sources: SkillSource[], version: number, logger: Logger, previous?: SkillSnapshot): SkillSnapshot {
+  const previousByPath = new Map((previous?.skills ?? []).map((skill) => [skill.path, skill]));
   const byName = new Map<string, Skill>();
   const problems: SkillProblem[] = [];
   const shadowed: string[] = [];
   for (const { dir, source } of sources) {
     for (const path of skillFiles(dir)) {
       const result = readSkillFile(path, source);
+      const kept = result.ok ? undefined : previousByPath.get(path);
       if (!result.ok) {
-        problems.push({ path, reason: result.error });
-        logger.warn({ path, reason: result.error }, "skipping an invalid skill");
-        continue;
+        problems.push({ path, reason: kept ? `${result.error} (the previous version stays in use)` : result.error });
+        logger.warn({ path, reason: result.error, keptPrevious: kept !== undefined }, "invalid skill");
+        if (!kept) continue;
       }
-      const existing = byName.get(result.value.name);
+      const skill = result.ok ? result.value : (kept as Skill);
+      const existing = byName.get(skill.name);
       if (existing) {
-        shadowed.push(result.value.name);
-        logger.info({ name: result.value.name, kept: path, shadowed: existing.path }, "agent skill overrides a base skill of the same name");
+        shadowed.push(skill.name);
+        logger.info({ name: skill.name, kept: path, shadowed: existing.path }, "agent skill overrides a base skill of the same name");
       }
-      byName.set(result.value.name, result.value);
+      byName.set(skill.name, skill);
     }
   }
   const skills = [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
@@ -73,12 +94,8 @@ function buildSnapshot(sources: SkillSource[], version: number, logger: Logger):
 /** SKILL.md (or a legacy lowercase skill.md) in each immediate subfolder. */
 function skillFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
+  // An unreadable folder fails the reload as a whole (the previous snapshot stays).
+  const entries = readdirSync(dir, { withFileTypes: true });
   return entries
     .filter((entry) => entry.isDirectory() && !entry.name.startsWith("."))
     .sort((a, b) => a.name.localeCompare(b.name))

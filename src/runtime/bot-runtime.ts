@@ -3,11 +3,14 @@
  * catalog and toolhost, and the orchestrator over them. `close()` stops the toolhost
  * children first (their last calls are still recorded), then closes the store.
  */
+import { gapCommands } from "../agent/commands/gap-commands.js";
+import { createGapLoop, type GapLoop } from "../agent/gaps/gap-loop.js";
 import { createOrchestrator, type Orchestrator, type OrchestratorOptions } from "../agent/orchestrator.js";
 import type { AgentDefinition } from "../config/agents.js";
 import type { LoadedConfig } from "../config/load-config.js";
 import type { RuntimeLayout } from "../config/runtime-layout.js";
 import { SkillCatalog } from "../knowledge/skill-catalog.js";
+import { watchSkillFolders } from "../knowledge/skill-watcher.js";
 import type { ChatModel } from "../llm/chat-model.js";
 import { createOpenAIChatModel } from "../llm/openai-chat-model.js";
 import { recordedModel } from "../llm/recorded-model.js";
@@ -22,6 +25,7 @@ export type BotRuntime = {
   toolhosts: ToolhostPool;
   catalogs: Map<string, SkillCatalog>;
   model: ChatModel | undefined;
+  gapLoop: GapLoop;
   orchestrator: Orchestrator;
   close(): Promise<void>;
 };
@@ -36,6 +40,8 @@ export type BotRuntimeOptions = {
   clock?: Clock;
   /** Tests and benchmarks inject a model; otherwise it comes from LLM_* settings. */
   model?: ChatModel;
+  /** Watch skills folders for changes (default true). */
+  watchSkills?: boolean;
   extend?: (runtime: Omit<BotRuntime, "orchestrator" | "close">) => Partial<OrchestratorOptions>;
 };
 
@@ -67,16 +73,52 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
       ),
     ]),
   );
-  const parts = { store, toolhosts, catalogs, model };
+  const catalogOf = (agentId: string) => catalogs.get(agentId) as SkillCatalog;
+  const gapLoop = createGapLoop({
+    store,
+    catalog: catalogOf,
+    skillsDir: (agentId) => options.layout.agentTrees(agentId).skillsDir,
+    model,
+    settings: { triggerCount: config.GAP_DRAFT_TRIGGER_COUNT, lookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS, locale: config.BOT_LOCALE },
+    logger: options.logger.child({ component: "gap-loop" }),
+    clock,
+  });
+  const watcher = options.watchSkills === false
+    ? undefined
+    : watchSkillFolders(
+        [options.layout.baseSkillsDir, ...options.agents.map((agent) => options.layout.agentTrees(agent.id).skillsDir)],
+        () => {
+          for (const [agentId, catalog] of catalogs) {
+            const changes = catalog.reload();
+            if (changes.error || changes.added.length + changes.changed.length + changes.removed.length + changes.invalid.length > 0) {
+              options.logger.info({ agentId, version: catalog.snapshot.version, ...changes }, "skills reloaded after a change on disk");
+            }
+          }
+        },
+        { onError: (error) => options.logger.warn({ err: error }, "cannot watch a skills folder; use /reload_skills after changes") },
+      );
+  const parts = { store, toolhosts, catalogs, model, gapLoop };
   const orchestrator = createOrchestrator({
     store,
     agents: options.agents,
-    catalog: (agentId) => catalogs.get(agentId) as SkillCatalog,
+    catalog: catalogOf,
     toolhost: (agentId) => toolhosts.client(agentId),
     model,
     layout: options.layout,
     settings: { maxSteps: config.REACT_MAX_STEPS, contextBudgetChars: config.CONTEXT_CHAR_BUDGET, locale: config.BOT_LOCALE },
     logger: options.logger,
+    recordGap: gapLoop.recordGap,
+    afterTurn: async (turn) => {
+      await gapLoop.afterTurn(turn);
+    },
+    commands: gapCommands({
+      clusters: store.clusters,
+      catalog: catalogOf,
+      lookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS,
+      sinceMs: () => gapLoop.sinceMs(),
+      now: () => clock.now(),
+      workspaceDir: options.layout.workspaceDir,
+    }),
     ...options.extend?.(parts),
   });
   let closed: Promise<void> | undefined;
@@ -85,6 +127,7 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     orchestrator,
     close() {
       closed ??= (async () => {
+        watcher?.close();
         await orchestrator.idle();
         await toolhosts.stopAll();
         store.close();

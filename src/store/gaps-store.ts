@@ -5,6 +5,8 @@ export type GapClass = "capability" | "environment";
 
 export type NewGap = {
   agentId: string;
+  /** The key as routing or extraction gave it, before merging into a known key. */
+  rawIntentKey?: string;
   sessionId?: number;
   traceId: string;
   intentKey: string;
@@ -23,6 +25,7 @@ export type GapRow = {
   sessionId: number | null;
   traceId: string;
   intentKey: string;
+  rawIntentKey: string | null;
   reason: string;
   gapClass: GapClass;
   tool: string | null;
@@ -39,13 +42,13 @@ export const GAP_DETAIL_MAX_CHARS = 1_000;
 
 export type GapsStore = ReturnType<typeof createGapsStore>;
 
-const COLUMNS = `id, agent_id AS agentId, session_id AS sessionId, trace_id AS traceId, intent_key AS intentKey, reason,
+const COLUMNS = `id, agent_id AS agentId, session_id AS sessionId, trace_id AS traceId, intent_key AS intentKey, raw_intent_key AS rawIntentKey, reason,
   class AS gapClass, tool, error_code AS errorCode, detail, user_text AS userText, user_id AS userId, created_at AS createdAt`;
 
 export function createGapsStore(db: Db, clock: Clock) {
   const insert = db.prepare(
-    `INSERT INTO capability_gaps (agent_id, session_id, trace_id, intent_key, reason, class, tool, error_code, detail, user_text, user_id, created_at)
-     VALUES (@agentId, @sessionId, @traceId, @intentKey, @reason, @gapClass, @tool, @errorCode, @detail, @userText, @userId, @createdAt)`,
+    `INSERT INTO capability_gaps (agent_id, session_id, trace_id, intent_key, raw_intent_key, reason, class, tool, error_code, detail, user_text, user_id, created_at)
+     VALUES (@agentId, @sessionId, @traceId, @intentKey, @rawIntentKey, @reason, @gapClass, @tool, @errorCode, @detail, @userText, @userId, @createdAt)`,
   );
   const byId = db.prepare<[number], GapRow>(`SELECT ${COLUMNS} FROM capability_gaps WHERE id = ?`);
   const byTrace = db.prepare<[string], GapRow>(`SELECT ${COLUMNS} FROM capability_gaps WHERE trace_id = ? ORDER BY id`);
@@ -60,6 +63,7 @@ export function createGapsStore(db: Db, clock: Clock) {
         sessionId: gap.sessionId ?? null,
         traceId: gap.traceId,
         intentKey: gap.intentKey,
+        rawIntentKey: gap.rawIntentKey ?? null,
         reason: gap.reason,
         gapClass: gap.gapClass,
         tool: gap.tool ?? null,

@@ -95,4 +95,34 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX model_calls_by_time ON model_calls (created_at);
     `,
   },
+  {
+    version: 3,
+    name: "gap clustering: intent key registry, skill drafts",
+    sql: `
+      ALTER TABLE capability_gaps ADD COLUMN raw_intent_key TEXT;
+
+      CREATE TABLE intent_keys (
+        agent_id TEXT NOT NULL,
+        intent_key TEXT NOT NULL,
+        signature TEXT NOT NULL,
+        last_seen INTEGER NOT NULL,
+        PRIMARY KEY (agent_id, intent_key)
+      );
+      CREATE INDEX intent_keys_by_signature ON intent_keys (agent_id, signature);
+
+      CREATE TABLE skill_drafts (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        intent_key TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('drafting', 'drafted', 'linked', 'rejected')),
+        skill_name TEXT,
+        path TEXT,
+        cluster_size INTEGER NOT NULL,
+        reason TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE UNIQUE INDEX skill_drafts_one_per_intent ON skill_drafts (agent_id, intent_key);
+    `,
+  },
 ];

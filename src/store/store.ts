@@ -1,5 +1,6 @@
 /** The store's public face: one object holding every repository over one database. */
 import type { Clock } from "./clock.js";
+import { createGapClustersStore, type GapClustersStore } from "./gap-clusters-store.js";
 import { createGapsStore, type GapsStore } from "./gaps-store.js";
 import { createMessagesStore, type MessagesStore } from "./messages-store.js";
 import { createModelCallsStore, type ModelCallsStore } from "./model-calls-store.js";
@@ -12,6 +13,7 @@ export type Store = {
   sessions: SessionsStore;
   messages: MessagesStore;
   gaps: GapsStore;
+  clusters: GapClustersStore;
   toolCalls: ToolCallsStore;
   modelCalls: ModelCallsStore;
   close(): void;
@@ -25,6 +27,7 @@ export function openStore(file: string, clock: Clock): Store {
     sessions: createSessionsStore(db, clock),
     messages: createMessagesStore(db, clock),
     gaps: createGapsStore(db, clock),
+    clusters: createGapClustersStore(db, clock),
     toolCalls: createToolCallsStore(db, clock),
     modelCalls: createModelCallsStore(db, clock),
     close() {

@@ -28,11 +28,12 @@ export type TestBot = {
   runtime: BotRuntime;
   fake: FakeOpenAI;
   workspaceDir: string;
+  repoRoot: string;
   layout: ReturnType<typeof createRuntimeLayout>;
   send(text: string, options?: Partial<IncomingMessage>): Promise<string | undefined>;
 };
 
-export async function startTestBot(options: { env?: Record<string, string>; model?: boolean; skills?: Record<string, string>; extend?: BotRuntimeOptions["extend"] } = {}): Promise<TestBot> {
+export async function startTestBot(options: { env?: Record<string, string>; model?: boolean; skills?: Record<string, string>; watchSkills?: boolean; extend?: BotRuntimeOptions["extend"] } = {}): Promise<TestBot> {
   const repoRoot = fakeRepo();
   const workspaceDir = join(tempDir("laoding-bot-"), "rt");
   const seeded = await runLaoding(["init", "--workspace", workspaceDir], { repoRoot });
@@ -62,6 +63,7 @@ export async function startTestBot(options: { env?: Record<string, string>; mode
     logger: pino({ level: "silent" }),
     cliEntry: CLI_ENTRY,
     env: { PATH: process.env.PATH ?? "" },
+    ...(options.watchSkills === false ? { watchSkills: false } : {}),
     ...(options.extend ? { extend: options.extend } : {}),
   });
   open.push({ runtime, fake });
@@ -70,6 +72,7 @@ export async function startTestBot(options: { env?: Record<string, string>; mode
     runtime,
     fake,
     workspaceDir,
+    repoRoot,
     layout,
     send: (text, message = {}) => {
       counter += 1;

@@ -1,6 +1,6 @@
 /** Records a capability gap with its class; recording never breaks a turn. */
 import type { Logger } from "pino";
-import type { GapsStore } from "../../store/gaps-store.js";
+import type { GapClass, GapsStore } from "../../store/gaps-store.js";
 import { classifyGap, type GapReason } from "./classify-gap.js";
 
 export type GapEvent = {
@@ -18,13 +18,23 @@ export type GapEvent = {
 
 export type GapRecorder = (event: GapEvent) => number | undefined;
 
-export function createGapRecorder(gaps: GapsStore, logger: Logger, onRecorded?: (event: GapEvent & { id: number }) => void): GapRecorder {
+export type RecordedGap = GapEvent & { id: number; gapClass: GapClass; rawIntentKey: string };
+
+export function createGapRecorder(options: {
+  gaps: GapsStore;
+  logger: Logger;
+  /** Maps a key to the agent's canonical one (similar keys merged); identity by default. */
+  canonicalKey?: (agentId: string, intentKey: string) => string;
+  onRecorded?: (gap: RecordedGap) => void;
+}): GapRecorder {
+  const { gaps, logger } = options;
   return (event) => {
     try {
       const gapClass = classifyGap(event.reason, { ...(event.errorCode ? { errorCode: event.errorCode } : {}), ...(event.detail ? { detail: event.detail } : {}) });
-      const id = gaps.record({ ...event, gapClass });
-      logger.info({ traceId: event.traceId, agentId: event.agentId, gapId: id, reason: event.reason, gapClass, intentKey: event.intentKey }, "capability gap recorded");
-      onRecorded?.({ ...event, id });
+      const intentKey = options.canonicalKey?.(event.agentId, event.intentKey) ?? event.intentKey;
+      const id = gaps.record({ ...event, intentKey, rawIntentKey: event.intentKey, gapClass });
+      logger.info({ traceId: event.traceId, agentId: event.agentId, gapId: id, reason: event.reason, gapClass, intentKey }, "capability gap recorded");
+      options.onRecorded?.({ ...event, intentKey, rawIntentKey: event.intentKey, id, gapClass });
       return id;
     } catch (error) {
       logger.error({ err: error, traceId: event.traceId }, "could not record a capability gap");

@@ -1,12 +1,17 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { SkillCatalog } from "../../knowledge/skill-catalog.js";
+import { RELOAD_MARKER } from "../../knowledge/skill-watcher.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type Command } from "../cli-context.js";
 import { parseFlags } from "../parse-flags.js";
 
-const usage = `Usage: laoding skills <list|validate> [--agent ID] [--workspace DIR] [--json]
+const usage = `Usage: laoding skills <list|validate|reload> [--agent ID] [--workspace DIR] [--json]
 
   list       the skills each agent can be routed to: name, status, origin, source
   validate   check every SKILL.md; exits 1 when any is invalid, naming file and problem
+  reload     make a running bot reload its skills now (it watches the skills folders),
+             and show what it will load
 
 Options:
   --agent ID        only this agent (default: all)
@@ -22,8 +27,14 @@ export const skillsCommand: Command = {
     const { values, positionals } = parseFlags(context.args, { agent: { type: "string" }, workspace: { type: "string" }, json: { type: "boolean" } }, usage, true);
     if (values.help) return writeLine(context.stdout, usage), 0;
     const action = positionals[0];
-    if (action !== "list" && action !== "validate") throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);
+    if (action !== "list" && action !== "validate" && action !== "reload") throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);
     const boot = bootstrap(context, { seed: false, ...(values.workspace ? { workspaceDir: values.workspace } : {}) });
+    if (action === "reload") {
+      // The running bot watches the skills folders: touching the marker triggers its reload.
+      mkdirSync(boot.layout.baseSkillsDir, { recursive: true });
+      writeFileSync(join(boot.layout.baseSkillsDir, RELOAD_MARKER), `${new Date().toISOString()}\n`);
+      writeLine(context.stdout, `asked the running bot to reload (touched ${join(boot.layout.baseSkillsDir, RELOAD_MARKER)})`);
+    }
     const agents = boot.agents.filter((agent) => !values.agent || agent.id === values.agent);
     if (agents.length === 0) throw new UsageError(`no agent "${values.agent}"`, usage);
     const quiet = boot.logger.child({});
@@ -54,7 +65,7 @@ export const skillsCommand: Command = {
     } else {
       for (const { agent, snapshot } of results) {
         writeLine(context.stdout, `agent ${agent}: ${snapshot.skills.length} skills${snapshot.problems.length > 0 ? `, ${snapshot.problems.length} invalid` : ""}`);
-        if (action === "list") {
+        if (action !== "validate") {
           for (const skill of snapshot.skills) {
             writeLine(context.stdout, `  ${skill.name.padEnd(28)} ${skill.status.padEnd(10)} ${(skill.origin ?? "-").padEnd(9)} ${skill.source.padEnd(5)} ${skill.description.slice(0, 70)}`);
           }

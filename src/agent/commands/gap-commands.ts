@@ -1,0 +1,83 @@
+/** Operator commands of the gap loop: /capability_gaps and /reload_skills. */
+import { relative } from "node:path";
+import type { SkillCatalog, SkillChanges } from "../../knowledge/skill-catalog.js";
+import type { GapClustersStore } from "../../store/gap-clusters-store.js";
+import { text, type Locale } from "../texts.js";
+import type { ChatCommand } from "./chat-commands.js";
+
+export const GAP_LIST_LIMIT = 10;
+
+export function gapCommands(options: {
+  clusters: GapClustersStore;
+  catalog: (agentId: string) => SkillCatalog;
+  lookbackHours: number;
+  sinceMs: () => number;
+  now: () => number;
+  workspaceDir: string;
+}): ChatCommand[] {
+  return [
+    {
+      name: "capability_gaps",
+      operatorOnly: true,
+      run: ({ message, locale }) => formatClusters(options.clusters, message.agentId, options.sinceMs(), options.now(), options.lookbackHours, locale),
+    },
+    {
+      name: "reload_skills",
+      operatorOnly: true,
+      run: ({ message, locale }) => {
+        const catalog = options.catalog(message.agentId);
+        return formatReload(catalog.reload(), catalog.snapshot.version, catalog.snapshot.skills.length, locale, options.workspaceDir);
+      },
+    },
+  ];
+}
+
+export function formatClusters(clusters: GapClustersStore, agentId: string, sinceMs: number, now: number, hours: number, locale: Locale): string {
+  const top = clusters.top(agentId, sinceMs, GAP_LIST_LIMIT);
+  if (top.length === 0) return text(locale, "gapsNone", { hours });
+  const drafts = new Map(clusters.drafts(agentId).map((draft) => [draft.intentKey, draft]));
+  const lines = top.map((cluster, index) => {
+    const draft = drafts.get(cluster.intentKey);
+    const state =
+      cluster.gapClass === "environment"
+        ? text(locale, "gapsNeverDrafted")
+        : draft?.status === "drafted"
+          ? text(locale, "gapsDrafted", { skill: draft.skillName ?? "?" })
+          : draft?.status === "linked"
+            ? text(locale, "gapsLinked", { skill: draft.skillName ?? "?" })
+            : text(locale, "gapsNoDraft");
+    return text(locale, "gapsLine", {
+      index: index + 1,
+      intent: cluster.intentKey,
+      reason: cluster.reason,
+      class: cluster.gapClass,
+      count: cluster.count,
+      sessions: cluster.sessions,
+      last: ago(now - cluster.lastSeen, locale),
+      draft: state,
+    });
+  });
+  return [text(locale, "gapsHeader", { hours, count: top.length }), ...lines].join("\n");
+}
+
+export function formatReload(changes: SkillChanges, version: number, total: number, locale: Locale, workspaceDir: string): string {
+  if (changes.error) return text(locale, "reloadFailed", { reason: changes.error });
+  const lines = [text(locale, "reloadDone", { version, total })];
+  if (changes.added.length > 0) lines.push(text(locale, "reloadAdded", { names: changes.added.join(", ") }));
+  if (changes.changed.length > 0) lines.push(text(locale, "reloadChanged", { names: changes.changed.join(", ") }));
+  if (changes.removed.length > 0) lines.push(text(locale, "reloadRemoved", { names: changes.removed.join(", ") }));
+  if (changes.invalid.length > 0) {
+    lines.push(text(locale, "reloadInvalid", { items: changes.invalid.map((problem) => `${relative(workspaceDir, problem.path)}: ${problem.reason}`).join("; ") }));
+  }
+  if (lines.length === 1) lines.push(text(locale, "reloadUnchanged"));
+  return lines.join("\n");
+}
+
+function ago(ms: number, locale: Locale): string {
+  const minutes = Math.max(0, Math.round(ms / 60_000));
+  if (minutes < 60) return locale === "zh" ? `${minutes} 分钟前` : `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 48) return locale === "zh" ? `${hours} 小时前` : `${hours} h ago`;
+  const days = Math.round(hours / 24);
+  return locale === "zh" ? `${days} 天前` : `${days} d ago`;
+}

@@ -1,0 +1,170 @@
+/**
+ * The capability-gap loop: gaps are recorded with merged intent keys; after each turn the
+ * clusters its gaps belong to are evaluated; a capability cluster that reaches
+ * GAP_DRAFT_TRIGGER_COUNT events from at least two sessions gets a skill draft
+ * (`auto-<intent-key>`), unless a draft or a strongly overlapping skill exists, in which
+ * case the cluster is linked to it. The catalog is reloaded at once, so the draft is
+ * routable on the next message. Environment gaps are never drafted.
+ */
+import type { Logger } from "pino";
+import type { SkillCatalog } from "../../knowledge/skill-catalog.js";
+import { overlap, terms } from "../../knowledge/keywords.js";
+import { draftSkillName, gateDraft, renderDraftTemplate, writeDraftIfMissing, type DraftEvidence, type DraftLocale } from "../../knowledge/skill-draft.js";
+import type { Skill } from "../../knowledge/skill.js";
+import type { ChatModel } from "../../llm/chat-model.js";
+import type { ClusterStats } from "../../store/gap-clusters-store.js";
+import type { Store } from "../../store/store.js";
+import type { TurnReport } from "../orchestrator.js";
+import { KeyedSerialQueue } from "../session-queue.js";
+import { createGapRecorder, type GapRecorder, type RecordedGap } from "./gap-recorder.js";
+import { canonicalIntentKey } from "./intent-merge.js";
+import { writeDraftWithModel } from "./draft-writer.js";
+
+export type GapLoopSettings = { triggerCount: number; lookbackHours: number; locale: DraftLocale };
+
+export type DraftOutcome =
+  | { action: "drafted"; skillName: string; path: string; author: "model" | "template" }
+  | { action: "linked"; skillName: string; why: string }
+  | { action: "skipped"; why: string }
+  | { action: "rejected"; why: string };
+
+/** How much of a cluster's intent words a skill must cover to count as the same know-how. */
+export const LINK_OVERLAP = 0.6;
+
+export type GapLoop = {
+  recordGap: GapRecorder;
+  afterTurn(turn: TurnReport): Promise<DraftOutcome[]>;
+  /** Evaluates one cluster now (used by afterTurn; exposed for operators and tests). */
+  evaluate(agentId: string, intentKey: string, reason: string): Promise<DraftOutcome>;
+  sinceMs(): number;
+};
+
+export function createGapLoop(options: {
+  store: Store;
+  catalog: (agentId: string) => SkillCatalog;
+  skillsDir: (agentId: string) => string;
+  model: ChatModel | undefined;
+  settings: GapLoopSettings;
+  logger: Logger;
+  clock?: { now(): number };
+}): GapLoop {
+  const { store, settings, logger } = options;
+  const clock = options.clock ?? { now: () => Date.now() };
+  const sinceMs = () => clock.now() - settings.lookbackHours * 3_600_000;
+  const pending = new Map<string, RecordedGap[]>();
+  const draftQueue = new KeyedSerialQueue();
+
+  const recordGap = createGapRecorder({
+    gaps: store.gaps,
+    logger,
+    canonicalKey: (agentId, intentKey) => canonicalIntentKey(store.clusters, agentId, intentKey, sinceMs()),
+    onRecorded: (gap) => pending.set(gap.traceId, [...(pending.get(gap.traceId) ?? []), gap]),
+  });
+
+  async function evaluate(agentId: string, intentKey: string, reason: string): Promise<DraftOutcome> {
+    const stats = store.clusters.cluster({ agentId, intentKey, reason }, sinceMs());
+    if (!stats) return { action: "skipped", why: "no gaps in the lookback window" };
+    if (stats.gapClass !== "capability") return { action: "skipped", why: "environment gaps are never drafted" };
+    if (stats.count < settings.triggerCount) return { action: "skipped", why: `${stats.count} of ${settings.triggerCount} events` };
+    if (stats.sessions < 2) return { action: "skipped", why: "all events come from one session" };
+    // One draft decision per agent at a time: two crossings of one cluster give one draft.
+    return draftQueue.run(agentId, () => decide(stats));
+  }
+
+  async function decide(stats: ClusterStats): Promise<DraftOutcome> {
+    const { agentId, intentKey } = stats;
+    const log = logger.child({ agentId, intentKey, reason: stats.reason });
+    const existing = store.clusters.draftFor(agentId, intentKey);
+    if (existing) return { action: "skipped", why: `already ${existing.status} (${existing.skillName ?? "?"})` };
+    const catalog = options.catalog(agentId);
+    const name = draftSkillName(intentKey);
+    const sameName = catalog.snapshot.get(name);
+    const similar = sameName ?? overlappingSkill(catalog.snapshot.skills, intentKey);
+    if (similar) {
+      if (!store.clusters.claimDraft(agentId, intentKey, similar.name, stats.count)) return { action: "skipped", why: "another turn decided first" };
+      store.clusters.settleDraft(agentId, intentKey, { status: "linked", skillName: similar.name, reason: "an existing skill covers this intent" });
+      log.info({ skill: similar.name }, "gap cluster linked to an existing skill instead of drafting a near-duplicate");
+      return { action: "linked", skillName: similar.name, why: sameName ? "a skill of that name exists" : "an existing skill overlaps strongly" };
+    }
+    if (!store.clusters.claimDraft(agentId, intentKey, name, stats.count)) return { action: "skipped", why: "another turn decided first" };
+    try {
+      const evidence: DraftEvidence = {
+        intentKey,
+        reason: stats.reason,
+        count: stats.count,
+        sessions: stats.sessions,
+        samples: [],
+        errors: [],
+      };
+      for (const sample of store.clusters.samples(stats, sinceMs(), 8)) {
+        if (sample.userText && !evidence.samples.includes(sample.userText)) evidence.samples.push(sample.userText);
+        const error = [sample.tool, sample.errorCode, sample.detail].filter(Boolean).join(": ");
+        if (error && !evidence.errors.includes(error)) evidence.errors.push(error);
+      }
+      const created = new Date(clock.now()).toISOString().slice(0, 10);
+      const expected = { name, intentKey, locale: settings.locale };
+      let author: "model" | "template" = "template";
+      let text: string | undefined;
+      if (options.model) {
+        const written = await writeDraftWithModel({ model: options.model, name, evidence, locale: settings.locale, created, agentId });
+        const gate = written.ok ? gateDraft(written.value, expected) : written;
+        if (gate.ok && written.ok) {
+          text = written.value;
+          author = "model";
+        } else log.warn({ reason: gate.ok ? "" : gate.error }, "the model's draft failed the structure gate; using the template");
+      }
+      text ??= renderDraftTemplate(name, evidence, settings.locale, created);
+      const gate = gateDraft(text, expected);
+      if (!gate.ok) {
+        store.clusters.releaseDraft(agentId, intentKey);
+        log.error({ reason: gate.error }, "draft rejected by the structure gate; nothing written");
+        return { action: "rejected", why: gate.error };
+      }
+      const result = writeDraftIfMissing(options.skillsDir(agentId), name, text);
+      if (!result.written) {
+        store.clusters.settleDraft(agentId, intentKey, { status: "linked", skillName: name, reason: result.reason });
+        return { action: "linked", skillName: name, why: result.reason };
+      }
+      store.clusters.settleDraft(agentId, intentKey, { status: "drafted", skillName: name, path: result.path });
+      const changes = catalog.reload();
+      log.info({ skill: name, path: result.path, author, clusterSize: stats.count, sessions: stats.sessions, catalogVersion: catalog.snapshot.version, added: changes.added }, "skill drafted from a capability gap cluster");
+      return { action: "drafted", skillName: name, path: result.path, author };
+    } catch (error) {
+      store.clusters.releaseDraft(agentId, intentKey);
+      throw error;
+    }
+  }
+
+  return {
+    recordGap,
+    sinceMs,
+    evaluate,
+    async afterTurn(turn) {
+      const gaps = pending.get(turn.traceId) ?? [];
+      pending.delete(turn.traceId);
+      const clusters = new Map(gaps.filter((gap) => gap.gapClass === "capability").map((gap) => [`${gap.intentKey}\u0000${gap.reason}`, gap]));
+      const outcomes: DraftOutcome[] = [];
+      for (const gap of clusters.values()) {
+        try {
+          outcomes.push(await evaluate(gap.agentId, gap.intentKey, gap.reason));
+        } catch (error) {
+          logger.error({ err: error, traceId: turn.traceId, intentKey: gap.intentKey }, "gap cluster evaluation failed");
+        }
+      }
+      return outcomes;
+    },
+  };
+}
+
+/** A non-fallback skill whose name and description cover the intent's words. */
+export function overlappingSkill(skills: readonly Skill[], intentKey: string): Skill | undefined {
+  const intentTerms = terms(intentKey.replace(/-/g, " "));
+  if (intentTerms.size === 0) return undefined;
+  let best: { skill: Skill; score: number } | undefined;
+  for (const skill of skills) {
+    if (skill.name === "skill-builder" || skill.status === "deprecated") continue;
+    const score = overlap(intentTerms, terms(`${skill.name.replace(/-/g, " ")} ${skill.description}`));
+    if (score >= LINK_OVERLAP && (!best || score > best.score)) best = { skill, score };
+  }
+  return best?.skill;
+}

@@ -1,0 +1,91 @@
+import { formatClusters } from "../../agent/commands/gap-commands.js";
+import { systemClock } from "../../store/clock.js";
+import { openStore } from "../../store/store.js";
+import { bootstrap } from "../bootstrap.js";
+import { UsageError, writeLine, type Command } from "../cli-context.js";
+import { parseFlags } from "../parse-flags.js";
+
+const usage = `Usage: laoding gaps [--agent ID] [--since HOURS] [--json] [--workspace DIR]
+       laoding gaps show <id> [--workspace DIR]
+
+  gaps        the top capability-gap clusters per agent: intent, reason, class, count,
+              sessions, last seen, and the draft or linked skill
+  gaps show   one gap with its chain: trace -> message -> tool calls -> gaps
+
+Options:
+  --agent ID        only this agent (default: all)
+  --since HOURS     lookback window (default GAP_CLUSTER_LOOKBACK_HOURS)
+  --json            machine-readable output
+  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+  -h, --help        show this help`;
+
+export const gapsCommand: Command = {
+  name: "gaps",
+  summary: "show capability-gap clusters, or one gap's chain from trace to tool calls",
+  usage,
+  async run(context) {
+    const { values, positionals } = parseFlags(
+      context.args,
+      { agent: { type: "string" }, since: { type: "string" }, json: { type: "boolean" }, workspace: { type: "string" } },
+      usage,
+      true,
+    );
+    if (values.help) return writeLine(context.stdout, usage), 0;
+    const boot = bootstrap(context, { seed: false, ...(values.workspace ? { workspaceDir: values.workspace } : {}) });
+    const hours = values.since === undefined ? boot.loaded.config.GAP_CLUSTER_LOOKBACK_HOURS : Number(values.since);
+    if (!Number.isFinite(hours) || hours <= 0) throw new UsageError(`--since must be a positive number of hours, not "${values.since}"`, usage);
+    const store = openStore(boot.layout.databaseFile, systemClock);
+    try {
+      if (positionals[0] === "show") {
+        const id = Number(positionals[1]);
+        if (!Number.isInteger(id) || id <= 0) throw new UsageError("gaps show needs a gap id (a whole number)", usage);
+        return showGap(store, id, values.json === true, context.stdout);
+      }
+      if (positionals.length > 0) throw new UsageError(`unknown action "${positionals[0]}"`, usage);
+      const agents = boot.agents.filter((agent) => !values.agent || agent.id === values.agent);
+      if (agents.length === 0) throw new UsageError(`no agent "${values.agent}"`, usage);
+      const now = systemClock.now();
+      const since = now - hours * 3_600_000;
+      if (values.json) {
+        const result = agents.map((agent) => ({ agent: agent.id, clusters: store.clusters.top(agent.id, since, 50), drafts: store.clusters.drafts(agent.id) }));
+        writeLine(context.stdout, JSON.stringify(result, null, 2));
+        return 0;
+      }
+      for (const agent of agents) {
+        writeLine(context.stdout, `agent ${agent.id}`);
+        writeLine(context.stdout, formatClusters(store.clusters, agent.id, since, now, hours, "en").replace(/^/gm, "  "));
+      }
+      return 0;
+    } finally {
+      store.close();
+    }
+  },
+};
+
+function showGap(store: ReturnType<typeof openStore>, id: number, json: boolean, out: NodeJS.WritableStream): number {
+  const gap = store.gaps.get(id);
+  if (!gap) throw new Error(`no gap with id ${id}; list them with \`laoding gaps\``);
+  const messages = store.messages.byTrace(gap.traceId);
+  const toolCalls = store.toolCalls.byTrace(gap.traceId);
+  const gaps = store.gaps.byTrace(gap.traceId);
+  if (json) {
+    writeLine(out, JSON.stringify({ gap, messages, toolCalls, gaps }, null, 2));
+    return 0;
+  }
+  const time = (ms: number) => new Date(ms).toISOString().replace("T", " ").slice(0, 19);
+  writeLine(out, `gap ${gap.id} · ${gap.intentKey} · ${gap.reason} · ${gap.gapClass} · agent ${gap.agentId} · ${time(gap.createdAt)}`);
+  writeLine(out, `trace ${gap.traceId}${gap.sessionId !== null ? ` · session ${gap.sessionId}` : ""}`);
+  writeLine(out, "messages:");
+  for (const message of messages) {
+    const calls = message.toolCalls ? ` calls ${(JSON.parse(message.toolCalls) as { name: string; arguments: string }[]).map((call) => `${call.name}(${call.arguments.slice(0, 80)})`).join(", ")}` : "";
+    writeLine(out, `  ${time(message.createdAt)} ${message.role}/${message.kind}: ${message.content.replace(/\s+/g, " ").slice(0, 160)}${calls}`);
+  }
+  writeLine(out, "tool calls:");
+  for (const call of toolCalls) writeLine(out, `  ${call.tool} ${call.ok ? "ok" : call.errorCode} ${call.durationMs} ms (args ${call.argsDigest})`);
+  if (toolCalls.length === 0) writeLine(out, "  (none)");
+  writeLine(out, "gaps of this trace:");
+  for (const other of gaps) {
+    writeLine(out, `  ${other.id === gap.id ? "*" : " "} ${other.id} ${other.reason} ${other.gapClass}${other.tool ? ` ${other.tool}` : ""}${other.errorCode ? ` ${other.errorCode}` : ""}${other.detail ? `: ${other.detail.slice(0, 160)}` : ""}`);
+  }
+  return 0;
+}
