@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { machine, writeSection } from "./stats.js";
+import { runGapsBench } from "./gaps-bench.js";
 import { runOrchestratorBench } from "./orchestrator-bench.js";
 import { runToolhostBench } from "./toolhost-bench.js";
 
@@ -13,6 +14,7 @@ const README = join(fileURLToPath(new URL(".", import.meta.url)), "README.md");
 const SUITES: Record<string, { title: string; run: () => Promise<string> }> = {
   toolhost: { title: "ToolHost round-trips, throughput, cold start, memory", run: runToolhostBench },
   orchestrator: { title: "Orchestrator overhead per message (zero-latency model, one-tool turn)", run: runOrchestratorBench },
+  gaps: { title: "Capability gaps: record and evaluate a cluster at scale", run: runGapsBench },
 };
 
 const wanted = process.argv.slice(2);
