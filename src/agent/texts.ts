@@ -54,7 +54,6 @@ const TEXTS = {
   reloadRemoved: { zh: "删除：{names}", en: "removed: {names}" },
   reloadInvalid: { zh: "无效：{items}", en: "invalid: {items}" },
   reloadUnchanged: { zh: "没有变化。", en: "Nothing changed." },
-  busy: { zh: "我还在处理你上一条消息，这条会排在后面。", en: "Still working on your previous message; this one is queued." },
 } as const;
 
 export type TextKey = keyof typeof TEXTS;

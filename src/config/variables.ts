@@ -174,7 +174,7 @@ export const VARIABLES = {
     expected: "a comma-separated list of user ids",
     defaultValue: "",
     group: "Channels",
-    doc: "User ids allowed to run operator commands (/capability_gaps, /reload_skills). The console user is always an operator.",
+    doc: "User ids allowed to run operator commands (/capability_gaps, /reload_skills) on chat channels (Telegram, Feishu). The console user is always an operator.",
   },
   TELEGRAM_BOT_TOKEN: {
     schema: optionalText(),

@@ -1,19 +1,9 @@
 /** Wraps a model so every call's token usage and outcome is recorded. */
+import type { ModelCallRecord } from "../store/model-calls-store.js";
 import type { ChatModel } from "./chat-model.js";
 import { ModelError } from "./model-errors.js";
 
-export type ModelCallSink = (record: {
-  traceId?: string;
-  agentId?: string;
-  purpose: string;
-  model: string;
-  promptTokens?: number;
-  completionTokens?: number;
-  totalTokens?: number;
-  ok: boolean;
-  errorKind?: string;
-  durationMs: number;
-}) => void;
+export type ModelCallSink = (record: ModelCallRecord) => void;
 
 export function recordedModel(model: ChatModel, sink: ModelCallSink, clock: { now(): number } = Date): ChatModel {
   return {

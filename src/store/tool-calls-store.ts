@@ -1,16 +1,9 @@
+import type { ToolCallAudit } from "../toolhost/client/toolhost-client.js";
 import type { Clock } from "./clock.js";
 import type { Db } from "./open-database.js";
 
-export type ToolCallRecord = {
-  traceId?: string;
-  agentId: string;
-  sessionId?: number;
-  tool: string;
-  argsDigest: string;
-  ok: boolean;
-  errorCode?: string;
-  durationMs: number;
-};
+/** The toolhost client's audit record is what this table stores: one definition. */
+export type ToolCallRecord = ToolCallAudit;
 
 export type ToolCallRow = Required<Omit<ToolCallRecord, "ok">> & { id: number; ok: number; createdAt: number };
 
