@@ -108,7 +108,7 @@ export class ToolhostSupervisor {
     clearTimeout(this.backoffTimer);
     this.stopHeartbeat();
     const connection = this.current ?? (await this.starting?.catch(() => undefined));
-    if (connection?.alive !== false && connection) {
+    if (connection) {
       connection.kill("SIGTERM");
       const grace = setTimeout(() => connection.kill("SIGKILL"), this.options.stopGraceMs);
       await connection.exited;
@@ -159,6 +159,7 @@ export class ToolhostSupervisor {
       child.once("error", (error) => reject(new ToolhostError("TOOLHOST_UNAVAILABLE", `cannot start the toolhost: ${error.message}`))),
     );
     spawnError.catch(() => undefined);
+    // A child spawned with a piped stderr (fixtures) must not block on a full pipe.
     child.stderr?.on("data", () => undefined);
     const connection = new ChildConnection(child, {
       maxFrameBytes: this.options.maxFrameBytes,
