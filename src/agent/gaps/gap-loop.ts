@@ -28,6 +28,9 @@ export type DraftOutcome =
   | { action: "skipped"; why: string }
   | { action: "rejected"; why: string };
 
+/** Turns whose gaps wait for their after-turn evaluation; a turn that died never collects its own. */
+const MAX_PENDING_TURNS = 1_000;
+
 /** How much of a cluster's intent words a skill must cover to count as the same know-how. */
 export const LINK_OVERLAP = 0.6;
 
@@ -58,7 +61,10 @@ export function createGapLoop(options: {
     gaps: store.gaps,
     logger,
     canonicalKey: (agentId, intentKey) => canonicalIntentKey(store.clusters, agentId, intentKey, sinceMs()),
-    onRecorded: (gap) => pending.set(gap.traceId, [...(pending.get(gap.traceId) ?? []), gap]),
+    onRecorded: (gap) => {
+      pending.set(gap.traceId, [...(pending.get(gap.traceId) ?? []), gap]);
+      if (pending.size > MAX_PENDING_TURNS) pending.delete(pending.keys().next().value as string);
+    },
   });
 
   async function evaluate(agentId: string, intentKey: string, reason: string): Promise<DraftOutcome> {
