@@ -65,7 +65,7 @@ describe("protocol conformance (real child)", () => {
     await supervisor.stop();
     expectFailure(await call("file.read", { path: "file.txt" }), "TOOLHOST_UNAVAILABLE");
     const covered = ["INVALID_ARGS", "UNKNOWN_TOOL", "PATH_NOT_ALLOWED", "PATH_NOT_FOUND", "PATH_IS_DIRECTORY", "NOT_A_DIRECTORY", "FILE_TOO_LARGE", "COMMAND_NOT_ALLOWED", "TIMEOUT", "EXIT_NONZERO", "TOOLHOST_CRASHED", "TOOLHOST_UNAVAILABLE"];
-    // INTERNAL is the remaining code: a protocol fault, covered below.
+    // INTERNAL is the remaining code: a protocol fault, covered in resilience.test.ts.
     expect(ERROR_CODES.filter((code) => !covered.includes(code))).toEqual(["INTERNAL"]);
   });
 

@@ -256,6 +256,19 @@ describe("14. graceful stop", () => {
   });
 });
 
+describe("protocol faults", () => {
+  it("a JSON-RPC error from the child is INTERNAL for that call; the child stays up", async () => {
+    const { client, supervisor, spawns } = makeClient();
+    expect(await client.callTool({ name: "file.read", args: { rpcError: true } })).toMatchObject({
+      ok: false,
+      error: { code: "INTERNAL", reason: expect.stringMatching(/refused by the toolhost: invalid params/) },
+    });
+    expect((await client.callTool({ name: "file.read", args: {} })).ok).toBe(true);
+    expect(supervisor.state).toBe("running");
+    expect(spawns).toHaveLength(1);
+  });
+});
+
 describe("audit", () => {
   it("reports every call with its digest, outcome and duration", async () => {
     const { client, audits } = makeClient();
