@@ -121,3 +121,19 @@ describe("laoding skills", () => {
     expect((await runLaoding(["skills", "frob", "--workspace", workspaceDir], { repoRoot })).code).toBe(2);
   });
 });
+
+describe("sandbox preflight", () => {
+  // As root the sandbox runs as the agent's uid, which cannot enter a 0700 folder.
+  it.runIf(process.getuid?.() === 0)("TOOLHOST_SANDBOX=bwrap that cannot work stops start-up naming the reason; auto falls back with a warning", async () => {
+    const { chmodSync } = await import("node:fs");
+    const repoRoot = fakeRepo();
+    const closed = tempDir();
+    chmodSync(closed, 0o700);
+    const workspaceDir = join(closed, "rt");
+    const strict = await runLaoding(["chat", "--workspace", workspaceDir], { repoRoot, env: { TOOLHOST_SANDBOX: "bwrap" } });
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toMatch(/TOOLHOST_SANDBOX=bwrap but bubblewrap cannot run here: bwrap: Can't find source path .*Permission denied\. .*chmod o\+x/);
+    const lenient = await runLaoding(["chat", "--workspace", workspaceDir], { repoRoot, env: { TOOLHOST_SANDBOX: "auto", LOG_LEVEL: "warn" } });
+    expect(lenient.code).toBe(0);
+  });
+});

@@ -11,6 +11,9 @@ export async function runLaoding(args: string[], options: { repoRoot: string; en
   const err: Buffer[] = [];
   stdout.on("data", (chunk: Buffer) => out.push(chunk));
   stderr.on("data", (chunk: Buffer) => err.push(chunk));
+  // Commands that read stdin (chat) see an empty input and end.
+  const stdin = new PassThrough();
+  stdin.end();
   const code = await runCli({
     args,
     env: { LOG_LEVEL: "silent", ...options.env },
@@ -18,7 +21,7 @@ export async function runLaoding(args: string[], options: { repoRoot: string; en
     repoRoot: options.repoRoot,
     stdout,
     stderr,
-    stdin: new PassThrough(),
+    stdin,
   });
   return { code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") };
 }

@@ -1,6 +1,7 @@
 import { createConsoleChannel } from "../../channels/console-channel.js";
 import type { Channel } from "../../channels/channel.js";
 import { createBotRuntime } from "../../runtime/bot-runtime.js";
+import { preflightSandbox } from "../../runtime/sandbox-preflight.js";
 import { formatSeedReport } from "../../workspace/seed-workspace.js";
 import { bootstrap, type Boot } from "../bootstrap.js";
 import { CLI_ENTRY, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
@@ -41,11 +42,14 @@ export async function serveConsole(context: CliContext, boot: Boot, agentId: str
   }
   const copied = boot.seedReport ? formatSeedReport(boot.seedReport, layout.workspaceDir).filter((line) => !line.startsWith("kept")) : [];
   if (copied.length > 0) logger.info({ workspace: layout.workspaceDir, seeded: copied }, "workspace seeded");
+  // A sandbox that cannot work stops start-up here, naming the reason (SandboxUnavailableError).
+  const sandbox = preflightSandbox(loaded.config, layout, boot.agents);
+  for (const warning of sandbox.warnings) logger.warn(warning);
   const runtime = createBotRuntime({ loaded, layout, agents: boot.agents, logger, cliEntry: CLI_ENTRY, env: context.env });
   const interactive = (context.stdin as NodeJS.ReadStream).isTTY === true;
   const channel: Channel = createConsoleChannel({ input: context.stdin, output: context.stdout, agentId, interactive });
   logger.info(
-    { workspace: layout.workspaceDir, channel: channel.name, agent: agentId, agents: boot.agents.map((agent) => agent.id), database: layout.databaseFile, model: runtime.model?.model ?? null },
+    { workspace: layout.workspaceDir, channel: channel.name, sandbox: sandbox.mode, agent: agentId, agents: boot.agents.map((agent) => agent.id), database: layout.databaseFile, model: runtime.model?.model ?? null },
     interactive ? "LaodingBot ready; type a message, Ctrl-C to quit" : "LaodingBot ready; press Ctrl-C to stop",
   );
   await runBot(runtime, channel, logger);
