@@ -137,3 +137,31 @@ describe("sandbox preflight", () => {
     expect(lenient.code).toBe(0);
   });
 });
+
+describe("laoding chat with a model (real process, loopback fake)", () => {
+  it("answers through the real toolhost child and records the tool call", async () => {
+    const { startFakeOpenAI, routeTo } = await import("../fakes/openai-server.js");
+    const fake = await startFakeOpenAI();
+    try {
+      fake.enqueue(routeTo([], "say-hello"), { toolCalls: [{ name: "shell_exec", arguments: { command: "echo hello from the sandbox" } }] }, { text: "The shell said hello." });
+      const workspaceDir = join(tempDir(), "rt");
+      const child = spawn(process.execPath, ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "chat", "--workspace", workspaceDir], {
+        cwd: REAL_REPO_ROOT,
+        env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "silent", BOT_LOCALE: "en", LLM_BASE_URL: fake.url, LLM_MODEL: "fake", LLM_API_KEY: "sk-x", LLM_MAX_RETRIES: "0", TOOLHOST_SANDBOX: "auto" },
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let stdout = "";
+      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+      child.stdin.end("say hello using the shell\n");
+      expect(await new Promise<number | null>((resolve) => child.on("exit", resolve))).toBe(0);
+      expect(stdout).toBe("The shell said hello.\n");
+      expect(fake.requests[2]?.messages.at(-1)).toMatchObject({ role: "tool", content: "hello from the sandbox\n" });
+      const { openStore } = await import("../../src/store/store.js");
+      const store = openStore(join(workspaceDir, "data", "laoding.db"), { now: () => Date.now() });
+      expect(store.db.prepare("SELECT tool, ok FROM tool_calls").all()).toEqual([{ tool: "shell.exec", ok: 1 }]);
+      store.close();
+    } finally {
+      await fake.close();
+    }
+  });
+});
