@@ -48,6 +48,7 @@ describe("the capability-gap loop end to end", () => {
     const cli = await runLaoding(["gaps", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot });
     expect(cli.code).toBe(0);
     expect(cli.stdout).toContain("1. deploy-docker · no_skill · capability · 3× · 2 sessions");
+    expect(cli.stdout).toMatch(/ {5}1 user · first seen 0 min ago · e\.g\. "docker deploy please"; "how do I deploy with docker\?"; "deploy our app with docker"/);
     const firstGap = bot.runtime.store.db.prepare("SELECT id FROM capability_gaps ORDER BY id LIMIT 1").pluck().get() as number;
     const show = await runLaoding(["gaps", "show", String(firstGap), "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot });
     expect(show.code).toBe(0);
@@ -55,6 +56,7 @@ describe("the capability-gap loop end to end", () => {
     expect(show.stdout).toMatch(/trace tr-[0-9a-f]+ · session \d+\nmessages:\n.* user\/chat: deploy our app with docker\n.* assistant\/chat: I can't do that yet\.\ntool calls:\n {2}\(none\)\ngaps of this trace:\n {2}\* \d+ no_skill capability/);
     const json = JSON.parse((await runLaoding(["gaps", "--json", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot })).stdout);
     expect(json[0].drafts[0]).toMatchObject({ intentKey: "deploy-docker", status: "drafted" });
+    expect(json[0].clusters[0]).toMatchObject({ intentKey: "deploy-docker", count: 3, sessions: 2, users: 1, samples: expect.arrayContaining(["deploy our app with docker"]), draft: { skillName: "auto-deploy-docker" } });
     expect((await runLaoding(["gaps", "show", "999", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot })).code).toBe(1);
   });
 

@@ -32,8 +32,20 @@ export function gapCommands(options: {
   ];
 }
 
-export function formatClusters(clusters: GapClustersStore, agentId: string, sinceMs: number, now: number, hours: number, locale: Locale): string {
-  const top = clusters.top(agentId, sinceMs, GAP_LIST_LIMIT);
+/**
+ * The top clusters in the compact chat format. `detailed` (the CLI) adds distinct users,
+ * first seen and up to three sample texts per cluster.
+ */
+export function formatClusters(
+  clusters: GapClustersStore,
+  agentId: string,
+  sinceMs: number,
+  now: number,
+  hours: number,
+  locale: Locale,
+  options: { detailed?: boolean; limit?: number } = {},
+): string {
+  const top = clusters.top(agentId, sinceMs, options.limit ?? GAP_LIST_LIMIT);
   if (top.length === 0) return text(locale, "gapsNone", { hours });
   const drafts = new Map(clusters.drafts(agentId).map((draft) => [draft.intentKey, draft]));
   const lines = top.map((cluster, index) => {
@@ -46,7 +58,7 @@ export function formatClusters(clusters: GapClustersStore, agentId: string, sinc
           : draft?.status === "linked"
             ? text(locale, "gapsLinked", { skill: draft.skillName ?? "?" })
             : text(locale, "gapsNoDraft");
-    return text(locale, "gapsLine", {
+    const line = text(locale, "gapsLine", {
       index: index + 1,
       intent: cluster.intentKey,
       reason: cluster.reason,
@@ -56,6 +68,12 @@ export function formatClusters(clusters: GapClustersStore, agentId: string, sinc
       last: ago(now - cluster.lastSeen, locale),
       draft: state,
     });
+    if (!options.detailed) return line;
+    const samples = clusters
+      .samples(cluster, sinceMs, 3)
+      .flatMap((sample) => (sample.userText ? [`"${sample.userText.replace(/\s+/g, " ").slice(0, 80)}"`] : []));
+    const users = locale === "zh" ? `${cluster.users} 个用户` : `${cluster.users} user${cluster.users === 1 ? "" : "s"}`;
+    return `${line}\n   ${users} · first seen ${ago(now - cluster.firstSeen, locale)}${samples.length > 0 ? ` · e.g. ${samples.join("; ")}` : ""}`;
   });
   return [text(locale, "gapsHeader", { hours, count: top.length }), ...lines].join("\n");
 }

@@ -47,13 +47,24 @@ export const gapsCommand: Command = {
       const now = systemClock.now();
       const since = now - hours * 3_600_000;
       if (values.json) {
-        const result = agents.map((agent) => ({ agent: agent.id, clusters: store.clusters.top(agent.id, since, 50), drafts: store.clusters.drafts(agent.id) }));
+        const result = agents.map((agent) => {
+          const drafts = store.clusters.drafts(agent.id);
+          return {
+            agent: agent.id,
+            clusters: store.clusters.top(agent.id, since, 50).map((cluster) => ({
+              ...cluster,
+              samples: store.clusters.samples(cluster, since, 5).flatMap((sample) => (sample.userText ? [sample.userText] : [])),
+              draft: drafts.find((draft) => draft.intentKey === cluster.intentKey) ?? null,
+            })),
+            drafts,
+          };
+        });
         writeLine(context.stdout, JSON.stringify(result, null, 2));
         return 0;
       }
       for (const agent of agents) {
         writeLine(context.stdout, `agent ${agent.id}`);
-        writeLine(context.stdout, formatClusters(store.clusters, agent.id, since, now, hours, "en").replace(/^/gm, "  "));
+        writeLine(context.stdout, formatClusters(store.clusters, agent.id, since, now, hours, "en", { detailed: true, limit: 50 }).replace(/^/gm, "  "));
       }
       return 0;
     } finally {
