@@ -128,15 +128,24 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         answer = turn.answer;
         route = turn.route;
       } catch (error) {
-        if (!(error instanceof ModelError)) throw error;
-        log.error({ err: error, kind: error.kind }, "model call failed");
-        recordGap({ agentId: agent.id, sessionId: session.id, traceId, intentKey: normalizeIntentKey("", message.text), reason: "model_failure", errorCode: error.kind, detail: error.message, userText: message.text, userId: message.userId });
-        answer = text(settings.locale, "modelFailed", { reason: error.kind.replace("_", " ") });
+        if (error instanceof ModelError) {
+          log.error({ err: error, kind: error.kind }, "model call failed");
+          recordGap({ agentId: agent.id, sessionId: session.id, traceId, intentKey: normalizeIntentKey("", message.text), reason: "model_failure", errorCode: error.kind, detail: error.message, userText: message.text, userId: message.userId });
+          answer = text(settings.locale, "modelFailed", { reason: error.kind.replace("_", " ") });
+        } else {
+          // A bug or a broken disk: the user still gets an answer with a trace id to report.
+          log.error({ err: error }, "turn failed");
+          answer = text(settings.locale, "internalError", { traceId });
+        }
       }
     }
     store.messages.append({ sessionId: session.id, role: "assistant", kind: "chat", content: answer, traceId });
     log.info({ chars: answer.length }, "answer sent");
-    await options.afterTurn?.({ message, traceId, sessionId: session.id, ...(route ? { route } : {}), answer });
+    try {
+      await options.afterTurn?.({ message, traceId, sessionId: session.id, ...(route ? { route } : {}), answer });
+    } catch (error) {
+      log.error({ err: error }, "after-turn work failed");
+    }
     return answer;
   }
 

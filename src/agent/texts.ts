@@ -28,6 +28,10 @@ const TEXTS = {
     zh: "抱歉，模型服务暂时不可用（{reason}）。请稍后再试。",
     en: "Sorry, the model service is unavailable right now ({reason}). Please try again later.",
   },
+  internalError: {
+    zh: "抱歉，我这边出错了（追踪号 {traceId}）。请稍后再试，或把追踪号告诉运维人员。",
+    en: "Sorry, something went wrong on my side (trace {traceId}). Try again, or give the trace id to an operator.",
+  },
   stepBudget: {
     zh: "（我在 {steps} 步之内没能完成这个任务，以下是目前的进展。）",
     en: "(I could not finish this within {steps} steps; here is where I got to.)",

@@ -145,6 +145,15 @@ describe("model failures", () => {
     expect(await bot.send("hi again")).toBe("Back again.");
   });
 
+  it("an unexpected failure still answers, with a trace id to report, and the bot keeps working", async () => {
+    const bot = await startTestBot({ extend: () => ({ extraSections: () => { throw new Error("disk on fire"); } }) });
+    bot.fake.respond((request) => (isRoutingRequest(request) ? routeTo([], "x") : { text: "fine" }));
+    const answer = await bot.send("hello");
+    expect(answer).toMatch(/^Sorry, something went wrong on my side \(trace tr-[0-9a-f]{16}\)/);
+    const traceId = /trace (tr-[0-9a-f]+)/.exec(answer ?? "")?.[1] as string;
+    expect(bot.runtime.store.messages.byTrace(traceId).map((row) => row.role)).toEqual(["user", "assistant"]);
+  });
+
   it("no model configured: commands work and a chat message says how to configure one", async () => {
     const bot = await startTestBot({ model: false });
     expect(await bot.send("/help")).toMatch(/^I'm Laoding/);
