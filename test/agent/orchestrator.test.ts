@@ -145,7 +145,7 @@ describe("model failures", () => {
     expect(await bot.send("hi again")).toBe("Back again.");
   });
 
-  it("an unexpected failure still answers, with a trace id to report, and the bot keeps working", async () => {
+  it("an unexpected failure still answers, with a trace id to report, and both messages are stored", async () => {
     const bot = await startTestBot({ extend: () => ({ extraSections: () => { throw new Error("disk on fire"); } }) });
     bot.fake.respond((request) => (isRoutingRequest(request) ? routeTo([], "x") : { text: "fine" }));
     const answer = await bot.send("hello");
