@@ -1,13 +1,12 @@
 /**
  * The per-session working folder `<WORK_DIR>/<agent>/<chat-key>/`, the cwd of the
  * agent's tools for that chat. The chat key is made filesystem-safe; a key that had to
- * be changed gets a short hash so two chats never share a folder. The folder holds the
- * link `团队经验` to the agent's experience library.
+ * be changed gets a short hash so two chats never share a folder. The toolhost creates
+ * the folder (owned by the agent's uid) and its `团队经验` link on first use.
  */
 import { createHash } from "node:crypto";
-import { lstatSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { EXPERIENCE_LINK_NAME, type AgentTrees } from "../config/runtime-layout.js";
+import type { AgentTrees } from "../config/runtime-layout.js";
 
 export function chatKey(channel: string, chatId: string): string {
   const raw = `${channel}-${chatId}`;
@@ -16,25 +15,6 @@ export function chatKey(channel: string, chatId: string): string {
   return `${safe.slice(0, 70)}-${createHash("sha256").update(raw).digest("hex").slice(0, 8)}`;
 }
 
-export function ensureChatFolder(trees: AgentTrees, channel: string, chatId: string, withLibraryLink: boolean): string {
-  const folder = join(trees.workTree, chatKey(channel, chatId));
-  mkdirSync(folder, { recursive: true });
-  if (withLibraryLink) {
-    const link = join(folder, EXPERIENCE_LINK_NAME);
-    if (!exists(link)) {
-      mkdirSync(trees.experienceDir, { recursive: true });
-      // Absolute target: the OS sandbox binds the library at the same path, so it resolves inside too.
-      symlinkSync(trees.experienceDir, link);
-    }
-  }
-  return folder;
-}
-
-function exists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
+export function chatFolder(trees: AgentTrees, channel: string, chatId: string): string {
+  return join(trees.workTree, chatKey(channel, chatId));
 }

@@ -17,7 +17,7 @@ import { ModelError } from "../llm/model-errors.js";
 import { childFor } from "../log/logger.js";
 import type { Store } from "../store/store.js";
 import type { ToolhostClient } from "../toolhost/client/toolhost-client.js";
-import { ensureChatFolder } from "./chat-folder.js";
+import { chatFolder } from "./chat-folder.js";
 import { builtinCommands } from "./commands/builtin-commands.js";
 import { parseCommand, runCommand, type ChatCommand } from "./commands/chat-commands.js";
 import { fitToBudget, summarize } from "./conversation/history.js";
@@ -183,7 +183,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     log.info({ skills: route.skills, intentKey: route.intentKey, confidence: route.confidence, catalogVersion: snapshot.version }, "routed");
     if (route.gap) recordGap({ ...gapBase, intentKey: route.intentKey, reason: route.gap, ...(route.unparsed ? { detail: `routing reply: ${route.unparsed}` } : {}) });
 
-    const cwd = ensureChatFolder(layout.agentTrees(agent.id), message.channel, message.chatId, agent.experienceLibrary);
+    const cwd = chatFolder(layout.agentTrees(agent.id), message.channel, message.chatId);
     const client = options.toolhost(agent.id);
     let toolSpecs: ToolSpec[] = [];
     let names = new Map<string, string>();

@@ -6,7 +6,7 @@
  * ownership of the agent's trees (SANDBOX.md: root inside bwrap is no sandbox).
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, lchownSync, lstatSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bwrapLauncher, noneLauncher, type BwrapOptions } from "./shell/launchers.js";
 import type { Launcher } from "./shell/shell-runner.js";
@@ -95,12 +95,20 @@ function probe(launcher: Launcher, cwd: string): string | undefined {
 }
 
 function ownedBy(uid: number): Ownership {
+  // Best effort: a file we cannot chown stays usable by its owner, the bot.
   return {
     apply(path) {
       try {
         chownSync(path, uid, uid);
       } catch {
-        // Best effort: a file we cannot chown stays readable to its owner, the bot.
+        // See above.
+      }
+    },
+    applyToLink(path) {
+      try {
+        lchownSync(path, uid, uid);
+      } catch {
+        // See above.
       }
     },
   };

@@ -210,6 +210,15 @@ for i in range(100000):
         }
       });
 
+      it("a session folder created on first use belongs to the agent: its shell can write there, and the library link resolves", async () => {
+        before = protectedHash();
+        const fresh = join(workspace.layout.agentTrees("a").workTree, "telegram-new-chat");
+        const wrote = await a.callTool({ name: "shell.exec", args: { command: "touch made-by-shell && ls -A" }, cwd: fresh });
+        expect(wrote).toMatchObject({ ok: true, output: "made-by-shell\n团队经验\n" });
+        expect(await a.callTool({ name: "file.write", args: { path: "团队经验/2026-11-30-note.md", content: "# note" }, cwd: fresh })).toMatchObject({ ok: true });
+        expect(await a.callTool({ name: "shell.exec", args: { command: "cat 团队经验/2026-11-30-note.md" }, cwd: fresh })).toMatchObject({ ok: true, output: "# note" });
+      });
+
       it("14. A and B running at once each see only their own trees", async () => {
         before = protectedHash();
         const [fromA, fromB] = await Promise.all([

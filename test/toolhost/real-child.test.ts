@@ -94,6 +94,8 @@ describe("protocol conformance (real child)", () => {
     expectFailure(await client.callTool({ name: "file.list", args: { path: "." }, cwd: join(workspace.layout.workRoot, "b") }), "PATH_NOT_ALLOWED");
     const fresh = await client.callTool({ name: "file.write", args: { path: "note.md", content: "hi" }, cwd: join(workspace.layout.workRoot, "a", "telegram-42") });
     expect(fresh).toMatchObject({ ok: true, output: "created note.md (2 bytes)" });
+    const { readlinkSync } = await import("node:fs");
+    expect(readlinkSync(join(workspace.layout.workRoot, "a", "telegram-42", "团队经验"))).toBe(workspace.layout.agentTrees("a").experienceDir);
   });
 });
 

@@ -11,7 +11,7 @@ import type { Logger } from "pino";
 import { StreamMessageWriter } from "vscode-jsonrpc/node";
 import type { AgentDefinition } from "../../config/agents.js";
 import type { Config } from "../../config/load-config.js";
-import type { RuntimeLayout } from "../../config/runtime-layout.js";
+import { EXPERIENCE_LINK_NAME, type RuntimeLayout } from "../../config/runtime-layout.js";
 import { BoundedMessageReader } from "../bounded-reader.js";
 import { prepareSandbox } from "../os-sandbox.js";
 import { PathSandbox, type SandboxRoot } from "../path-sandbox.js";
@@ -94,6 +94,7 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
     shell,
     ownership: setup.ownership,
     logger,
+    ...(agent.experienceLibrary ? { sessionLink: { name: EXPERIENCE_LINK_NAME, target: trees.experienceDir } } : {}),
   });
   logger.info({ sandbox: shell.mode, uid: setup.uid, roots: sandbox.roots.map((root) => root.path) }, "toolhost ready");
 

@@ -3,7 +3,8 @@
  * descriptors, runs tools, and turns every tool failure into an `ok: false` result.
  * Only malformed requests become JSON-RPC errors.
  */
-import { mkdirSync, realpathSync } from "node:fs";
+import { lstatSync, mkdirSync, realpathSync, symlinkSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Logger } from "pino";
 import { createMessageConnection, ResponseError, type CancellationToken, type MessageConnection, type MessageReader, type MessageWriter } from "vscode-jsonrpc/node";
 import { z } from "zod";
@@ -36,6 +37,8 @@ export type ToolhostServerOptions = {
   shell: ShellRunner;
   ownership: Ownership;
   logger: Logger;
+  /** A link every session folder gets, e.g. `团队经验` -> the agent's experience library. */
+  sessionLink?: { name: string; target: string };
   clock?: { now(): number };
 };
 
@@ -147,7 +150,26 @@ function sessionFolder(requested: string | undefined, options: ToolhostServerOpt
     mkdirSync(resolved.realPath, { recursive: true });
     options.ownership.apply(resolved.realPath);
   }
-  return realpathSync(resolved.realPath);
+  const folder = realpathSync(resolved.realPath);
+  if (options.sessionLink && dirname(folder) === options.workTree) ensureLink(join(folder, options.sessionLink.name), options.sessionLink.target, options.ownership);
+  return folder;
+}
+
+/** Creates the link if nothing is at its place; an existing file or link is left alone. */
+function ensureLink(path: string, target: string, ownership: Ownership): void {
+  try {
+    lstatSync(path);
+    return;
+  } catch {
+    // Missing: create it below.
+  }
+  try {
+    // Absolute target: the OS sandbox binds the library at the same path, so it resolves inside too.
+    symlinkSync(target, path);
+    ownership.applyToLink?.(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
 }
 
 export function describeIssues(error: z.ZodError): string {

@@ -31,7 +31,7 @@ export const DEFAULT_TOOL_LIMITS: ToolLimits = {
 };
 
 /** Gives files the tools create to the agent's own uid, when tools run under one. */
-export type Ownership = { apply(path: string): void };
+export type Ownership = { apply(path: string): void; applyToLink?(path: string): void };
 export const keepOwnership: Ownership = { apply: () => undefined };
 
 export type ToolContext = {
