@@ -14,6 +14,7 @@ describe("shell allowlist", () => {
     ["echo {a,b}.txt", ["echo"]],
     ["find . -name '*.md'", ["find"]],
     ["git log --oneline # a comment; rm -rf /", ["git"]],
+    ["cd sub && pwd && test -f x && printf '%s' ok", ["cd", "pwd", "test", "printf"]],
   ])("allows %s", (line, commands) => {
     expect(checkCommand(line, allowed)).toEqual({ allowed: true, commands });
   });

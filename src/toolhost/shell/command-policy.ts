@@ -9,6 +9,9 @@
  */
 export type PolicyVerdict = { allowed: true; commands: string[] } | { allowed: false; reason: string };
 
+/** Shell builtins that only move around or print: always allowed. */
+export const SAFE_BUILTINS: ReadonlySet<string> = new Set(["cd", "pwd", "echo", "printf", "true", "false", "test", "["]);
+
 /** Programs that run their arguments as a command: allowing them would void the list. */
 const COMMAND_RUNNERS = new Set(["sh", "bash", "dash", "zsh", "ksh", "env", "xargs", "exec", "eval", "command", "builtin", "nohup", "setsid", "timeout", "nice", "sudo", "su", "chroot", "unshare", "nsenter", "busybox", "strace", "watch", "parallel", "script", "source", "."]);
 /** Options of allowed programs that execute something else. */
@@ -65,7 +68,7 @@ function checkSimpleCommand(words: string[], allowed: ReadonlySet<string>): Poli
   if (name.includes("$")) return { allowed: false, reason: `a variable as command name (${name}) cannot be checked` };
   if (name.includes("/")) return { allowed: false, reason: `run commands by name, not by path (${name})` };
   if (COMMAND_RUNNERS.has(name)) return { allowed: false, reason: `${name} runs other commands and is never allowed` };
-  if (!allowed.has(name)) return { allowed: false, reason: `${name} is not on ALLOWED_COMMANDS` };
+  if (!allowed.has(name) && !SAFE_BUILTINS.has(name)) return { allowed: false, reason: `${name} is not on ALLOWED_COMMANDS` };
   const executing = EXECUTING_OPTIONS[name];
   const bad = executing ? words.slice(1).find((word) => executing.test(word)) : undefined;
   if (bad) return { allowed: false, reason: `${name} ${bad} runs other commands and is not allowed` };
