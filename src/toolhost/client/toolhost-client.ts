@@ -77,7 +77,7 @@ export class ToolhostClient {
 
   /** The child's tools; cached per child generation. */
   async listTools(): Promise<ToolInfo[]> {
-    const connection = await this.options.supervisor.ready();
+    const connection = await this.options.supervisor.readyAfterRestart(this.options.callTimeoutMs);
     const generation = this.options.supervisor.generation;
     if (this.toolsCache?.generation === generation) return this.toolsCache.tools;
     const { tools } = await connection.request(toolListMethod, {}, { timeoutMs: this.options.callTimeoutMs });
