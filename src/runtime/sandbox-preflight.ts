@@ -10,8 +10,7 @@ import type { AgentDefinition } from "../config/agents.js";
 import type { Config } from "../config/load-config.js";
 import type { RuntimeLayout } from "../config/runtime-layout.js";
 import { prepareSandbox } from "../toolhost/os-sandbox.js";
-import { PathSandbox } from "../toolhost/path-sandbox.js";
-import { agentRoots } from "../toolhost/server/child-main.js";
+import { sandboxRequestFor } from "../toolhost/server/child-main.js";
 
 export type SandboxPreflight = { mode: "bwrap" | "none"; warnings: string[] };
 
@@ -20,22 +19,9 @@ export function preflightSandbox(config: Config, layout: RuntimeLayout, agents: 
   const warnings: string[] = [];
   let mode: "bwrap" | "none" = "bwrap";
   for (const agent of agents) {
-    const sandbox = new PathSandbox(agentRoots(layout, agent.id));
     const runtimeDir = mkdtempSync(join(tmpdir(), `laoding-preflight-${agent.id}-`));
     try {
-      const setup = prepareSandbox({
-        mode: config.TOOLHOST_SANDBOX,
-        agentId: agent.id,
-        network: agent.network,
-        workTree: layout.agentTrees(agent.id).workTree,
-        writable: sandbox.roots.filter((root) => root.writable).map((root) => root.path),
-        readOnly: sandbox.roots.filter((root) => !root.writable).map((root) => root.path),
-        uidBase: config.TOOLHOST_UID_BASE,
-        nprocLimit: config.TOOLHOST_NPROC_LIMIT,
-        tmpSizeBytes: config.TOOLHOST_TMP_SIZE_MB * 1024 * 1024,
-        runtimeDir,
-        isRoot: process.getuid?.() === 0,
-      });
+      const setup = prepareSandbox(sandboxRequestFor(config, layout, agent, runtimeDir).request);
       if (setup.warning) warnings.push(`agent ${agent.id}: ${setup.warning}`);
       if (setup.launcher.mode === "none") mode = "none";
     } finally {

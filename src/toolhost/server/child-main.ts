@@ -13,7 +13,7 @@ import type { AgentDefinition } from "../../config/agents.js";
 import type { Config } from "../../config/load-config.js";
 import { EXPERIENCE_LINK_NAME, type RuntimeLayout } from "../../config/runtime-layout.js";
 import { BoundedMessageReader } from "../bounded-reader.js";
-import { prepareSandbox } from "../os-sandbox.js";
+import { prepareSandbox, type SandboxRequest } from "../os-sandbox.js";
 import { PathSandbox, type SandboxRoot } from "../path-sandbox.js";
 import { createShellRunner } from "../shell/shell-runner.js";
 import { DEFAULT_TOOL_LIMITS, type ToolLimits } from "../tools/define-tool.js";
@@ -47,6 +47,27 @@ export function agentRoots(layout: RuntimeLayout, agentId: string): SandboxRoot[
   ];
 }
 
+/** The path sandbox of an agent and the OS sandbox request built from its roots. */
+export function sandboxRequestFor(config: Config, layout: RuntimeLayout, agent: AgentDefinition, runtimeDir: string): { sandbox: PathSandbox; request: SandboxRequest } {
+  const sandbox = new PathSandbox(agentRoots(layout, agent.id));
+  return {
+    sandbox,
+    request: {
+      mode: config.TOOLHOST_SANDBOX,
+      agentId: agent.id,
+      network: agent.network,
+      workTree: sandbox.roots.find((root) => root.label === "working tree")?.path ?? layout.agentTrees(agent.id).workTree,
+      writable: sandbox.roots.filter((root) => root.writable).map((root) => root.path),
+      readOnly: sandbox.roots.filter((root) => !root.writable).map((root) => root.path),
+      uidBase: config.TOOLHOST_UID_BASE,
+      nprocLimit: config.TOOLHOST_NPROC_LIMIT,
+      tmpSizeBytes: config.TOOLHOST_TMP_SIZE_MB * 1024 * 1024,
+      runtimeDir,
+      isRoot: process.getuid?.() === 0,
+    },
+  };
+}
+
 export function toolLimits(config: Config): ToolLimits {
   return {
     ...DEFAULT_TOOL_LIMITS,
@@ -60,22 +81,9 @@ export function toolLimits(config: Config): ToolLimits {
 export function runToolhostChild(options: ChildOptions): Promise<number> {
   const { agent, config, layout, logger } = options;
   const trees = layout.agentTrees(agent.id);
-  const roots = agentRoots(layout, agent.id);
-  const sandbox = new PathSandbox(roots);
   const runtimeDir = mkdtempSync(join(tmpdir(), `laoding-toolhost-${agent.id}-`));
-  const setup = prepareSandbox({
-    mode: config.TOOLHOST_SANDBOX,
-    agentId: agent.id,
-    network: agent.network,
-    workTree: sandbox.roots.find((root) => root.label === "working tree")?.path ?? trees.workTree,
-    writable: sandbox.roots.filter((root) => root.writable).map((root) => root.path),
-    readOnly: sandbox.roots.filter((root) => !root.writable).map((root) => root.path),
-    uidBase: config.TOOLHOST_UID_BASE,
-    nprocLimit: config.TOOLHOST_NPROC_LIMIT,
-    tmpSizeBytes: config.TOOLHOST_TMP_SIZE_MB * 1024 * 1024,
-    runtimeDir,
-    isRoot: process.getuid?.() === 0,
-  });
+  const { sandbox, request } = sandboxRequestFor(config, layout, agent, runtimeDir);
+  const setup = prepareSandbox(request);
   if (setup.warning) logger.warn(setup.warning);
   const shell = createShellRunner(setup.launcher);
   const workTree = sandbox.roots.find((root) => root.label === "working tree")?.path;
