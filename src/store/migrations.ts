@@ -109,6 +109,7 @@ export const MIGRATIONS: Migration[] = [
         PRIMARY KEY (agent_id, intent_key)
       );
       CREATE INDEX intent_keys_by_signature ON intent_keys (agent_id, signature);
+      CREATE INDEX intent_keys_recent ON intent_keys (agent_id, last_seen);
 
       CREATE TABLE skill_drafts (
         id INTEGER PRIMARY KEY,

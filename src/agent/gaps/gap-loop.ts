@@ -61,6 +61,7 @@ export function createGapLoop(options: {
     gaps: store.gaps,
     logger,
     canonicalKey: (agentId, intentKey) => canonicalIntentKey(store.clusters, agentId, intentKey, sinceMs()),
+    atomically: (work) => store.db.transaction(work)(),
     onRecorded: (gap) => {
       pending.set(gap.traceId, [...(pending.get(gap.traceId) ?? []), gap]);
       if (pending.size > MAX_PENDING_TURNS) pending.delete(pending.keys().next().value as string);

@@ -26,13 +26,18 @@ export function createGapRecorder(options: {
   /** Maps a key to the agent's canonical one (similar keys merged); identity by default. */
   canonicalKey?: (agentId: string, intentKey: string) => string;
   onRecorded?: (gap: RecordedGap) => void;
+  /** Runs the key merge and the insert as one unit (one SQLite transaction, one commit). */
+  atomically?: <T>(work: () => T) => T;
 }): GapRecorder {
   const { gaps, logger } = options;
   return (event) => {
     try {
       const gapClass = classifyGap(event.reason, { ...(event.errorCode ? { errorCode: event.errorCode } : {}), ...(event.detail ? { detail: event.detail } : {}) });
-      const intentKey = options.canonicalKey?.(event.agentId, event.intentKey) ?? event.intentKey;
-      const id = gaps.record({ ...event, intentKey, rawIntentKey: event.intentKey, gapClass });
+      const store = () => {
+        const intentKey = options.canonicalKey?.(event.agentId, event.intentKey) ?? event.intentKey;
+        return { intentKey, id: gaps.record({ ...event, intentKey, rawIntentKey: event.intentKey, gapClass }) };
+      };
+      const { intentKey, id } = options.atomically ? options.atomically(store) : store();
       logger.info({ traceId: event.traceId, agentId: event.agentId, gapId: id, reason: event.reason, gapClass, intentKey }, "capability gap recorded");
       options.onRecorded?.({ ...event, intentKey, rawIntentKey: event.intentKey, id, gapClass });
       return id;
