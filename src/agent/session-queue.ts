@@ -15,8 +15,4 @@ export class KeyedSerialQueue {
     });
     return next;
   }
-
-  get active(): number {
-    return this.tails.size;
-  }
 }

@@ -20,7 +20,3 @@ export class ModelError extends Error {
     return this.kind === "rate_limit" || this.kind === "server" || this.kind === "connection" || this.kind === "timeout";
   }
 }
-
-export class ModelNotConfiguredError extends Error {
-  override readonly name = "ModelNotConfiguredError";
-}

@@ -91,8 +91,6 @@ export type MethodDescriptor = { method: string; params: z.ZodType; result: z.Zo
 export type ParamsOf<M extends MethodDescriptor> = z.input<M["params"]>;
 export type ResultOf<M extends MethodDescriptor> = z.output<M["result"]>;
 
-export const METHODS = [pingMethod, toolListMethod, toolCallMethod] as const;
-
 /** Tools that only read: the client may retry them once after a restart. */
 export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set(["file.read", "file.list", "file.grep", "file.glob"]);
 

@@ -8,14 +8,6 @@ import type { Logger } from "pino";
 import type { ChatModel } from "../../llm/chat-model.js";
 import type { MessageRow } from "../../store/messages-store.js";
 
-export type History = { summary: string | null; recent: { role: "user" | "assistant"; content: string }[] };
-
-export type HistoryInput = {
-  rows: MessageRow[];
-  summary: string | null;
-  budgetChars: number;
-};
-
 /** Splits rows (oldest first) into the newest that fit the budget and the older overflow. */
 export function fitToBudget(rows: MessageRow[], budgetChars: number): { recent: MessageRow[]; overflow: MessageRow[] } {
   let used = 0;

@@ -9,7 +9,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import type { Logger } from "pino";
-import { pingMethod, type ResultOf } from "../protocol.js";
+import { pingMethod } from "../protocol.js";
 import { ChildConnection, type ExitInfo } from "./child-connection.js";
 import { RestartPolicy, type RestartPolicyOptions } from "./restart-policy.js";
 import { ToolhostError } from "./toolhost-error.js";
@@ -43,7 +43,6 @@ export class ToolhostSupervisor {
   private generationValue = 0;
   private readonly policy: RestartPolicy;
   private readonly clock: { now(): number };
-  private lastPing: ResultOf<typeof pingMethod> | undefined;
 
   constructor(private readonly options: SupervisorOptions) {
     this.policy = new RestartPolicy(options.restart);
@@ -57,10 +56,6 @@ export class ToolhostSupervisor {
   /** Increases with every child started: a retry after a restart goes to a new generation. */
   get generation(): number {
     return this.generationValue;
-  }
-
-  get info(): ResultOf<typeof pingMethod> | undefined {
-    return this.lastPing;
   }
 
   get pid(): number | undefined {
@@ -167,7 +162,6 @@ export class ToolhostSupervisor {
     });
     try {
       const info = await Promise.race([connection.request(pingMethod, {}, { timeoutMs: this.options.startTimeoutMs }), spawnError]);
-      this.lastPing = info;
       this.options.logger.info({ pid: info.pid, sandbox: info.sandbox }, "toolhost started");
       return connection;
     } catch (error) {
@@ -208,7 +202,6 @@ export class ToolhostSupervisor {
     this.heartbeatTimer = setInterval(() => {
       connection.request(pingMethod, {}, { timeoutMs: this.options.heartbeatMs }).then(
         (info) => {
-          this.lastPing = info;
           this.missedHeartbeats = 0;
           // A child that stays healthy earns a clean slate.
           if (info.uptimeMs > this.options.restart.windowMs) this.policy.reset();
