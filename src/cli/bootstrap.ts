@@ -20,7 +20,8 @@ export type Boot = {
 };
 
 export type BootOptions = {
-  workspaceDir?: string;
+  /** From `--workspace`; undefined means AGENT_WORKSPACE_DIR or its default. */
+  workspaceDir?: string | undefined;
   /** Seed missing workspace files first (init, start, chat); the toolhost child never seeds. */
   seed: boolean;
   logBase?: Record<string, unknown>;

@@ -4,6 +4,7 @@
  * variable is declared exactly once.
  */
 import { z } from "zod";
+import { DEFAULT_MAX_FRAME_BYTES } from "../toolhost/protocol.js";
 
 export type VariableSpec = {
   /** zod schema for the raw string value (after trimming); converts to the runtime type. */
@@ -310,7 +311,7 @@ export const VARIABLES = {
   TOOLHOST_MAX_FRAME_BYTES: {
     schema: integer(64 * 1024, 256 * 1024 * 1024),
     expected: "bytes from 65536 to 268435456",
-    defaultValue: String(16 * 1024 * 1024),
+    defaultValue: String(DEFAULT_MAX_FRAME_BYTES),
     group: "ToolHost",
     doc: "Largest JSON-RPC frame either side accepts; larger, lying or malformed frames close the connection.",
   },

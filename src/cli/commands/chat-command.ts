@@ -22,7 +22,7 @@ export const chatCommand: Command = {
   async run(context) {
     const { values } = parseFlags(context.args, { agent: { type: "string" }, workspace: { type: "string" } }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
-    const boot = bootstrap(context, { seed: true, ...(values.workspace ? { workspaceDir: values.workspace } : {}) });
+    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace });
     return serveConsole(context, boot, values.agent ?? (boot.agents[0]?.id as string));
   },
 };

@@ -28,7 +28,7 @@ export const configCommand: Command = {
     const { values } = parseFlags(context.args, { workspace: { type: "string" }, json: { type: "boolean" }, "env-example": { type: "boolean" } }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
     if (values["env-example"]) return context.stdout.write(renderEnvExample()), 0;
-    const { loaded, layout, agents } = bootstrap(context, { seed: false, ...(values.workspace ? { workspaceDir: values.workspace } : {}) });
+    const { loaded, layout, agents } = bootstrap(context, { seed: false, workspaceDir: values.workspace });
     const rows = VARIABLE_NAMES.map((name) => {
       const spec: VariableSpec = VARIABLES[name];
       const raw = loaded.raw[name];

@@ -25,7 +25,7 @@ export const startCommand: Command = {
   async run(context) {
     const { values } = parseFlags(context.args, { workspace: { type: "string" } }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
-    const boot = bootstrap(context, { seed: true, ...(values.workspace ? { workspaceDir: values.workspace } : {}) });
+    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace });
     const channelName = boot.loaded.config.MESSAGE_CHANNEL;
     if (channelName !== "console") {
       throw new Error(`MESSAGE_CHANNEL=${channelName} is not available in this version yet; set MESSAGE_CHANNEL=console`);

@@ -21,7 +21,7 @@ export const toolhostCommand: Command = {
     const { values } = parseFlags(context.args, { agent: { type: "string" }, workspace: { type: "string" } }, usage);
     if (values.help) return writeLine(context.stderr, usage), 0;
     if (!values.agent) throw new UsageError("--agent is required", usage);
-    const boot = bootstrap(context, { seed: false, ...(values.workspace ? { workspaceDir: values.workspace } : {}), logBase: { component: "toolhost", agentId: values.agent } });
+    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logBase: { component: "toolhost", agentId: values.agent } });
     const agent = boot.agents.find((candidate) => candidate.id === values.agent);
     if (!agent) throw new Error(`no agent "${values.agent}" in ${boot.layout.agentsFile}; known: ${boot.agents.map((a) => a.id).join(", ")}`);
     return runToolhostChild({ agent, config: boot.loaded.config, layout: boot.layout, logger: boot.logger, stdin: context.stdin, stdout: context.stdout });

@@ -114,12 +114,17 @@ export class ChildConnection {
 
   /** Sends a signal to the child's whole process group (its tools and grandchildren). */
   kill(signal: NodeJS.Signals): void {
+    if (!this.exitInfo) this.signalGroup(signal);
+  }
+
+  private signalGroup(signal: NodeJS.Signals): void {
     const pid = this.child.pid;
-    if (pid === undefined || this.exitInfo) return;
+    if (pid === undefined) return;
     try {
       process.kill(-pid, signal);
     } catch {
-      this.child.kill(signal);
+      // The group is gone (or was never ours): signal the child alone if it is still there.
+      if (!this.exitInfo) this.child.kill(signal);
     }
   }
 
@@ -140,14 +145,7 @@ export class ChildConnection {
     this.failAll(`the toolhost exited (${info.reason})`);
     this.connection.dispose();
     // Whatever the child started (a grandchild holding our pipe) goes with it.
-    const pid = this.child.pid;
-    if (pid !== undefined) {
-      try {
-        process.kill(-pid, "SIGKILL");
-      } catch {
-        // The group is already empty.
-      }
-    }
+    this.signalGroup("SIGKILL");
     this.child.stdout?.destroy();
     this.child.stderr?.destroy();
     this.child.stdin?.destroy();

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { checkCommand } from "../shell/command-policy.js";
+import { checkCommand, SAFE_BUILTINS } from "../shell/command-policy.js";
 import { ToolError } from "../tool-error.js";
 import { defineTool } from "./define-tool.js";
 import { headTailOfBuffer } from "./truncate-output.js";
@@ -9,7 +9,7 @@ export function createShellExecTool(allowedCommands: readonly string[]) {
   const allowed = new Set(allowedCommands);
   return defineTool({
     name: "shell.exec",
-    description: `Run a command line with bash in the working folder. Every command of a pipeline or list must be one of: ${[...allowed].sort().join(", ")} (and cd, pwd, echo, printf, test, true, false). No command substitution, subshells or file redirections (use file.write). Output is capped (head + tail); nothing started by the command survives it.`,
+    description: `Run a command line with bash in the working folder. Every command of a pipeline or list must be one of: ${[...allowed].sort().join(", ")} (and the builtins ${[...SAFE_BUILTINS].join(", ")}). No command substitution, subshells or file redirections (use file.write). Output is capped (head + tail); nothing started by the command survives it.`,
     readOnly: false,
     inputSchema: z
       .object({
