@@ -88,7 +88,9 @@ export function prepareSandbox(request: SandboxRequest): SandboxSetup {
 
 function probe(launcher: Launcher, cwd: string): string | undefined {
   const spec = launcher.launch("true", cwd, "probe");
-  const result = spawnSync(spec.file, spec.args, { cwd, env: spec.env, encoding: "utf8", timeout: 10_000 });
+  // The status fd must exist, as in a real call, or bwrap refuses to start.
+  const stdio = spec.statusFd === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", "pipe"];
+  const result = spawnSync(spec.file, spec.args, { cwd, env: spec.env, encoding: "utf8", timeout: 10_000, stdio: stdio as ("ignore" | "pipe")[] });
   if (result.error) return (result.error as NodeJS.ErrnoException).code === "ENOENT" ? `${spec.file} is not installed` : result.error.message;
   if (result.status !== 0) return (result.stderr || `exit code ${result.status}`).trim().split("\n")[0];
   return undefined;

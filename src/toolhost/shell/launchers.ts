@@ -9,7 +9,8 @@
  * limit by prlimit), then bwrap with new user/pid/ipc/uts/cgroup (and net) namespaces,
  * read-only system folders, a private size-limited /tmp, only the agent's trees bound
  * writable at their real paths (so links resolve identically), a cleared environment,
- * and `--remount-ro /`. SIGKILL of bwrap takes the whole pid namespace with it.
+ * and `--remount-ro /`. SIGKILL of bwrap takes the whole pid namespace with it; bwrap
+ * reports the namespace's init pid on fd 3 so the runner can wait for the teardown.
  */
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import type { Launcher } from "./shell-runner.js";
@@ -110,7 +111,7 @@ export function bwrapLauncher(options: BwrapOptions): Launcher {
   return {
     mode: "bwrap",
     launch(command, cwd, marker) {
-      const sandboxed = ["bwrap", ...bwrapArgs(options, cwd, marker), "--", "/bin/bash", "--noprofile", "--norc", "-c", command];
+      const sandboxed = ["bwrap", "--json-status-fd", "3", ...bwrapArgs(options, cwd, marker), "--", "/bin/bash", "--noprofile", "--norc", "-c", command];
       const argv = options.runAs
         ? [
             "prlimit",
@@ -126,7 +127,7 @@ export function bwrapLauncher(options: BwrapOptions): Launcher {
             ...sandboxed,
           ]
         : sandboxed;
-      return { file: argv[0] as string, args: argv.slice(1), env: { PATH: TOOL_PATH, LANG: "C.UTF-8" } };
+      return { file: argv[0] as string, args: argv.slice(1), env: { PATH: TOOL_PATH, LANG: "C.UTF-8" }, statusFd: 3 };
     },
   };
 }

@@ -4,14 +4,26 @@
  * - the process group is SIGKILLed when the command ends, times out, is cancelled or
  *   floods its output (`cmd &` children share the group);
  * - a per-call marker in the environment finds processes that left the group with
- *   `setsid` (in bwrap mode the pid namespace already takes them down).
+ *   `setsid` (in bwrap mode the pid namespace already takes them down);
+ * - the call returns only once those processes are gone. bwrap's outer process exits as
+ *   soon as the command does, while the kernel is still killing the rest of the pid
+ *   namespace (a fork bomb's children, say); the namespace's init is the last to go, so
+ *   the runner waits for it.
  * The launcher decides how the command is wrapped (plain bash, or bwrap as the agent's uid).
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
+import type { Readable } from "node:stream";
+import { setTimeout as delay } from "node:timers/promises";
 
-export type LaunchSpec = { file: string; args: string[]; env: Record<string, string> };
+export type LaunchSpec = {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  /** Set when the launcher reports the sandbox's init pid as bwrap's JSON status on fd 3. */
+  statusFd?: 3;
+};
 /** Builds the process to start for a command line run in `cwd`. */
 export type Launcher = { mode: "bwrap" | "none"; launch(command: string, cwd: string, marker: string): LaunchSpec };
 
@@ -48,17 +60,20 @@ export type ShellRunner = {
 export const MARKER_VARIABLE = "LAODING_TOOL_CALL";
 /** How long to wait for pipes to drain after the command's exit before closing them. */
 const DRAIN_GRACE_MS = 200;
+/** How long a call waits for the processes it killed to be gone before returning anyway. */
+const TEARDOWN_LIMIT_MS = 5_000;
 
 export function createShellRunner(launcher: Launcher): ShellRunner {
   const running = new Map<number, string>();
 
-  const killGroup = (pid: number, marker: string) => {
+  /** Kills the call's process group (and marked escapees); returns the pids killed outside the group. */
+  const killGroup = (pid: number, marker: string): number[] => {
     try {
       process.kill(-pid, "SIGKILL");
     } catch {
       // Already gone.
     }
-    if (launcher.mode === "none") killMarked(marker);
+    return launcher.mode === "none" ? killMarked(marker) : [];
   };
 
   return {
@@ -77,8 +92,12 @@ export function createShellRunner(launcher: Launcher): ShellRunner {
           env: spec.env,
           detached: true,
           shell: false,
-          stdio: ["ignore", "pipe", "pipe"],
+          stdio: ["ignore", "pipe", "pipe", spec.statusFd === undefined ? "ignore" : "pipe"],
         });
+        // Both are piped above; the four-entry stdio only loses that in the typings.
+        const stdout = child.stdout as Readable;
+        const stderr = child.stderr as Readable;
+        const sandboxInit = spec.statusFd === undefined ? undefined : readSandboxInit(child.stdio[spec.statusFd] as Readable);
         const half = Math.floor(request.maxCaptureBytes / 2);
         const head: Buffer[] = [];
         let headBytes = 0;
@@ -89,9 +108,7 @@ export function createShellRunner(launcher: Launcher): ShellRunner {
         let flooded = false;
         let finished = false;
 
-        const stop = () => {
-          if (child.pid !== undefined) killGroup(child.pid, marker);
-        };
+        const stop = (): number[] => (child.pid === undefined ? [] : killGroup(child.pid, marker));
         const onData = (chunk: Buffer) => {
           totalBytes += chunk.length;
           if (headBytes < half) {
@@ -110,8 +127,8 @@ export function createShellRunner(launcher: Launcher): ShellRunner {
             stop();
           }
         };
-        child.stdout.on("data", onData);
-        child.stderr.on("data", onData);
+        stdout.on("data", onData);
+        stderr.on("data", onData);
 
         const timer = setTimeout(() => {
           timedOut = true;
@@ -130,12 +147,13 @@ export function createShellRunner(launcher: Launcher): ShellRunner {
           clearTimeout(timer);
           request.signal.removeEventListener("abort", onAbort);
           // Whatever the command left behind in its group dies with it.
-          stop();
+          const escapees = stop();
           if (child.pid !== undefined) running.delete(child.pid);
           const drained = () => {
-            child.stdout.destroy();
-            child.stderr.destroy();
-            resolve({
+            stdout.destroy();
+            stderr.destroy();
+            void settle(escapees, sandboxInit).then(() =>
+              resolve({
               exitCode,
               signal,
               head: Buffer.concat(head),
@@ -143,11 +161,12 @@ export function createShellRunner(launcher: Launcher): ShellRunner {
               totalBytes,
               timedOut,
               cancelled,
-              flooded,
-              durationMs: Date.now() - started,
-            });
+                flooded,
+                durationMs: Date.now() - started,
+              }),
+            );
           };
-          if (child.stdout.readableEnded && child.stderr.readableEnded) drained();
+          if (stdout.readableEnded && stderr.readableEnded) drained();
           else {
             let pending = 2;
             const grace = setTimeout(drained, DRAIN_GRACE_MS);
@@ -158,8 +177,8 @@ export function createShellRunner(launcher: Launcher): ShellRunner {
                 drained();
               }
             };
-            child.stdout.once("close", onEnd);
-            child.stderr.once("close", onEnd);
+            stdout.once("close", onEnd);
+            stderr.once("close", onEnd);
           }
         };
         child.once("exit", finish);
@@ -172,20 +191,79 @@ export function createShellRunner(launcher: Launcher): ShellRunner {
   };
 }
 
-/** Kills processes carrying this call's marker (they escaped the group with setsid). */
-function killMarked(marker: string): void {
+/** Kills processes carrying this call's marker (they escaped the group with setsid); returns their pids. */
+function killMarked(marker: string): number[] {
   const needle = `${MARKER_VARIABLE}=${marker}`;
+  const killed: number[] = [];
   let pids: string[];
   try {
     pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
   } catch {
-    return;
+    return killed;
   }
   for (const pid of pids) {
     try {
-      if (readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(needle)) process.kill(Number(pid), "SIGKILL");
+      if (readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(needle)) {
+        process.kill(Number(pid), "SIGKILL");
+        killed.push(Number(pid));
+      }
     } catch {
       // Gone, or not ours to read.
     }
+  }
+  return killed;
+}
+
+type ProcessIdentity = { pid: number; startTime: string };
+
+/**
+ * Reads bwrap's JSON status stream (one document per line) for `"child-pid"`: the pid,
+ * seen from here, of the sandbox's init. Resolves undefined when the stream ends first.
+ */
+function readSandboxInit(stream: Readable): Promise<ProcessIdentity | undefined> {
+  return new Promise((resolve) => {
+    let text = "";
+    const done = (identity: ProcessIdentity | undefined) => {
+      stream.removeAllListeners("data");
+      stream.resume();
+      resolve(identity);
+    };
+    stream.on("data", (chunk: Buffer) => {
+      text = (text + chunk.toString("utf8")).slice(-4096);
+      const match = /"child-pid"\s*:\s*(\d+)/.exec(text);
+      if (!match) return;
+      const pid = Number(match[1]);
+      const startTime = processStartTime(pid);
+      done(startTime === undefined ? undefined : { pid, startTime });
+    });
+    stream.once("close", () => done(undefined));
+    stream.once("error", () => done(undefined));
+  });
+}
+
+/** Field 22 of /proc/<pid>/stat, which tells a process from a later one reusing its pid; undefined once it is gone. */
+function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name may hold spaces and parentheses: count fields after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[0] === "Z" || fields[0] === "X" ? undefined : fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Waits, bounded, until the killed escapees and the sandbox's init (the last of its namespace) are gone. */
+async function settle(escapees: number[], sandboxInit: Promise<ProcessIdentity | undefined> | undefined): Promise<void> {
+  const waited: ProcessIdentity[] = escapees.flatMap((pid) => {
+    const startTime = processStartTime(pid);
+    return startTime === undefined ? [] : [{ pid, startTime }];
+  });
+  const init = sandboxInit && (await Promise.race([sandboxInit, delay(DRAIN_GRACE_MS).then(() => undefined)]));
+  if (init) waited.push(init);
+  const deadline = Date.now() + TEARDOWN_LIMIT_MS;
+  let alive = waited;
+  while ((alive = alive.filter(({ pid, startTime }) => processStartTime(pid) === startTime)).length > 0 && Date.now() < deadline) {
+    await delay(2);
   }
 }
