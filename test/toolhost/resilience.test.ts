@@ -224,10 +224,28 @@ describe("11. grandchild holding stdout", () => {
     const { client, supervisor } = makeClient();
     await client.ping();
     const result = await client.callTool({ name: "shell.exec", args: { grandchild: true } });
-    expect(result.ok).toBe(true);
+    expect(result).toMatchObject({ ok: true });
     const grandchild = result.ok ? Number(result.output) : undefined;
     await waitFor(() => supervisor.state !== "running" || supervisor.pid === undefined || !isAlive(grandchild), 3_000, "the exit to be seen");
     await waitFor(() => !isAlive(grandchild), 3_000, "the grandchild to die");
+  });
+});
+
+describe("an answer written just before the child exits", () => {
+  it("is delivered, not turned into TOOLHOST_CRASHED, whichever event Node reports first", async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const { client, supervisor } = makeClient({ mode: "answer-then-exit" });
+      await client.ping();
+      const pid = supervisor.pid;
+      const answer = client.callTool({ name: "file.write", args: {} });
+      // The child answers and exits 100 ms after the call reaches it. Hold the loop until
+      // it is a zombie: the exit and the answer then wait side by side when the loop turns.
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const deadline = Date.now() + 5_000;
+      while (isAlive(pid) && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+      expect(await answer).toEqual({ ok: true, output: "last words", truncated: false });
+      await supervisor.stop();
+    }
   });
 });
 

@@ -4,7 +4,9 @@
  *   (then `$/cancelRequest` goes to the child and a late answer is ignored), or with
  *   TOOLHOST_CRASHED as soon as the child exits or breaks the protocol;
  * - the child's exit, not the closing of its pipes, ends the connection (a grandchild
- *   holding stdout open must not keep a dead child "alive"); its process group is killed;
+ *   holding stdout open must not keep a dead child "alive"); its process group is killed,
+ *   then answers the child wrote before exiting are still read (Node may report the exit
+ *   before the last bytes in the pipe), bounded by a short grace;
  * - results are validated against the method's schema before anyone sees them.
  */
 import type { ChildProcess } from "node:child_process";
@@ -19,10 +21,15 @@ export type RequestOptions = { timeoutMs: number; signal?: AbortSignal };
 
 type Pending = { fail: (error: ToolhostError) => void };
 
+/** How long, after the child's exit, answers already in its stdout pipe are waited for. */
+const EXIT_DRAIN_GRACE_MS = 200;
+
 export class ChildConnection {
   private readonly connection: MessageConnection;
   private readonly pending = new Set<Pending>();
   private exitInfo: ExitInfo | undefined;
+  /** The child has exited; its last answers are being read before the connection ends. */
+  private exiting = false;
   private readonly exitListeners: ((info: ExitInfo) => void)[] = [];
   private brokenReason: string | undefined;
   readonly exited: Promise<ExitInfo>;
@@ -45,7 +52,7 @@ export class ChildConnection {
     writer.onError(([error]) => this.breakWith(`cannot write to the toolhost: ${error.message}`));
     child.stdin.on("error", () => undefined);
     this.exited = new Promise((resolve) => this.exitListeners.push(resolve));
-    child.once("exit", (code, signal) => this.handleExit({ code, signal, reason: this.brokenReason ?? describeExit(code, signal) }));
+    child.once("exit", (code, signal) => this.drainThenEnd({ code, signal, reason: this.brokenReason ?? describeExit(code, signal) }));
     this.connection.listen();
   }
 
@@ -54,7 +61,7 @@ export class ChildConnection {
   }
 
   get alive(): boolean {
-    return this.exitInfo === undefined && this.brokenReason === undefined;
+    return !this.exiting && this.exitInfo === undefined && this.brokenReason === undefined;
   }
 
   request<M extends MethodDescriptor>(descriptor: M, params: ParamsOf<M>, options: RequestOptions): Promise<ResultOf<M>> {
@@ -114,7 +121,7 @@ export class ChildConnection {
 
   /** Sends a signal to the child's whole process group (its tools and grandchildren). */
   kill(signal: NodeJS.Signals): void {
-    if (!this.exitInfo) this.signalGroup(signal);
+    if (!this.exitInfo && !this.exiting) this.signalGroup(signal);
   }
 
   private signalGroup(signal: NodeJS.Signals): void {
@@ -139,13 +146,27 @@ export class ChildConnection {
     for (const entry of [...this.pending]) entry.fail(new ToolhostError("TOOLHOST_CRASHED", reason));
   }
 
+  private drainThenEnd(info: ExitInfo): void {
+    this.exiting = true;
+    // Whatever the child started (a grandchild holding our pipe) goes with it, which
+    // also lets the pipe end once its last bytes are read.
+    this.signalGroup("SIGKILL");
+    const stdout = this.child.stdout;
+    const end = () => {
+      clearTimeout(grace);
+      // The connection dispatches what the reader parsed on the next turns of the loop.
+      setImmediate(() => setImmediate(() => this.handleExit(info)));
+    };
+    const grace = setTimeout(end, EXIT_DRAIN_GRACE_MS);
+    if (this.pending.size === 0 || !stdout || stdout.readableEnded || stdout.destroyed) end();
+    else stdout.once("close", end);
+  }
+
   private handleExit(info: ExitInfo): void {
     if (this.exitInfo) return;
     this.exitInfo = info;
     this.failAll(`the toolhost exited (${info.reason})`);
     this.connection.dispose();
-    // Whatever the child started (a grandchild holding our pipe) goes with it.
-    this.signalGroup("SIGKILL");
     this.child.stdout?.destroy();
     this.child.stderr?.destroy();
     this.child.stdin?.destroy();
