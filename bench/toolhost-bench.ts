@@ -23,6 +23,8 @@ const ENTRY = join(ROOT, "dist/cli/main.js");
 const PINGS = 2_000;
 const READS = 4_000;
 const COLD_STARTS = 8;
+const CRASH_ROUNDS = 20;
+const CALLS_IN_FLIGHT = 5;
 
 type Row = { name: string; pingP50: number; pingP99: number; read1: number; read8: number; coldMs: number; childRss: number };
 
@@ -133,6 +135,34 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
+/**
+ * TOOLHOST.md outcome 4 as a number: the real child (none mode) is SIGKILLed with 5 shell
+ * calls in flight; the time from the kill to the last of them rejecting.
+ */
+async function benchCrashRejection(): Promise<{ p50: number; max: number }> {
+  const { workspaceDir } = await seedWorkspace("none");
+  const pool = toolhostPool(workspaceDir);
+  const client = pool.client("main");
+  const times: number[] = [];
+  for (let round = 0; round < CRASH_ROUNDS; round += 1) {
+    // After a crash the supervisor backs off before restarting; calls fail fast until then.
+    while (!(await client.ping().then(() => true, () => false))) await new Promise((resolve) => setTimeout(resolve, 10));
+    const pid = client.supervisor.pid ?? 0;
+    const calls = Array.from({ length: CALLS_IN_FLIGHT }, () => client.callTool({ name: "shell.exec", args: { command: "tail -f /dev/null", timeout_ms: 30_000 } }));
+    while (client.load.running < CALLS_IN_FLIGHT) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Let the calls reach the child and start their commands.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const killed = performance.now();
+    process.kill(pid, "SIGKILL");
+    const results = await Promise.all(calls);
+    times.push(performance.now() - killed);
+    if (results.some((result) => result.ok || result.error.code !== "TOOLHOST_CRASHED")) throw new Error(`expected TOOLHOST_CRASHED, got ${JSON.stringify(results)}`);
+  }
+  await pool.stopAll();
+  rmSync(join(workspaceDir, ".."), { recursive: true, force: true });
+  return { p50: percentile(times, 50), max: Math.max(...times) };
+}
+
 export async function runToolhostBench(): Promise<string> {
   const { file } = await seedWorkspace("none");
   const rows: Row[] = [];
@@ -140,6 +170,7 @@ export async function runToolhostBench(): Promise<string> {
   rows.push(await benchMcp(file));
   rows.push(await benchToolhost("none"));
   rows.push(await benchToolhost("bwrap"));
+  const crash = await benchCrashRejection();
   const floor = rows[0] as Row;
   const mcp = rows[1] as Row;
   const lines = [
@@ -151,6 +182,8 @@ export async function runToolhostBench(): Promise<string> {
       (row) =>
         `| ${row.name} | ${formatMs(row.pingP50)} | ${formatMs(row.pingP99)} | ${row.read1.toFixed(0)} | ${row.read8.toFixed(0)} | ${formatMs(row.coldMs)} | ${row.childRss.toFixed(0)} MiB | ${(row.read8 / floor.read8).toFixed(2)}x | ${(row.read8 / mcp.read8).toFixed(2)}x |`,
     ),
+    "",
+    `Crash to rejection (target: under 100 ms, TOOLHOST.md outcome 4): the real child SIGKILLed with ${CALLS_IN_FLIGHT} shell calls in flight, ${CRASH_ROUNDS} rounds; time from the kill until the last call rejected with TOOLHOST_CRASHED: p50 ${formatMs(crash.p50)}, max ${formatMs(crash.max)}.`,
   ];
   return lines.join("\n");
 }

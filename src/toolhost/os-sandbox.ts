@@ -54,7 +54,7 @@ export function agentUid(agentId: string, base: number): number {
 }
 
 export function prepareSandbox(request: SandboxRequest): SandboxSetup {
-  if (request.mode === "none") return { launcher: noneLauncher({ home: request.workTree }), ownership: keepOwnership };
+  if (request.mode === "none") return { launcher: noneLauncher({ home: request.workTree, ownerPid: process.pid }), ownership: keepOwnership };
   const uid = request.isRoot ? agentUid(request.agentId, request.uidBase) : undefined;
   const options: BwrapOptions = {
     writable: request.writable,
@@ -80,7 +80,7 @@ export function prepareSandbox(request: SandboxRequest): SandboxSetup {
     );
   }
   return {
-    launcher: noneLauncher({ home: request.workTree }),
+    launcher: noneLauncher({ home: request.workTree, ownerPid: process.pid }),
     ownership: keepOwnership,
     warning: `bubblewrap is not usable (${problem}); shell commands run WITHOUT the OS sandbox (trust mode)`,
   };

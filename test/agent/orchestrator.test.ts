@@ -214,7 +214,6 @@ describe("conversations", () => {
       order.push(`end ${user}`);
       return { text: `re: ${user}` };
     });
-    const started = Date.now();
     const [a1, a2, b1] = await Promise.all([
       bot.send("slow one", { chatId: "A" }),
       bot.send("fast two", { chatId: "A" }),
@@ -225,7 +224,6 @@ describe("conversations", () => {
     expect(order.indexOf("start fast two")).toBeGreaterThan(order.indexOf("end slow one"));
     // Chat B did not wait for chat A.
     expect(order.indexOf("end other chat")).toBeLessThan(order.indexOf("end slow one"));
-    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
 

@@ -58,10 +58,12 @@ describe("protocol conformance (real child)", () => {
     expectFailure(await call("shell.exec", { command: "rm -rf /" }), "COMMAND_NOT_ALLOWED");
     expectFailure(await call("shell.exec", { command: "sleep 5", timeout_ms: 200 }), "TIMEOUT");
     expectFailure(await call("shell.exec", { command: "false" }), "EXIT_NONZERO");
-    const crash = client.callTool({ name: "shell.exec", args: { command: "sleep 3" }, cwd });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const crash = client.callTool({ name: "shell.exec", args: { command: "sleep 31.4" }, cwd });
+    await waitFor(() => livePids({ pattern: /sleep 31\.4/ }).length > 0, 5_000, "the command to start");
     process.kill(supervisor.pid as number, "SIGKILL");
     expectFailure(await crash, "TOOLHOST_CRASHED");
+    // The command ran in a process group of its own: the parent ends it for the dead child.
+    await waitFor(() => livePids({ pattern: /sleep 31\.4/ }).length === 0, 2_000, "the orphaned command to be killed");
     await supervisor.stop();
     expectFailure(await call("file.read", { path: "file.txt" }), "TOOLHOST_UNAVAILABLE");
     const covered = ["INVALID_ARGS", "UNKNOWN_TOOL", "PATH_NOT_ALLOWED", "PATH_NOT_FOUND", "PATH_IS_DIRECTORY", "NOT_A_DIRECTORY", "FILE_TOO_LARGE", "COMMAND_NOT_ALLOWED", "TIMEOUT", "EXIT_NONZERO", "TOOLHOST_CRASHED", "TOOLHOST_UNAVAILABLE"];
@@ -149,9 +151,7 @@ describe("real child resilience", () => {
     });
     await waitFor(() => livePids({ pattern: /sleep 43\.21/ }).length > 0, 5_000, "the tool process");
     parent.kill("SIGKILL");
-    const killedAt = Date.now();
     await waitFor(() => !isAlive(childPid), 3_000, "the orphaned child to exit");
-    expect(Date.now() - killedAt).toBeLessThan(2_000);
     await waitFor(() => livePids({ pattern: /sleep 43\.21/ }).length === 0, 2_000, "the tool process to die");
   });
 

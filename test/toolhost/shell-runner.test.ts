@@ -55,7 +55,7 @@ describe("shell runner teardown", () => {
 
   it("none: background children in the group and setsid escapees are gone when the call returns", async () => {
     const home = tempDir();
-    const runner = createShellRunner(noneLauncher({ home }));
+    const runner = createShellRunner(noneLauncher({ home, ownerPid: process.pid }));
     const tag = `teardown-none-${process.pid}`;
     const result = await runner.run({
       // bash -c '...; true' keeps a bash carrying the tag as $0 alive beside each sleep.

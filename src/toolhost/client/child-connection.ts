@@ -13,6 +13,7 @@ import type { ChildProcess } from "node:child_process";
 import { CancellationTokenSource, createMessageConnection, StreamMessageWriter, type MessageConnection } from "vscode-jsonrpc/node";
 import { BoundedMessageReader } from "../bounded-reader.js";
 import type { MethodDescriptor, ParamsOf, ResultOf } from "../protocol.js";
+import { OWNER_TAG_VARIABLE, killTagged } from "../process-tags.js";
 import { ToolhostError } from "./toolhost-error.js";
 
 export type ExitInfo = { code: number | null; signal: NodeJS.Signals | null; reason: string };
@@ -149,8 +150,10 @@ export class ChildConnection {
   private drainThenEnd(info: ExitInfo): void {
     this.exiting = true;
     // Whatever the child started (a grandchild holding our pipe) goes with it, which
-    // also lets the pipe end once its last bytes are read.
+    // also lets the pipe end once its last bytes are read. Its shell commands run in
+    // groups of their own; in none mode nothing else would end them.
     this.signalGroup("SIGKILL");
+    if (this.child.pid !== undefined) killTagged(OWNER_TAG_VARIABLE, String(this.child.pid));
     const stdout = this.child.stdout;
     const end = () => {
       clearTimeout(grace);

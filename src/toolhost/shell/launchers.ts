@@ -14,18 +14,19 @@
  */
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import type { Launcher } from "./shell-runner.js";
-import { MARKER_VARIABLE } from "./shell-runner.js";
+import { CALL_TAG_VARIABLE, OWNER_TAG_VARIABLE } from "../process-tags.js";
 
 export const TOOL_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-export function noneLauncher(options: { home: string }): Launcher {
+/** `ownerPid`: the toolhost's pid, so its parent can find the commands it left behind if it dies. */
+export function noneLauncher(options: { home: string; ownerPid: number }): Launcher {
   return {
     mode: "none",
     launch(command, _cwd, marker) {
       return {
         file: "/bin/bash",
         args: ["--noprofile", "--norc", "-c", command],
-        env: { PATH: TOOL_PATH, HOME: options.home, LANG: "C.UTF-8", TERM: "dumb", [MARKER_VARIABLE]: marker },
+        env: { PATH: TOOL_PATH, HOME: options.home, LANG: "C.UTF-8", TERM: "dumb", [CALL_TAG_VARIABLE]: marker, [OWNER_TAG_VARIABLE]: String(options.ownerPid) },
       };
     },
   };
@@ -87,7 +88,7 @@ export function bwrapArgs(options: BwrapOptions, cwd: string, marker: string): s
     "--setenv", "TERM", "dumb",
     "--setenv", "TMPDIR", "/tmp",
     "--setenv", "USER", `agent-${options.agentId}`,
-    "--setenv", MARKER_VARIABLE, marker,
+    "--setenv", CALL_TAG_VARIABLE, marker,
   ];
   for (const dir of SYSTEM_DIRS) {
     if (!existsSync(dir)) continue;

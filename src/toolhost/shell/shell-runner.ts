@@ -13,9 +13,10 @@
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
+import { CALL_TAG_VARIABLE, killTagged } from "../process-tags.js";
 
 export type LaunchSpec = {
   file: string;
@@ -57,7 +58,6 @@ export type ShellRunner = {
   killAll(): void;
 };
 
-export const MARKER_VARIABLE = "LAODING_TOOL_CALL";
 /** How long to wait for pipes to drain after the command's exit before closing them. */
 const DRAIN_GRACE_MS = 200;
 /** How long a call waits for the processes it killed to be gone before returning anyway. */
@@ -73,7 +73,7 @@ export function createShellRunner(launcher: Launcher): ShellRunner {
     } catch {
       // Already gone.
     }
-    return launcher.mode === "none" ? killMarked(marker) : [];
+    return launcher.mode === "none" ? killTagged(CALL_TAG_VARIABLE, marker) : [];
   };
 
   return {
@@ -189,29 +189,6 @@ export function createShellRunner(launcher: Launcher): ShellRunner {
       });
     },
   };
-}
-
-/** Kills processes carrying this call's marker (they escaped the group with setsid); returns their pids. */
-function killMarked(marker: string): number[] {
-  const needle = `${MARKER_VARIABLE}=${marker}`;
-  const killed: number[] = [];
-  let pids: string[];
-  try {
-    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
-  } catch {
-    return killed;
-  }
-  for (const pid of pids) {
-    try {
-      if (readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(needle)) {
-        process.kill(Number(pid), "SIGKILL");
-        killed.push(Number(pid));
-      }
-    } catch {
-      // Gone, or not ours to read.
-    }
-  }
-  return killed;
 }
 
 type ProcessIdentity = { pid: number; startTime: string };
