@@ -42,7 +42,8 @@ describe("protocol conformance (real child)", () => {
   });
 
   it("answers every tool error code it can produce, as ok:false results", async () => {
-    const { client, supervisor } = realClient(workspace, "a");
+    // A 9 MiB write crosses JSON-RPC and zod twice: give a loaded CI machine time for it.
+    const { client, supervisor } = realClient(workspace, "a", { callTimeoutMs: 30_000 });
     const cwd = join(workspace.layout.workRoot, "a", "chat-1");
     mkdirSync(join(cwd, "folder"), { recursive: true });
     writeFileSync(join(cwd, "file.txt"), "one\ntwo\n");

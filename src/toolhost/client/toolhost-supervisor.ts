@@ -90,8 +90,10 @@ export class ToolhostSupervisor {
   async readyAfterRestart(timeoutMs: number): Promise<ChildConnection> {
     const deadline = this.clock.now() + timeoutMs;
     for (;;) {
-      if (this.stateValue === "starting" || this.stateValue === "idle" || this.stateValue === "running") return this.ready();
-      if (this.stateValue !== "backoff" || this.clock.now() >= deadline) return this.ready();
+      // A child that died but whose exit is still being processed (its last answers read)
+      // is as good as in back-off: the restart is coming.
+      const restarting = this.stateValue === "backoff" || (this.stateValue === "running" && !this.current?.alive);
+      if (!restarting || this.clock.now() >= deadline) return this.ready();
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
