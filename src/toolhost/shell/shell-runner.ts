@@ -154,13 +154,13 @@ export function createShellRunner(launcher: Launcher): ShellRunner {
             stderr.destroy();
             void settle(escapees, sandboxInit).then(() =>
               resolve({
-              exitCode,
-              signal,
-              head: Buffer.concat(head),
-              tail,
-              totalBytes,
-              timedOut,
-              cancelled,
+                exitCode,
+                signal,
+                head: Buffer.concat(head),
+                tail,
+                totalBytes,
+                timedOut,
+                cancelled,
                 flooded,
                 durationMs: Date.now() - started,
               }),
