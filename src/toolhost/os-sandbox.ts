@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, chownSync, lchownSync, lstatSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bwrapLauncher, noneLauncher, type BwrapOptions } from "./shell/launchers.js";
-import type { Launcher } from "./shell/shell-runner.js";
+import { launchStdio, type Launcher } from "./shell/shell-runner.js";
 import { keepOwnership, type Ownership } from "./tools/define-tool.js";
 
 export type SandboxMode = "auto" | "bwrap" | "none";
@@ -88,9 +88,8 @@ export function prepareSandbox(request: SandboxRequest): SandboxSetup {
 
 function probe(launcher: Launcher, cwd: string): string | undefined {
   const spec = launcher.launch("true", cwd, "probe");
-  // The status fd must exist, as in a real call, or bwrap refuses to start.
-  const stdio = spec.statusFd === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", "pipe"];
-  const result = spawnSync(spec.file, spec.args, { cwd, env: spec.env, encoding: "utf8", timeout: 10_000, stdio: stdio as ("ignore" | "pipe")[] });
+  // The same stdio as a real call: bwrap refuses to start without its status fd.
+  const result = spawnSync(spec.file, spec.args, { cwd, env: spec.env, encoding: "utf8", timeout: 10_000, stdio: launchStdio(spec) });
   if (result.error) return (result.error as NodeJS.ErrnoException).code === "ENOENT" ? `${spec.file} is not installed` : result.error.message;
   if (result.status !== 0) return (result.stderr || `exit code ${result.status}`).trim().split("\n")[0];
   return undefined;

@@ -25,6 +25,11 @@ export type LaunchSpec = {
   /** Set when the launcher reports the sandbox's init pid as bwrap's JSON status on fd 3. */
   statusFd?: 3;
 };
+/** The stdio of a launched command: output piped, and fd 3 piped when the launcher reports status there. */
+export function launchStdio(spec: LaunchSpec): ["ignore", "pipe", "pipe", "ignore" | "pipe"] {
+  return ["ignore", "pipe", "pipe", spec.statusFd === undefined ? "ignore" : "pipe"];
+}
+
 /** Builds the process to start for a command line run in `cwd`. */
 export type Launcher = { mode: "bwrap" | "none"; launch(command: string, cwd: string, marker: string): LaunchSpec };
 
@@ -92,7 +97,7 @@ export function createShellRunner(launcher: Launcher): ShellRunner {
           env: spec.env,
           detached: true,
           shell: false,
-          stdio: ["ignore", "pipe", "pipe", spec.statusFd === undefined ? "ignore" : "pipe"],
+          stdio: launchStdio(spec),
         });
         // Both are piped above; the four-entry stdio only loses that in the typings.
         const stdout = child.stdout as Readable;
@@ -236,7 +241,7 @@ async function settle(escapees: number[], sandboxInit: Promise<ProcessIdentity |
     const startTime = processStartTime(pid);
     return startTime === undefined ? [] : [{ pid, startTime }];
   });
-  const init = sandboxInit && (await Promise.race([sandboxInit, delay(DRAIN_GRACE_MS).then(() => undefined)]));
+  const init = sandboxInit && (await Promise.race([sandboxInit, delay(DRAIN_GRACE_MS, undefined, { ref: false })]));
   if (init) waited.push(init);
   const deadline = Date.now() + TEARDOWN_LIMIT_MS;
   let alive = waited;
