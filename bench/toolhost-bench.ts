@@ -13,8 +13,10 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { pino } from "pino";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import { runCli } from "../src/cli/run-cli.js";
-import { VARIABLES, VARIABLE_NAMES, type VariableSpec } from "../src/config/variables.js";
-import { spawnToolhost } from "../src/toolhost/client/spawn-toolhost.js";
+import { readAgentsFile } from "../src/config/agents.js";
+import { loadConfig } from "../src/config/load-config.js";
+import { createRuntimeLayout } from "../src/config/runtime-layout.js";
+import { prepareToolhostLaunches, spawnToolhostChild, type ToolhostLaunches } from "../src/runtime/toolhost-launch.js";
 import { ToolhostPool } from "../src/toolhost/client/toolhost-pool.js";
 import { formatMs, percentile, rssMb, throughput, timeEach } from "./stats.js";
 
@@ -41,10 +43,18 @@ async function seedWorkspace(sandbox: string): Promise<{ workspaceDir: string; f
   return { workspaceDir, file };
 }
 
+/** The launches the bot would plan for this workspace (as root: owners, modes, probes). */
+function launchesFor(workspaceDir: string): ToolhostLaunches {
+  const loaded = loadConfig({ env: {}, repoRoot: ROOT, cwd: ROOT, workspaceDir });
+  const layout = createRuntimeLayout(workspaceDir, loaded.config);
+  return prepareToolhostLaunches({ config: loaded.config, layout, agents: readAgentsFile(layout.agentsFile), cliEntry: ENTRY });
+}
+
 function toolhostPool(workspaceDir: string) {
+  const launches = launchesFor(workspaceDir);
   return new ToolhostPool({
     settings: { callTimeoutMs: 30_000, shellTimeoutMs: 30_000, shellMaxTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
-    spawn: (agentId) => spawnToolhost({ entry: ENTRY, agentId, workspaceDir, env: process.env, passVariables: VARIABLE_NAMES.filter((name) => !(VARIABLES[name] as VariableSpec).secret) }),
+    spawn: (agentId) => spawnToolhostChild(launches.agents.get(agentId) as NonNullable<ReturnType<ToolhostLaunches["agents"]["get"]>>),
     logger: pino({ level: "silent" }),
   });
 }

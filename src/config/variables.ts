@@ -320,14 +320,14 @@ export const VARIABLES = {
     expected: "a uid from 1000",
     defaultValue: "20000",
     group: "ToolHost",
-    doc: "When the bot runs as root, each agent's shell commands run as a dedicated uid derived from this base.",
+    doc: "When the bot runs as root, each agent's toolhost and shell commands run as a dedicated uid derived from this base, and its folders are owned by that uid.",
   },
   TOOLHOST_NPROC_LIMIT: {
     schema: integer(8, 100_000),
     expected: "a whole number from 8 to 100000",
     defaultValue: "256",
     group: "ToolHost",
-    doc: "Maximum processes of one agent's uid (bounds fork bombs; needs the per-agent uid).",
+    doc: "Maximum processes (threads included) of one agent's uid, its toolhost counted (bounds fork bombs; needs the per-agent uid, so root only).",
   },
   TOOLHOST_TMP_SIZE_MB: {
     schema: integer(1, 65_536),
@@ -335,6 +335,13 @@ export const VARIABLES = {
     defaultValue: "64",
     group: "ToolHost",
     doc: "Size of the private /tmp each sandboxed shell command gets.",
+  },
+  TOOLHOST_MEMORY_LIMIT_MB: {
+    schema: integer(16, 1_048_576),
+    expected: "megabytes from 16 to 1048576",
+    defaultValue: "1024",
+    group: "ToolHost",
+    doc: "Memory limit of each shell command (RLIMIT_DATA: heap and private mappings), in every sandbox mode.",
   },
 } as const satisfies Record<string, VariableSpec>;
 

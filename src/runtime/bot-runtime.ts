@@ -18,6 +18,7 @@ import type { Logger } from "../log/logger.js";
 import { systemClock, type Clock } from "../store/clock.js";
 import { openStore, type Store } from "../store/store.js";
 import type { ToolhostPool } from "../toolhost/client/toolhost-pool.js";
+import { prepareToolhostLaunches, type ToolhostLaunches } from "./toolhost-launch.js";
 import { createToolhostPool } from "./toolhost-pool-factory.js";
 
 export type BotRuntime = {
@@ -36,7 +37,8 @@ export type BotRuntimeOptions = {
   agents: AgentDefinition[];
   logger: Logger;
   cliEntry: string;
-  env: NodeJS.ProcessEnv;
+  /** How each agent's toolhost runs; prepared (and probed) here when not given. */
+  launches?: ToolhostLaunches;
   clock?: Clock;
   /** Tests and benchmarks inject a model; otherwise it comes from LLM_* settings. */
   model?: ChatModel;
@@ -49,7 +51,8 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
   const { config } = options.loaded;
   const clock = options.clock ?? systemClock;
   const store = openStore(options.layout.databaseFile, clock);
-  const toolhosts = createToolhostPool({ config, workspaceDir: options.layout.workspaceDir, cliEntry: options.cliEntry, env: options.env, store, logger: options.logger });
+  const launches = options.launches ?? prepareToolhostLaunches({ config, layout: options.layout, agents: options.agents, cliEntry: options.cliEntry });
+  const toolhosts = createToolhostPool({ config, launches, store, logger: options.logger });
   const baseModel = options.model ?? configuredModel(options.loaded);
   const model = baseModel
     ? recordedModel(baseModel, (record) => {

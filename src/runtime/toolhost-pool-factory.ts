@@ -1,22 +1,11 @@
-/** Builds the toolhost pool from the configuration: the real spawn and the audit trail. */
+/** Builds the toolhost pool from the configuration: the planned launches and the audit trail. */
 import type { Config } from "../config/load-config.js";
-import { VARIABLES, VARIABLE_NAMES, type VariableSpec } from "../config/variables.js";
 import type { Logger } from "../log/logger.js";
 import type { Store } from "../store/store.js";
-import { spawnToolhost } from "../toolhost/client/spawn-toolhost.js";
 import { DEFAULT_START_TIMEOUT_MS, DEFAULT_STOP_GRACE_MS, ToolhostPool } from "../toolhost/client/toolhost-pool.js";
+import { spawnToolhostChild, type ToolhostLaunches } from "./toolhost-launch.js";
 
-/** Only non-secret settings travel to the child through its environment. */
-const PASSED_VARIABLES = VARIABLE_NAMES.filter((name) => !(VARIABLES[name] as VariableSpec).secret);
-
-export function createToolhostPool(options: {
-  config: Config;
-  workspaceDir: string;
-  cliEntry: string;
-  env: NodeJS.ProcessEnv;
-  store: Store;
-  logger: Logger;
-}): ToolhostPool {
+export function createToolhostPool(options: { config: Config; launches: ToolhostLaunches; store: Store; logger: Logger }): ToolhostPool {
   const { config } = options;
   return new ToolhostPool({
     settings: {
@@ -32,8 +21,11 @@ export function createToolhostPool(options: {
       startTimeoutMs: DEFAULT_START_TIMEOUT_MS,
       stopGraceMs: DEFAULT_STOP_GRACE_MS,
     },
-    spawn: (agentId) =>
-      spawnToolhost({ entry: options.cliEntry, agentId, workspaceDir: options.workspaceDir, env: options.env, passVariables: PASSED_VARIABLES }),
+    spawn: (agentId) => {
+      const launch = options.launches.agents.get(agentId);
+      if (!launch) throw new Error(`no toolhost launch was prepared for agent ${agentId}`);
+      return spawnToolhostChild(launch);
+    },
     logger: options.logger,
     onCall: (audit) => {
       try {

@@ -62,7 +62,6 @@ export async function startTestBot(options: { env?: Record<string, string>; mode
     agents: readAgentsFile(layout.agentsFile),
     logger: pino({ level: "silent" }),
     cliEntry: CLI_ENTRY,
-    env: { PATH: process.env.PATH ?? "" },
     ...(options.watchSkills === false ? { watchSkills: false } : {}),
     ...(options.extend ? { extend: options.extend } : {}),
   });

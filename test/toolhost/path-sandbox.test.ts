@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { isWithin, PathSandbox } from "../../src/toolhost/path-sandbox.js";
+import { isWithin, PathSandbox } from "../../src/toolhost/sandbox/path-sandbox.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 function setup() {

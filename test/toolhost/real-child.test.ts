@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { StreamMessageWriter, createMessageConnection } from "vscode-jsonrpc/node";
 import { BoundedMessageReader } from "../../src/toolhost/bounded-reader.js";
 import { ERROR_CODES, PROTOCOL_VERSION, formatFailure, type ToolResult } from "../../src/toolhost/protocol.js";
-import { CLI_ENTRY, NON_SECRET_VARIABLES, realClient, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
+import { CLI_ENTRY, giveToAgent, realClient, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
 import { REAL_REPO_ROOT } from "../helpers/temp-dir.js";
 import { FIXTURE_CHILD, isAlive, livePids, makeClient, waitFor } from "../helpers/toolhost.js";
 
@@ -47,6 +47,7 @@ describe("protocol conformance (real child)", () => {
     const cwd = join(workspace.layout.workRoot, "a", "chat-1");
     mkdirSync(join(cwd, "folder"), { recursive: true });
     writeFileSync(join(cwd, "file.txt"), "one\ntwo\n");
+    giveToAgent(workspace, "a", cwd);
     const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, args, cwd });
     expectFailure(await call("file.read", { path: 42 }), "INVALID_ARGS");
     expectFailure(await call("file.read", { path: "a", extra: 1 }), "INVALID_ARGS");
@@ -140,7 +141,7 @@ describe("real child resilience", () => {
   });
 
   it("12. when the parent is killed the child exits within about a second, taking its tools along", async () => {
-    const parent = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), join(REAL_REPO_ROOT, "test/fixtures/toolhost/parent-that-dies.ts"), workspace.workspaceDir, NON_SECRET_VARIABLES.join(",")], {
+    const parent = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), join(REAL_REPO_ROOT, "test/fixtures/toolhost/parent-that-dies.ts"), workspace.workspaceDir, workspace.repoRoot], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     const childPid = await new Promise<number>((resolve, reject) => {

@@ -1,7 +1,7 @@
 import { createConsoleChannel } from "../../channels/console-channel.js";
 import type { Channel } from "../../channels/channel.js";
 import { createBotRuntime } from "../../runtime/bot-runtime.js";
-import { preflightSandbox } from "../../runtime/sandbox-preflight.js";
+import { prepareToolhostLaunches } from "../../runtime/toolhost-launch.js";
 import { formatSeedReport } from "../../workspace/seed-workspace.js";
 import { bootstrap, type Boot } from "../bootstrap.js";
 import { CLI_ENTRY, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
@@ -43,9 +43,13 @@ export async function serveConsole(context: CliContext, boot: Boot, agentId: str
   const copied = boot.seedReport ? formatSeedReport(boot.seedReport, layout.workspaceDir).filter((line) => !line.startsWith("kept")) : [];
   if (copied.length > 0) logger.info({ workspace: layout.workspaceDir, seeded: copied }, "workspace seeded");
   // A sandbox that cannot work stops start-up here, naming the reason (SandboxUnavailableError).
-  const sandbox = preflightSandbox(loaded.config, layout, boot.agents);
-  for (const warning of sandbox.warnings) logger.warn(warning);
-  const runtime = createBotRuntime({ loaded, layout, agents: boot.agents, logger, cliEntry: CLI_ENTRY, env: context.env });
+  const sandbox = prepareToolhostLaunches({ config: loaded.config, layout, agents: boot.agents, cliEntry: CLI_ENTRY });
+  for (const warning of sandbox.warnings) {
+    logger.warn(warning);
+    // Said on the console too, whatever the log level: a weaker sandbox is never silent.
+    writeLine(context.stderr, `warning: ${warning}`);
+  }
+  const runtime = createBotRuntime({ loaded, layout, agents: boot.agents, logger, cliEntry: CLI_ENTRY, launches: sandbox });
   const interactive = (context.stdin as NodeJS.ReadStream).isTTY === true;
   const channel: Channel = createConsoleChannel({ input: context.stdin, output: context.stdout, agentId, interactive });
   logger.info(

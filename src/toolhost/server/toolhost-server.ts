@@ -8,8 +8,8 @@ import { dirname, join } from "node:path";
 import type { Logger } from "pino";
 import { createMessageConnection, ResponseError, type CancellationToken, type MessageConnection, type MessageReader, type MessageWriter } from "vscode-jsonrpc/node";
 import { z } from "zod";
-import type { PathSandbox } from "../path-sandbox.js";
-import { isWithin } from "../path-sandbox.js";
+import type { PathSandbox } from "../sandbox/path-sandbox.js";
+import { isWithin } from "../sandbox/path-sandbox.js";
 import {
   PROTOCOL_VERSION,
   RPC_ERRORS,
@@ -23,7 +23,7 @@ import {
 } from "../protocol.js";
 import type { ShellRunner } from "../shell/shell-runner.js";
 import { ToolError } from "../tool-error.js";
-import type { Ownership, Tool, ToolLimits } from "../tools/define-tool.js";
+import type { Tool, ToolLimits } from "../tools/define-tool.js";
 
 export type ToolhostServerOptions = {
   reader: MessageReader;
@@ -35,7 +35,6 @@ export type ToolhostServerOptions = {
   workTree: string;
   limits: ToolLimits;
   shell: ShellRunner;
-  ownership: Ownership;
   logger: Logger;
   /** A link every session folder gets, e.g. `团队经验` -> the agent's experience library. */
   sessionLink?: { name: string; target: string };
@@ -106,7 +105,6 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
         limits: options.limits,
         signal: controller.signal,
         shell: options.shell,
-        ownership: options.ownership,
         ...(call.traceId ? { traceId: call.traceId } : {}),
       });
       if (options.logger.isLevelEnabled("debug")) log().debug({ durationMs: clock.now() - started, truncated: output.truncated }, "tool call done");
@@ -148,15 +146,14 @@ function sessionFolder(requested: string | undefined, options: ToolhostServerOpt
   }
   if (!resolved.exists) {
     mkdirSync(resolved.realPath, { recursive: true });
-    options.ownership.apply(resolved.realPath);
   }
   const folder = realpathSync(resolved.realPath);
-  if (options.sessionLink && dirname(folder) === options.workTree) ensureLink(join(folder, options.sessionLink.name), options.sessionLink.target, options.ownership);
+  if (options.sessionLink && dirname(folder) === options.workTree) ensureLink(join(folder, options.sessionLink.name), options.sessionLink.target);
   return folder;
 }
 
 /** Creates the link if nothing is at its place; an existing file or link is left alone. */
-function ensureLink(path: string, target: string, ownership: Ownership): void {
+function ensureLink(path: string, target: string): void {
   try {
     lstatSync(path);
     return;
@@ -166,9 +163,10 @@ function ensureLink(path: string, target: string, ownership: Ownership): void {
   try {
     // Absolute target: the OS sandbox binds the library at the same path, so it resolves inside too.
     symlinkSync(target, path);
-    ownership.applyToLink?.(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    // A folder the agent may not write (made by another user) gets no link; its own
+    // tools say so when they try to write there.
+    if (!["EEXIST", "EACCES", "EPERM", "EROFS"].includes((error as NodeJS.ErrnoException).code ?? "")) throw error;
   }
 }
 

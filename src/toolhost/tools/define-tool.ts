@@ -3,7 +3,7 @@
  * Schema in `tool.list` is derived from the zod schema, never written twice.
  */
 import { z } from "zod";
-import type { PathSandbox } from "../path-sandbox.js";
+import type { PathSandbox } from "../sandbox/path-sandbox.js";
 import type { ShellRunner } from "../shell/shell-runner.js";
 
 export type ToolLimits = {
@@ -30,10 +30,6 @@ export const DEFAULT_TOOL_LIMITS: ToolLimits = {
   shellMaxTimeoutMs: 300_000,
 };
 
-/** Gives files the tools create to the agent's own uid, when tools run under one. */
-export type Ownership = { apply(path: string): void; applyToLink?(path: string): void };
-export const keepOwnership: Ownership = { apply: () => undefined };
-
 export type ToolContext = {
   /** Real path of the session's working folder (inside the agent's working tree). */
   cwd: string;
@@ -41,7 +37,6 @@ export type ToolContext = {
   limits: ToolLimits;
   signal: AbortSignal;
   shell: ShellRunner;
-  ownership: Ownership;
   traceId?: string;
 };
 

@@ -7,9 +7,8 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readlinkSync, renameSync, rmSync, writeFileSync, lstatSync, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import type { PathSandbox } from "../path-sandbox.js";
+import type { PathSandbox } from "../sandbox/path-sandbox.js";
 import { ToolError } from "../tool-error.js";
-import type { Ownership } from "./define-tool.js";
 
 export type OpenedFile = { fd: number; stats: Stats };
 
@@ -33,17 +32,16 @@ export function openForRead(sandbox: PathSandbox, realPath: string, input: strin
 }
 
 /** Writes atomically; refuses to replace a link or a directory. Returns whether the file was new. */
-export function atomicWrite(realPath: string, content: string, input: string, ownership: Ownership): boolean {
+export function atomicWrite(realPath: string, content: string, input: string): boolean {
   const existing = lstatOrUndefined(realPath);
   if (existing?.isSymbolicLink()) throw new ToolError("PATH_NOT_ALLOWED", `${input} is a link; file tools never write through links`);
   if (existing?.isDirectory()) throw new ToolError("PATH_IS_DIRECTORY", `${input} is a directory`);
   if (existing && !existing.isFile()) throw new ToolError("INVALID_ARGS", `${input} is not a regular file`);
   const folder = dirname(realPath);
-  createFolders(folder, ownership, input);
+  createFolders(folder, input);
   const temp = join(folder, `.${basename(realPath)}.tmp-${randomBytes(6).toString("hex")}`);
   try {
     writeFileSync(temp, content, { flag: "wx", mode: existing ? existing.mode & 0o777 : 0o644 });
-    ownership.apply(temp);
     renameSync(temp, realPath);
   } catch (error) {
     rmSync(temp, { force: true });
@@ -52,7 +50,7 @@ export function atomicWrite(realPath: string, content: string, input: string, ow
   return existing === undefined;
 }
 
-function createFolders(folder: string, ownership: Ownership, input: string): void {
+function createFolders(folder: string, input: string): void {
   const missing: string[] = [];
   for (let current = folder; lstatOrUndefined(current) === undefined; current = dirname(current)) missing.unshift(current);
   for (const dir of missing) {
@@ -61,7 +59,6 @@ function createFolders(folder: string, ownership: Ownership, input: string): voi
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw fsError(error, input);
     }
-    ownership.apply(dir);
   }
   const stats = lstatOrUndefined(folder);
   if (!stats?.isDirectory()) throw new ToolError("NOT_A_DIRECTORY", `the parent of ${input} is not a directory`);

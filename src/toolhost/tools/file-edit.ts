@@ -35,7 +35,7 @@ export const fileEditTool = defineTool({
       throw new ToolError("INVALID_ARGS", `old_string matches ${count} times in ${args.path}; add surrounding text to make it unique or set replace_all`);
     }
     const updated = args.replace_all ? text.split(args.old_string).join(args.new_string) : text.replace(args.old_string, () => args.new_string);
-    atomicWrite(resolved.realPath, updated, args.path, context.ownership);
+    atomicWrite(resolved.realPath, updated, args.path);
     return { output: `replaced ${count} occurrence${count === 1 ? "" : "s"} in ${args.path}`, truncated: false };
   },
 });

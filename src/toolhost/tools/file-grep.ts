@@ -1,7 +1,7 @@
 import { closeSync, readSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { z } from "zod";
-import type { PathSandbox } from "../path-sandbox.js";
+import type { PathSandbox } from "../sandbox/path-sandbox.js";
 import { ToolError } from "../tool-error.js";
 import { defineTool } from "./define-tool.js";
 import { openForRead } from "./file-access.js";

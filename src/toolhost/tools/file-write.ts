@@ -14,7 +14,7 @@ export const fileWriteTool = defineTool({
       throw new ToolError("FILE_TOO_LARGE", `content is ${bytes} bytes; the maximum is ${context.limits.writeMaxBytes}`);
     }
     const resolved = context.sandbox.resolve(args.path, context.cwd, "write");
-    const created = atomicWrite(resolved.realPath, args.content, args.path, context.ownership);
+    const created = atomicWrite(resolved.realPath, args.content, args.path);
     return { output: `${created ? "created" : "replaced"} ${args.path} (${bytes} bytes)`, truncated: false };
   },
 });

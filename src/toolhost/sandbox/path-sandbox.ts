@@ -9,9 +9,9 @@
  * - NUL bytes are refused before any fs call;
  * - relative paths resolve against the session's working folder only.
  */
-import { lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { lstatSync, realpathSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import { ToolError } from "./tool-error.js";
+import { ToolError } from "../tool-error.js";
 
 export type SandboxRoot = { path: string; writable: boolean; label: string };
 export type Access = "read" | "write";
@@ -57,7 +57,7 @@ export class PathSandbox {
     const absolute = isAbsolute(input) ? resolve(input) : resolve(cwd, input);
     const { realPath, exists } = realize(absolute, input);
     const root = this.rootOf(realPath);
-    if (!root) throw new ToolError("PATH_NOT_ALLOWED", `${input} is outside this agent's folders`);
+    if (!root) throw outside(input);
     if (access === "write" && !root.writable) throw new ToolError("PATH_NOT_ALLOWED", `${input} is in a read-only folder (${root.label})`);
     return { realPath, exists, root };
   }
@@ -84,6 +84,9 @@ function realize(absolute: string, input: string): { realPath: string; exists: b
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ELOOP") throw new ToolError("PATH_NOT_ALLOWED", `${input} goes through a loop of links`);
+    // The agent's uid may not enter it: whatever it is, it is not the agent's.
+    if (code === "EACCES" || code === "EPERM") throw outside(input);
+    if (code === "ENAMETOOLONG") throw new ToolError("INVALID_ARGS", `${input.slice(0, 80)}… is too long a path`);
     if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
   }
   const segments = absolute.split(sep).filter((segment) => segment.length > 0);
@@ -101,19 +104,21 @@ function realize(absolute: string, input: string): { realPath: string; exists: b
       try {
         realpathSync(next);
       } catch {
-        throw new ToolError("PATH_NOT_ALLOWED", `${input} goes through a dangling link (${next} -> ${safeReadlink(next)})`);
+        // Never say where it points: the target may describe another agent's tree.
+        throw new ToolError("PATH_NOT_ALLOWED", `${input} goes through a dangling link`);
       }
     }
     existing = next;
   }
-  const realParent = realpathSync(existing);
+  let realParent: string;
+  try {
+    realParent = realpathSync(existing);
+  } catch {
+    throw outside(input);
+  }
   return { realPath: join(realParent, ...segments.slice(index)), exists: false };
 }
 
-function safeReadlink(path: string): string {
-  try {
-    return readlinkSync(path);
-  } catch {
-    return "?";
-  }
+function outside(input: string): ToolError {
+  return new ToolError("PATH_NOT_ALLOWED", `${input} is outside this agent's folders`);
 }

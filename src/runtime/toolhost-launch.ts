@@ -1,0 +1,218 @@
+/**
+ * Decides, once at start-up, how each agent's toolhost child runs, and proves it works
+ * before the bot reports ready (a probe runs the same launch chain with a tiny payload):
+ *
+ * - as root, the workspace's modes and owners are set first (sandbox/agent-trees.ts), and
+ *   every child runs as its agent's uid;
+ * - bwrap: the child runs in its jail and every command in a nested sandbox; a probe that
+ *   fails stops start-up with the reason and what to change;
+ * - auto: bwrap when the probe passes, otherwise none, said as a warning the console shows;
+ * - none as root: the child runs as the agent's uid without a jail, unless that uid
+ *   cannot reach its trees (a mode-700 parent such as /root): then in a jail with the
+ *   commands unsandboxed, or, without bubblewrap, start-up names the folder and the fixes;
+ * - none as a non-root user: the documented trust mode.
+ */
+import { spawn, spawnSync, type ChildProcess, type StdioOptions } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { AgentDefinition } from "../config/agents.js";
+import type { Config } from "../config/load-config.js";
+import { EXPERIENCE_LINK_NAME, type RuntimeLayout } from "../config/runtime-layout.js";
+import { agentUid, writeIdentityFiles } from "../toolhost/sandbox/agent-identity.js";
+import { secureWorkspace } from "../toolhost/sandbox/agent-trees.js";
+import { childCodePaths, planChildLaunch, type ChildLaunch, type ChildLaunchOptions } from "../toolhost/sandbox/child-launch.js";
+import { bwrapCommandArgs } from "../toolhost/sandbox/command-launchers.js";
+import type { SandboxRoot } from "../toolhost/sandbox/path-sandbox.js";
+import type { ToolhostStartup } from "../toolhost/sandbox/startup-message.js";
+import { DEFAULT_TOOL_LIMITS } from "../toolhost/tools/define-tool.js";
+
+export class SandboxUnavailableError extends Error {
+  override readonly name = "SandboxUnavailableError";
+}
+
+export type AgentLaunch = {
+  agentId: string;
+  /** How the agent's shell commands run. */
+  mode: "bwrap" | "none";
+  jail: boolean;
+  uid?: number;
+  startup: ToolhostStartup;
+  launch: ChildLaunch;
+};
+
+export type ToolhostLaunches = {
+  agents: Map<string, AgentLaunch>;
+  /** "none" when any agent runs without the OS sandbox. */
+  mode: "bwrap" | "none";
+  /** Said on the console as well as in the log (a fallback to none, files left alone). */
+  warnings: string[];
+};
+
+export type LaunchSetup = {
+  config: Config;
+  layout: RuntimeLayout;
+  agents: AgentDefinition[];
+  /** The CLI entry (dist/cli/main.js, or src/cli/main.ts under tsx): the child entry sits beside it. */
+  cliEntry: string;
+  isRoot?: boolean;
+  execPath?: string;
+};
+
+/** The folders agent A may touch, most specific last; base skills are read-only. */
+export function agentRoots(layout: RuntimeLayout, agentId: string): SandboxRoot[] {
+  const trees = layout.agentTrees(agentId);
+  return [
+    ...layout.extraAllowedDirs.map((path) => ({ path, writable: true, label: "ALLOWED_DIRS" })),
+    { path: trees.workTree, writable: true, label: "working tree" },
+    { path: trees.experienceDir, writable: true, label: "experience library" },
+    { path: trees.privateDir, writable: true, label: "private area" },
+    { path: trees.skillsDir, writable: true, label: "own skills" },
+    { path: layout.baseSkillsDir, writable: false, label: "base skills" },
+  ];
+}
+
+export function toolhostStartupFor(config: Config, layout: RuntimeLayout, agent: AgentDefinition, commandSandbox: "bwrap" | "none"): ToolhostStartup {
+  const trees = layout.agentTrees(agent.id);
+  return {
+    version: 1,
+    agentId: agent.id,
+    roots: agentRoots(layout, agent.id),
+    workTree: trees.workTree,
+    ...(agent.experienceLibrary ? { sessionLink: { name: EXPERIENCE_LINK_NAME, target: trees.experienceDir } } : {}),
+    allowedCommands: layout.allowedCommands,
+    limits: {
+      ...DEFAULT_TOOL_LIMITS,
+      outputMaxBytes: config.TOOL_OUTPUT_MAX_BYTES,
+      shellTimeoutMs: config.SHELL_TIMEOUT_MS,
+      shellMaxTimeoutMs: config.SHELL_MAX_TIMEOUT_MS,
+    },
+    commandSandbox,
+    network: agent.network,
+    tmpSizeBytes: config.TOOLHOST_TMP_SIZE_MB * 1024 * 1024,
+    memoryLimitBytes: config.TOOLHOST_MEMORY_LIMIT_MB * 1024 * 1024,
+    maxFrameBytes: config.TOOLHOST_MAX_FRAME_BYTES,
+    logLevel: config.LOG_LEVEL,
+  };
+}
+
+/** The child entry that sits beside the CLI entry (same build, same extension). */
+export function childEntryFor(cliEntry: string): string {
+  const extension = cliEntry.endsWith(".ts") ? ".ts" : ".js";
+  return join(dirname(dirname(cliEntry)), "toolhost", "server", `child-entry${extension}`);
+}
+
+/** The package root above an entry file (the folder holding package.json). */
+function packageRootOf(entry: string): string {
+  for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) if (existsSync(join(dir, "package.json"))) return dir;
+  return dirname(dirname(dirname(entry)));
+}
+
+export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
+  const { config, layout } = setup;
+  const isRoot = setup.isRoot ?? process.getuid?.() === 0;
+  const execPath = setup.execPath ?? process.execPath;
+  const entry = childEntryFor(setup.cliEntry);
+  const packageRoot = packageRootOf(entry);
+  // Under tests and `npm run dev` the entry is TypeScript: load tsx by absolute path so the
+  // child does not depend on its cwd to find it.
+  const nodeArgs = entry.endsWith(".ts") ? ["--import", import.meta.resolve("tsx"), entry] : [entry];
+  const codePaths = childCodePaths(packageRoot, entry, execPath);
+  const warnings: string[] = [];
+  const uids = new Map(setup.agents.map((agent) => [agent.id, agentUid(agent.id, config.TOOLHOST_UID_BASE)]));
+  if (isRoot) {
+    const report = secureWorkspace(
+      { ...layout, privateDirs: [layout.dataDir, layout.configsDir, layout.botContextDir] },
+      setup.agents.map((agent) => {
+        const trees = layout.agentTrees(agent.id);
+        return { agentId: agent.id, uid: uids.get(agent.id) as number, trees: [trees.workTree, trees.experienceDir, trees.privateDir, trees.skillsDir] };
+      }),
+    );
+    warnings.push(...report.warnings);
+  }
+
+  const agents = new Map<string, AgentLaunch>();
+  for (const agent of setup.agents) {
+    const uid = isRoot ? (uids.get(agent.id) as number) : undefined;
+    const runAs = uid === undefined
+      ? undefined
+      : {
+          uid,
+          gid: uid,
+          nprocLimit: config.TOOLHOST_NPROC_LIMIT,
+          identityFiles: writeIdentityFiles(join(layout.dataDir, "sandbox", agent.id), agent.id, uid, layout.agentTrees(agent.id).workTree),
+        };
+    const plan = (mode: "bwrap" | "none", jail: boolean): AgentLaunch => {
+      const startup = toolhostStartupFor(config, layout, agent, mode);
+      const options: ChildLaunchOptions = { startup, node: { execPath, args: nodeArgs }, codePaths, jail, ...(runAs ? { runAs } : {}) };
+      return { agentId: agent.id, mode, jail, ...(uid !== undefined ? { uid } : {}), startup, launch: planChildLaunch(options) };
+    };
+    agents.set(agent.id, chooseLaunch(config.TOOLHOST_SANDBOX, isRoot, plan, warnings, execPath));
+  }
+  const mode = [...agents.values()].some((launch) => launch.mode === "none") ? "none" : "bwrap";
+  return { agents, mode, warnings };
+}
+
+function chooseLaunch(
+  requested: "auto" | "bwrap" | "none",
+  isRoot: boolean,
+  plan: (mode: "bwrap" | "none", jail: boolean) => AgentLaunch,
+  warnings: string[],
+  execPath: string,
+): AgentLaunch {
+  if (requested !== "none") {
+    const sandboxed = plan("bwrap", true);
+    const problem = probe(sandboxed, execPath);
+    if (problem === undefined) return sandboxed;
+    if (requested === "bwrap") {
+      throw new SandboxUnavailableError(
+        `TOOLHOST_SANDBOX=bwrap but agent ${sandboxed.agentId}'s sandbox cannot start: ${problem}. Install bubblewrap (apt-get install bubblewrap) and make sure user namespaces are allowed (sysctl kernel.unprivileged_userns_clone=1), or set TOOLHOST_SANDBOX=none to run without the OS sandbox`,
+      );
+    }
+    warnings.push(`agent ${sandboxed.agentId}: bubblewrap is not usable (${problem}); shell commands run WITHOUT the OS sandbox${isRoot ? " (agents are still kept apart by their uids)" : " (trust mode: every chat user is trusted)"}`);
+  }
+  if (!isRoot) return plan("none", false);
+  const direct = plan("none", false);
+  const unreachable = probe(direct, execPath);
+  if (unreachable === undefined) return direct;
+  const jailed = plan("none", true);
+  const jailProblem = probe(jailed, execPath);
+  if (jailProblem === undefined) return jailed;
+  throw new SandboxUnavailableError(
+    `agent ${direct.agentId}'s uid ${direct.uid} cannot reach its folders (${unreachable}) and bubblewrap, which would bind them, cannot run (${jailProblem}). Install bubblewrap (apt-get install bubblewrap), move the workspace out of a private folder (AGENT_WORKSPACE_DIR=/srv/laoding), or let the agents pass through the parent folder (chmod o+x on it)`,
+  );
+}
+
+/**
+ * Runs the agent's launch chain with a shell script instead of Node: it checks that the
+ * agent's uid can enter every writable root and, for the bwrap mode, that the nested
+ * command sandbox starts. Returns the problem, or undefined when it works.
+ */
+function probe(launch: AgentLaunch, execPath: string): string | undefined {
+  const { startup } = launch;
+  const writable = startup.roots.filter((root) => root.writable && existsSync(root.path)).map((root) => root.path);
+  const readOnly = startup.roots.filter((root) => !root.writable && existsSync(root.path)).map((root) => root.path);
+  // ALLOWED_DIRS extras are the operator's folders, with the operator's modes.
+  const own = startup.roots.filter((root) => root.writable && root.label !== "ALLOWED_DIRS" && existsSync(root.path)).map((root) => root.path);
+  const checks = own.map((dir) => `[ -x ${quote(dir)} ] && [ -w ${quote(dir)} ] || { echo "uid $(id -u) cannot enter or write ${dir.replaceAll('"', "")}" >&2; exit 3; }`);
+  if (launch.mode === "bwrap") {
+    const nested = bwrapCommandArgs({ agentId: startup.agentId, home: startup.workTree, memoryLimitBytes: startup.memoryLimitBytes, writable, readOnly, network: startup.network, tmpSizeBytes: startup.tmpSizeBytes }, startup.workTree, "probe");
+    checks.push(`/usr/bin/bwrap ${nested.map(quote).join(" ")} -- /bin/true || { echo "the per-command sandbox cannot start" >&2; exit 4; }`);
+  }
+  const script = checks.join("\n");
+  // The same chain as the real child, with the Node program swapped for the script.
+  const nodeIndex = launch.launch.args.lastIndexOf(execPath);
+  const args = nodeIndex === -1 ? launch.launch.args : [...launch.launch.args.slice(0, nodeIndex), "/bin/sh", "-c", script];
+  const result = spawnSync(launch.launch.file, args, { env: launch.launch.env, encoding: "utf8", timeout: 15_000, stdio: ["ignore", "pipe", "pipe"] });
+  if (result.error) return (result.error as NodeJS.ErrnoException).code === "ENOENT" ? `${launch.launch.file} is not installed` : result.error.message;
+  if (result.status !== 0) return (result.stderr || `exit code ${result.status}`).trim().split("\n").filter((line) => line.length > 0).pop();
+  return undefined;
+}
+
+function quote(value: string): string {
+  return `'${value.replaceAll("'", "'\\''")}'`;
+}
+
+/** Starts an agent's child: own process group (stopping it takes its commands along), stdout for the protocol. */
+export function spawnToolhostChild(launch: AgentLaunch, stdio: StdioOptions = ["pipe", "pipe", "inherit"]): ChildProcess {
+  return spawn(launch.launch.file, launch.launch.args, { env: launch.launch.env, detached: true, shell: false, stdio });
+}

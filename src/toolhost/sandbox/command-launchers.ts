@@ -1,0 +1,108 @@
+/**
+ * How the toolhost child starts one shell command. The child already runs with its
+ * agent's authority (the agent's uid, inside its jail when there is one), so these only
+ * narrow it further for one command:
+ *
+ * none: `bash -c` in the working folder with a minimal environment.
+ *
+ * bwrap: a fresh unprivileged bubblewrap per command (new user, pid, ipc, uts, cgroup
+ * and, unless the agent has network, net namespaces; no capabilities; the jail's root
+ * read-only with only the agent's writable trees bound writable at the same paths; a
+ * private size-limited /tmp). Killing bwrap takes the whole pid namespace with it; bwrap
+ * reports the namespace's init pid on fd 3 so the runner can wait for the teardown.
+ * The jail's /proc is bound read-only: a user namespace may not mount a new proc over a
+ * proc that has parts hidden, and the jail only shows this agent's own processes.
+ *
+ * Both: RLIMIT_DATA bounds the command's memory, and every descriptor above 2 is closed
+ * before bash starts.
+ */
+import { withInheritedFdsClosed } from "./fd-closer.js";
+import { CALL_TAG_VARIABLE, OWNER_TAG_VARIABLE } from "../process-tags.js";
+import type { Launcher } from "../shell/shell-runner.js";
+
+export const TOOL_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+export type CommandSandboxOptions = {
+  agentId: string;
+  /** Home folder of the command (the agent's working tree). */
+  home: string;
+  /** RLIMIT_DATA of the command, in bytes. */
+  memoryLimitBytes: number;
+};
+
+/** The prefix every command shares: the memory bound, then bash without inherited descriptors. */
+function limited(options: CommandSandboxOptions, argv: string[]): string[] {
+  return ["/usr/bin/prlimit", `--data=${options.memoryLimitBytes}`, "--", ...argv];
+}
+
+function bashArgv(command: string): string[] {
+  return withInheritedFdsClosed(["/bin/bash", "--noprofile", "--norc", "-c", command]);
+}
+
+/** `ownerPid`: the toolhost's pid, so its parent can find the commands it left behind if it dies. */
+export function noneLauncher(options: CommandSandboxOptions & { ownerPid: number }): Launcher {
+  return {
+    mode: "none",
+    launch(command, _cwd, marker) {
+      const argv = limited(options, bashArgv(command));
+      return {
+        file: argv[0] as string,
+        args: argv.slice(1),
+        env: { PATH: TOOL_PATH, HOME: options.home, LANG: "C.UTF-8", TERM: "dumb", USER: `agent-${options.agentId}`, [CALL_TAG_VARIABLE]: marker, [OWNER_TAG_VARIABLE]: String(options.ownerPid) },
+      };
+    },
+  };
+}
+
+export type BwrapCommandOptions = CommandSandboxOptions & {
+  /** The agent's writable trees, bound writable at their real paths. */
+  writable: string[];
+  /** Read-only trees (base skills), bound again so a tree under /tmp survives the fresh /tmp. */
+  readOnly: string[];
+  network: boolean;
+  tmpSizeBytes: number;
+};
+
+export function bwrapCommandArgs(options: BwrapCommandOptions, cwd: string, marker: string): string[] {
+  const args = [
+    "--die-with-parent",
+    "--new-session",
+    "--unshare-user",
+    "--disable-userns",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    ...(options.network ? [] : ["--unshare-net"]),
+    "--hostname", `laoding-${options.agentId}`.slice(0, 63),
+    "--cap-drop", "ALL",
+    "--clearenv",
+    "--setenv", "PATH", TOOL_PATH,
+    "--setenv", "HOME", options.home,
+    "--setenv", "LANG", "C.UTF-8",
+    "--setenv", "TERM", "dumb",
+    "--setenv", "TMPDIR", "/tmp",
+    "--setenv", "USER", `agent-${options.agentId}`,
+    "--setenv", CALL_TAG_VARIABLE, marker,
+    // The jail's root is all this agent may see; everything read-only first.
+    "--ro-bind", "/", "/",
+    "--dev", "/dev",
+    "--ro-bind", "/proc", "/proc",
+    "--size", String(options.tmpSizeBytes), "--perms", "1777", "--tmpfs", "/tmp",
+  ];
+  // Later mounts win: the writable trees after the read-only root and the fresh /tmp.
+  for (const dir of options.writable) args.push("--bind", dir, dir);
+  for (const dir of options.readOnly) args.push("--ro-bind", dir, dir);
+  args.push("--chdir", cwd);
+  return args;
+}
+
+export function bwrapLauncher(options: BwrapCommandOptions): Launcher {
+  return {
+    mode: "bwrap",
+    launch(command, cwd, marker) {
+      const argv = limited(options, ["/usr/bin/bwrap", "--json-status-fd", "3", ...bwrapCommandArgs(options, cwd, marker), "--", ...bashArgv(command)]);
+      return { file: argv[0] as string, args: argv.slice(1), env: { PATH: TOOL_PATH, LANG: "C.UTF-8" }, statusFd: 3 };
+    },
+  };
+}

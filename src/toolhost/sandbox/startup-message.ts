@@ -1,0 +1,71 @@
+/**
+ * The narrow start-up message a toolhost child receives instead of the bot's
+ * configuration: its agent, its roots, its limits and its sandbox. It travels in one
+ * environment variable (the child's environment is otherwise cleared) and holds no
+ * secret, so the child never loads an env file, never sees an API key or a bot token.
+ * Both sides validate it with this one schema.
+ */
+import { z } from "zod";
+
+/** The environment variable that carries the message (JSON). */
+export const STARTUP_VARIABLE = "LAODING_TOOLHOST_STARTUP";
+
+const absolutePath = z.string().min(1).max(4096).refine((path) => path.startsWith("/") && !path.includes("\0"), { message: "must be an absolute path without NUL bytes" });
+const positiveInt = z.number().int().positive();
+
+export const toolhostStartupSchema = z
+  .object({
+    version: z.literal(1),
+    agentId: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/),
+    roots: z.array(z.object({ path: absolutePath, writable: z.boolean(), label: z.string().min(1).max(64) }).strict()).min(1),
+    workTree: absolutePath,
+    /** A link every session folder gets (`团队经验` -> the agent's experience library). */
+    sessionLink: z.object({ name: z.string().min(1).max(255), target: absolutePath }).strict().optional(),
+    allowedCommands: z.array(z.string().min(1).max(128)),
+    limits: z
+      .object({
+        outputMaxBytes: positiveInt,
+        writeMaxBytes: positiveInt,
+        listMaxEntries: positiveInt,
+        grepMaxResults: positiveInt,
+        grepMaxFileBytes: positiveInt,
+        globMaxResults: positiveInt,
+        shellTimeoutMs: positiveInt,
+        shellMaxTimeoutMs: positiveInt,
+      })
+      .strict(),
+    /** How shell commands run: in a nested bubblewrap per command, or directly. */
+    commandSandbox: z.enum(["bwrap", "none"]),
+    network: z.boolean(),
+    tmpSizeBytes: positiveInt,
+    /** RLIMIT_DATA of every shell command. */
+    memoryLimitBytes: positiveInt,
+    maxFrameBytes: positiveInt,
+    logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
+  })
+  .strict();
+
+export type ToolhostStartup = z.output<typeof toolhostStartupSchema>;
+
+export class StartupMessageError extends Error {
+  override readonly name = "StartupMessageError";
+}
+
+/** Parses the message from the child's environment; the error names the field that was wrong. */
+export function parseStartupMessage(text: string | undefined): ToolhostStartup {
+  if (text === undefined || text === "") {
+    throw new StartupMessageError(`${STARTUP_VARIABLE} is not set: this process is started by the bot (or by \`laoding toolhost --agent ID\`), not by hand`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new StartupMessageError(`${STARTUP_VARIABLE} is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = toolhostStartupSchema.safeParse(json);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join(".") || "message"}: ${issue.message}`);
+    throw new StartupMessageError(`invalid ${STARTUP_VARIABLE}: ${problems.join("; ")}`);
+  }
+  return parsed.data;
+}
