@@ -245,6 +245,13 @@ export const VARIABLES = {
     group: "ToolHost",
     doc: "OS sandbox for tools: bwrap, none (trust mode), or auto (bwrap where it works, else none with a warning).",
   },
+  TOOLHOST_BWRAP_PATH: {
+    schema: z.string().regex(/^\//, { message: "must be an absolute path" }),
+    expected: "an absolute path",
+    defaultValue: "/usr/bin/bwrap",
+    group: "ToolHost",
+    doc: "The bubblewrap program (Debian's bubblewrap package installs /usr/bin/bwrap).",
+  },
   TOOLHOST_CALL_TIMEOUT_MS: {
     schema: integer(100, 3_600_000),
     expected: "milliseconds from 100 to 3600000",

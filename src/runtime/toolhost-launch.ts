@@ -13,7 +13,7 @@
  * - none as a non-root user: the documented trust mode.
  */
 import { spawn, spawnSync, type ChildProcess, type StdioOptions } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AgentDefinition } from "../config/agents.js";
 import type { Config } from "../config/load-config.js";
@@ -87,6 +87,7 @@ export function toolhostStartupFor(config: Config, layout: RuntimeLayout, agent:
       shellMaxTimeoutMs: config.SHELL_MAX_TIMEOUT_MS,
     },
     commandSandbox,
+    bwrapPath: config.TOOLHOST_BWRAP_PATH,
     network: agent.network,
     tmpSizeBytes: config.TOOLHOST_TMP_SIZE_MB * 1024 * 1024,
     memoryLimitBytes: config.TOOLHOST_MEMORY_LIMIT_MB * 1024 * 1024,
@@ -177,8 +178,9 @@ function chooseLaunch(
   const jailed = plan("none", true);
   const jailProblem = probe(jailed, execPath);
   if (jailProblem === undefined) return jailed;
+  const closed = closedAncestor(direct.startup.workTree);
   throw new SandboxUnavailableError(
-    `agent ${direct.agentId}'s uid ${direct.uid} cannot reach its folders (${unreachable}) and bubblewrap, which would bind them, cannot run (${jailProblem}). Install bubblewrap (apt-get install bubblewrap), move the workspace out of a private folder (AGENT_WORKSPACE_DIR=/srv/laoding), or let the agents pass through the parent folder (chmod o+x on it)`,
+    `agent ${direct.agentId}'s uid ${direct.uid} cannot reach its folders (${unreachable}) and bubblewrap, which would bind them, cannot run (${jailProblem}). Install bubblewrap (apt-get install bubblewrap), move the workspace out of a private folder (AGENT_WORKSPACE_DIR=/srv/laoding)${closed ? `, or let the agents pass through ${closed} (chmod o+x ${closed})` : ""}`,
   );
 }
 
@@ -195,8 +197,8 @@ function probe(launch: AgentLaunch, execPath: string): string | undefined {
   const own = startup.roots.filter((root) => root.writable && root.label !== "ALLOWED_DIRS" && existsSync(root.path)).map((root) => root.path);
   const checks = own.map((dir) => `[ -x ${quote(dir)} ] && [ -w ${quote(dir)} ] || { echo "uid $(id -u) cannot enter or write ${dir.replaceAll('"', "")}" >&2; exit 3; }`);
   if (launch.mode === "bwrap") {
-    const nested = bwrapCommandArgs({ agentId: startup.agentId, home: startup.workTree, memoryLimitBytes: startup.memoryLimitBytes, writable, readOnly, network: startup.network, tmpSizeBytes: startup.tmpSizeBytes }, startup.workTree, "probe");
-    checks.push(`/usr/bin/bwrap ${nested.map(quote).join(" ")} -- /bin/true || { echo "the per-command sandbox cannot start" >&2; exit 4; }`);
+    const nested = bwrapCommandArgs({ agentId: startup.agentId, home: startup.workTree, memoryLimitBytes: startup.memoryLimitBytes, writable, readOnly, network: startup.network, tmpSizeBytes: startup.tmpSizeBytes, bwrapPath: startup.bwrapPath }, startup.workTree, "probe");
+    checks.push(`${quote(startup.bwrapPath)} ${nested.map(quote).join(" ")} -- /bin/true || { echo "the per-command sandbox cannot start" >&2; exit 4; }`);
   }
   const script = checks.join("\n");
   // The same chain as the real child, with the Node program swapped for the script.
@@ -205,6 +207,20 @@ function probe(launch: AgentLaunch, execPath: string): string | undefined {
   const result = spawnSync(launch.launch.file, args, { env: launch.launch.env, encoding: "utf8", timeout: 15_000, stdio: ["ignore", "pipe", "pipe"] });
   if (result.error) return (result.error as NodeJS.ErrnoException).code === "ENOENT" ? `${launch.launch.file} is not installed` : result.error.message;
   if (result.status !== 0) return (result.stderr || `exit code ${result.status}`).trim().split("\n").filter((line) => line.length > 0).pop();
+  return undefined;
+}
+
+/** The first folder above `path` that others may not pass through (mode without o+x). */
+function closedAncestor(path: string): string | undefined {
+  const parts = path.split("/").filter((part) => part.length > 0);
+  for (let index = 1; index < parts.length; index += 1) {
+    const dir = `/${parts.slice(0, index).join("/")}`;
+    try {
+      if ((statSync(dir).mode & 0o001) === 0) return dir;
+    } catch {
+      return undefined;
+    }
+  }
   return undefined;
 }
 

@@ -73,7 +73,7 @@ export function planChildLaunch(options: ChildLaunchOptions): ChildLaunch {
     const argv = withInheritedFdsClosed(payload);
     return { file: argv[0] as string, args: argv.slice(1), env };
   }
-  const argv = ["/usr/bin/bwrap", ...jailArgs(options, env), "--", ...withInheritedFdsClosed(payload)];
+  const argv = [options.startup.bwrapPath, ...jailArgs(options, env), "--", ...withInheritedFdsClosed(payload)];
   return { file: argv[0] as string, args: argv.slice(1), env: { PATH: TOOL_PATH, LANG: "C.UTF-8" } };
 }
 

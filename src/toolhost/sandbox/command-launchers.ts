@@ -55,6 +55,7 @@ export function noneLauncher(options: CommandSandboxOptions & { ownerPid: number
 }
 
 export type BwrapCommandOptions = CommandSandboxOptions & {
+  bwrapPath: string;
   /** The agent's writable trees, bound writable at their real paths. */
   writable: string[];
   /** Read-only trees (base skills), bound again so a tree under /tmp survives the fresh /tmp. */
@@ -101,7 +102,7 @@ export function bwrapLauncher(options: BwrapCommandOptions): Launcher {
   return {
     mode: "bwrap",
     launch(command, cwd, marker) {
-      const argv = limited(options, ["/usr/bin/bwrap", "--json-status-fd", "3", ...bwrapCommandArgs(options, cwd, marker), "--", ...bashArgv(command)]);
+      const argv = limited(options, [options.bwrapPath, "--json-status-fd", "3", ...bwrapCommandArgs(options, cwd, marker), "--", ...bashArgv(command)]);
       return { file: argv[0] as string, args: argv.slice(1), env: { PATH: TOOL_PATH, LANG: "C.UTF-8" }, statusFd: 3 };
     },
   };

@@ -36,6 +36,7 @@ export const toolhostStartupSchema = z
       .strict(),
     /** How shell commands run: in a nested bubblewrap per command, or directly. */
     commandSandbox: z.enum(["bwrap", "none"]),
+    bwrapPath: absolutePath,
     network: z.boolean(),
     tmpSizeBytes: positiveInt,
     /** RLIMIT_DATA of every shell command. */

@@ -42,6 +42,7 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
           readOnly: sandbox.roots.filter((root) => !root.writable).map((root) => root.path),
           network: startup.network,
           tmpSizeBytes: startup.tmpSizeBytes,
+          bwrapPath: startup.bwrapPath,
         })
       : noneLauncher({ ...commandOptions, ownerPid: process.pid });
   const shell = createShellRunner(launcher);
