@@ -48,6 +48,7 @@ export function realClient(workspace: RealWorkspace, agentId: string, options: P
   // Planned now, as at the bot's start-up: the trees get their owners and modes before the test looks.
   workspace.launches();
   return makeClient({
+    startTimeoutMs: 20_000,
     ...options,
     spawn: () => spawnToolhostChild(workspace.launches().agents.get(agentId) as NonNullable<ReturnType<ToolhostLaunches["agents"]["get"]>>),
   });

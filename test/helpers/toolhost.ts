@@ -39,6 +39,8 @@ export type ClientSetup = {
   restart?: Partial<SupervisorOptions["restart"]>;
   stopGraceMs?: number;
   maxFrameBytes?: number;
+  /** How long a child may take to answer its first ping (a real child under tsx on a busy machine is slow). */
+  startTimeoutMs?: number;
   /** "test" (default): stopped after each test; "file": kept for the whole file. */
   scope?: "test" | "file";
 };
@@ -54,7 +56,7 @@ export function makeClient(setup: ClientSetup = {}) {
     },
     maxFrameBytes: setup.maxFrameBytes ?? 1024 * 1024,
     heartbeatMs: setup.heartbeatMs ?? 60_000,
-    startTimeoutMs: 5_000,
+    startTimeoutMs: setup.startTimeoutMs ?? 5_000,
     stopGraceMs: setup.stopGraceMs ?? 1_000,
     restart: { maxCrashes: 5, windowMs: 60_000, baseDelayMs: 10, maxDelayMs: 50, coolDownMs: 60_000, random: () => 1, ...setup.restart },
     logger: silentLogger,

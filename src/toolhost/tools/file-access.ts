@@ -44,7 +44,11 @@ export function atomicWrite(realPath: string, content: string, input: string): b
     writeFileSync(temp, content, { flag: "wx", mode: existing ? existing.mode & 0o777 : 0o644 });
     renameSync(temp, realPath);
   } catch (error) {
-    rmSync(temp, { force: true });
+    try {
+      rmSync(temp, { force: true });
+    } catch {
+      // The folder was swapped away under us: the temp file is not where we can reach it.
+    }
     throw fsError(error, input);
   }
   return existing === undefined;
