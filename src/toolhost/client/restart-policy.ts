@@ -18,6 +18,7 @@ export type RestartDecision = { action: "restart"; delayMs: number } | { action:
 
 export class RestartPolicy {
   private crashes: number[] = [];
+  private blamed: number[] = [];
   private readonly random: () => number;
 
   constructor(private readonly options: RestartPolicyOptions) {
@@ -34,9 +35,22 @@ export class RestartPolicy {
     return { action: "restart", delayMs: Math.round(exponential * (0.5 + this.random() * 0.5)) };
   }
 
+  /**
+   * A crash a call in flight can be blamed for: restarted with back-off, but never
+   * counted toward giving up, so one user's bad request cannot take the agent down for
+   * everyone (the client quarantines the request instead).
+   */
+  onBlamedCrash(now: number): RestartDecision {
+    this.blamed = this.blamed.filter((time) => now - time < this.options.windowMs);
+    this.blamed.push(now);
+    const exponential = Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** Math.min(this.blamed.length - 1, 16));
+    return { action: "restart", delayMs: Math.round(exponential * (0.5 + this.random() * 0.5)) };
+  }
+
   /** A probe start succeeded and stayed up: forget old crashes. */
   reset(): void {
     this.crashes = [];
+    this.blamed = [];
   }
 
   get recentCrashes(): number {

@@ -1,12 +1,17 @@
 /**
  * The parent's handle on one agent's tools. Every call: waits for a concurrency slot
- * (bounded queue), gets a ready child from the supervisor, and has a deadline. Read-only
- * tools are retried once on a fresh child after a crash; writes and shell never are
- * (they may have happened). Every call is reported to `onCall` for the audit trail.
- * Failures come back as `ok: false` results, never as exceptions.
+ * (bounded queue), gets a ready child from the supervisor, and has a deadline. Every call
+ * is reported to `onCall` for the audit trail. Failures come back as `ok: false` results,
+ * never as exceptions.
+ *
+ * Crash accounting (one user's request must never take the agent down for the others):
+ * a crash with calls in flight is blamed on them, not counted toward the agent's restart
+ * budget; a read-only call is retried once, alone on the new child, so a second crash is
+ * unambiguously its own; writes and shell are never retried (they may have happened);
+ * a call that crashed the child twice is refused for the rest of its session.
  */
 import { createHash } from "node:crypto";
-import { READ_ONLY_TOOLS, failure, pingMethod, toolCallMethod, toolListMethod, type ResultOf, type ToolResult } from "../protocol.js";
+import { READ_ONLY_TOOLS, failure, pingMethod, toolCallMethod, toolListMethod, type ParamsOf, type ResultOf, type ToolResult } from "../protocol.js";
 import { Semaphore } from "./semaphore.js";
 import { ToolhostError } from "./toolhost-error.js";
 import type { ToolhostSupervisor } from "./toolhost-supervisor.js";
@@ -47,15 +52,25 @@ export type ToolhostClientOptions = {
 };
 
 const SHELL_DEADLINE_MARGIN_MS = 2_000;
+/** A call that crashed the child this many times is refused for the rest of its session. */
+const CRASHES_BEFORE_QUARANTINE = 2;
 
 export class ToolhostClient {
   private readonly semaphore: Semaphore;
   private readonly clock: { now(): number };
   private toolsCache: { generation: number; tools: ToolInfo[] } | undefined;
+  /** Calls sent to a child and not answered yet. */
+  private sent = 0;
+  private readonly idleWaiters: (() => void)[] = [];
+  /** Set while a retry runs alone: other calls wait for it before they are sent. */
+  private exclusive: Promise<void> | undefined;
+  /** Crashes per call fingerprint (session, tool, arguments). */
+  private readonly crashes = new Map<string, number>();
 
   constructor(private readonly options: ToolhostClientOptions) {
     this.semaphore = new Semaphore(options.concurrency, options.queueMax);
     this.clock = options.clock ?? { now: () => Date.now() };
+    options.supervisor.blameCrashesOn(() => this.sent > 0);
   }
 
   get agentId(): string {
@@ -103,7 +118,11 @@ export class ToolhostClient {
 
   private async callOnce(request: ToolCallRequest): Promise<ToolResult> {
     let release: (() => void) | undefined;
+    const fingerprint = `${request.sessionId ?? request.cwd ?? ""}\0${request.name}\0${digest(request.args)}`;
     try {
+      if ((this.crashes.get(fingerprint) ?? 0) >= CRASHES_BEFORE_QUARANTINE) {
+        return failure("TOOLHOST_CRASHED", request.name, "this call crashed the toolhost twice; it is not run again in this session (change it, or start a new conversation)");
+      }
       release = await this.semaphore.acquire(request.signal);
       const params = {
         name: request.name,
@@ -114,20 +133,53 @@ export class ToolhostClient {
       const timeoutMs = this.deadlineFor(request);
       const options = { timeoutMs, ...(request.signal ? { signal: request.signal } : {}) };
       try {
-        // A call that arrives during a back-off waits for the restart (within its deadline).
-        const connection = await this.options.supervisor.readyAfterRestart(timeoutMs);
-        return await connection.request(toolCallMethod, params, options);
+        return await this.send(params, options, timeoutMs);
       } catch (error) {
-        if (!(error instanceof ToolhostError) || error.code !== "TOOLHOST_CRASHED" || !READ_ONLY_TOOLS.has(request.name)) throw error;
-        // A read cannot have changed anything: try once more on the restarted child.
-        const connection = await this.options.supervisor.readyAfterRestart(timeoutMs);
-        return await connection.request(toolCallMethod, params, options);
+        if (!(error instanceof ToolhostError) || error.code !== "TOOLHOST_CRASHED") throw error;
+        const crashes = (this.crashes.get(fingerprint) ?? 0) + 1;
+        this.crashes.set(fingerprint, crashes);
+        if (!READ_ONLY_TOOLS.has(request.name) || crashes >= CRASHES_BEFORE_QUARANTINE) throw error;
+        // A read cannot have changed anything: once more on the restarted child, alone, so
+        // that a second crash is its own and never takes another call down with it.
+        try {
+          return await this.alone(() => this.send(params, options, timeoutMs, true));
+        } catch (retryError) {
+          if (retryError instanceof ToolhostError && retryError.code === "TOOLHOST_CRASHED") this.crashes.set(fingerprint, crashes + 1);
+          throw retryError;
+        }
       }
     } catch (error) {
       if (error instanceof ToolhostError) return failure(error.code, request.name, error.message);
       return failure("INTERNAL", request.name, (error as Error).message);
     } finally {
       release?.();
+    }
+  }
+
+  /** Sends one call to a ready child (a call during a back-off waits for the restart, within its deadline). */
+  private async send(params: ParamsOf<typeof toolCallMethod>, options: { timeoutMs: number; signal?: AbortSignal }, timeoutMs: number, isAlone = false): Promise<ToolResult> {
+    if (!isAlone) while (this.exclusive) await this.exclusive;
+    const connection = await this.options.supervisor.readyAfterRestart(timeoutMs);
+    this.sent += 1;
+    try {
+      return await connection.request(toolCallMethod, params, options);
+    } finally {
+      this.sent -= 1;
+      if (this.sent === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  /** Runs `work` once nothing else is in flight, holding other calls back until it is done. */
+  private async alone<T>(work: () => Promise<T>): Promise<T> {
+    while (this.exclusive) await this.exclusive;
+    let done!: () => void;
+    this.exclusive = new Promise((resolve) => (done = resolve));
+    try {
+      if (this.sent > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      return await work();
+    } finally {
+      this.exclusive = undefined;
+      done();
     }
   }
 

@@ -41,6 +41,7 @@ export class ToolhostSupervisor {
   private lastFailure = "";
   private missedHeartbeats = 0;
   private generationValue = 0;
+  private blame: () => boolean = () => false;
   private readonly policy: RestartPolicy;
   private readonly clock: { now(): number };
 
@@ -84,6 +85,11 @@ export class ToolhostSupervisor {
       case "stopped":
         return this.unavailable("the toolhost is stopped");
     }
+  }
+
+  /** Tells the supervisor how to know whether a call in flight can be blamed for a crash. */
+  blameCrashesOn(check: () => boolean): void {
+    this.blame = check;
   }
 
   /** Waits until a child is running again (or gives up): used to retry a read after a restart. */
@@ -185,7 +191,9 @@ export class ToolhostSupervisor {
   private onCrash(reason: string): void {
     if (this.stateValue === "stopping" || this.stateValue === "stopped") return;
     this.lastFailure = reason;
-    const decision = this.policy.onCrash(this.clock.now());
+    // A crash with calls in flight is theirs: it never counts toward the agent's budget.
+    const blamed = this.blame();
+    const decision = blamed ? this.policy.onBlamedCrash(this.clock.now()) : this.policy.onCrash(this.clock.now());
     if (decision.action === "give-up") {
       this.stateValue = "failed";
       this.failedUntil = this.clock.now() + decision.retryAfterMs;
@@ -193,7 +201,7 @@ export class ToolhostSupervisor {
       return;
     }
     this.stateValue = "backoff";
-    this.options.logger.warn({ reason, delayMs: decision.delayMs }, "toolhost crashed; restarting");
+    this.options.logger.warn({ reason, delayMs: decision.delayMs, blamedOnCall: blamed }, "toolhost crashed; restarting");
     this.backoffTimer = setTimeout(() => {
       if (this.stateValue === "backoff") this.start().catch(() => undefined);
     }, decision.delayMs);
