@@ -9,6 +9,7 @@ import { pino } from "pino";
 import { createGapLoop } from "../src/agent/gaps/gap-loop.js";
 import { signature } from "../src/agent/gaps/intent-merge.js";
 import { SkillCatalog } from "../src/knowledge/skill-catalog.js";
+import { writeDraftIfMissing } from "../src/knowledge/skill-draft.js";
 import { openStore } from "../src/store/store.js";
 import { formatMs, percentile } from "./stats.js";
 
@@ -51,7 +52,7 @@ async function measure(rows: number): Promise<Result> {
   const loop = createGapLoop({
     store,
     catalog: () => new SkillCatalog([], pino({ level: "silent" })),
-    skillsDir: () => skillsDir,
+    writeDraft: (_agentId, name, text) => Promise.resolve(writeDraftIfMissing(skillsDir, name, text)),
     model: undefined,
     // A trigger no cluster reaches: the benchmark measures recording and evaluation, not drafting.
     settings: { triggerCount: 1_000_000, lookbackHours: 72, locale: "en" },

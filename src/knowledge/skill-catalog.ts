@@ -5,7 +5,7 @@
  * so a turn in flight keeps the snapshot it started with. A reload that finds broken
  * skills still succeeds with the good ones and reports the rest.
  */
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { readSkillFile, type Skill, type SkillProblem } from "./skill.js";
@@ -71,7 +71,7 @@ function buildSnapshot(sources: SkillSource[], version: number, logger: Logger, 
   const shadowed: string[] = [];
   for (const { dir, source } of sources) {
     for (const path of skillFiles(dir)) {
-      const result = readSkillFile(path, source);
+      const result = readSkillFile(path, source, dir);
       const kept = result.ok ? undefined : previousByPath.get(path);
       if (!result.ok) {
         problems.push({ path, reason: kept ? `${result.error} (the previous version stays in use)` : result.error });
@@ -102,7 +102,8 @@ function skillFiles(dir: string): string[] {
     .flatMap((entry) => {
       for (const file of ["SKILL.md", "skill.md"]) {
         const path = join(dir, entry.name, file);
-        if (existsSync(path)) return [path];
+        // lstat, not stat: a link named SKILL.md is reported (and refused) rather than followed.
+        if (lexists(path)) return [path];
       }
       return [];
     });
@@ -121,4 +122,13 @@ function diff(previous: SkillSnapshot, next: SkillSnapshot): SkillChanges {
     removed: [...before.keys()].filter((name) => !after.has(name)),
     invalid: [...next.problems],
   };
+}
+
+function lexists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

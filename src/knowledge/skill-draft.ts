@@ -113,7 +113,9 @@ function splitSections(body: string): Map<string, string> {
  * Creates `<dir>/<name>/SKILL.md` only if the skill folder does not exist yet. The file
  * appears whole (temp file + hard link, which fails if the target exists).
  */
-export function writeDraftIfMissing(dir: string, name: string, text: string): { written: true; path: string } | { written: false; reason: string } {
+export type DraftWrite = { written: true; path: string } | { written: false; reason: string };
+
+export function writeDraftIfMissing(dir: string, name: string, text: string): DraftWrite {
   const folder = join(dir, name);
   mkdirSync(dir, { recursive: true });
   try {

@@ -3,7 +3,8 @@
  * folder name, `description`) plus our optional lifecycle fields. Parsing returns a
  * Result naming the file and the problem; a bad skill is skipped, never fatal.
  */
-import { readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { isWithin } from "../toolhost/sandbox/path-sandbox.js";
 import { basename, dirname } from "node:path";
 import { z } from "zod";
 import { parseFrontmatter, textValue, type ParseResult } from "./frontmatter.js";
@@ -64,12 +65,31 @@ export function parseSkillText(text: string, path: string, source: Skill["source
   return { ok: true, value: skill };
 }
 
-export function readSkillFile(path: string, source: Skill["source"]): ParseResult<Skill> {
+/** Largest SKILL.md read; a bigger one is refused, not truncated. */
+const MAX_SKILL_FILE_BYTES = 1024 * 1024;
+
+/**
+ * Reads a skill file that must lie inside `root`. An agent's own skills folder is the
+ * agent's to change, and the bot reads it with more authority than the agent: so the file
+ * is opened without following a final link, and the opened file's real path is checked
+ * through /proc/self/fd (a folder swapped for a link on the way is caught), like the
+ * toolhost's reads.
+ */
+export function readSkillFile(path: string, source: Skill["source"], root: string): ParseResult<Skill> {
   let text: string;
+  let fd: number | undefined;
   try {
-    text = readFileSync(path, "utf8");
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    if (!isWithin(realpathSync(root), readlinkSync(`/proc/self/fd/${fd}`))) return { ok: false, error: "the file lies outside its skills folder (through a link)" };
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return { ok: false, error: "not a regular file" };
+    if (stats.size > MAX_SKILL_FILE_BYTES) return { ok: false, error: `larger than ${MAX_SKILL_FILE_BYTES} bytes` };
+    text = readFileSync(fd, "utf8");
   } catch (error) {
-    return { ok: false, error: `cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+    const code = (error as NodeJS.ErrnoException).code;
+    return { ok: false, error: code === "ELOOP" ? "the file is a link; skills are read only from real files" : `cannot read: ${code ?? (error as Error).message}` };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
   return parseSkillText(text, path, source);
 }

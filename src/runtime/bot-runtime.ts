@@ -20,6 +20,7 @@ import { openStore, type Store } from "../store/store.js";
 import type { ToolhostPool } from "../toolhost/client/toolhost-pool.js";
 import { prepareToolhostLaunches, type ToolhostLaunches } from "./toolhost-launch.js";
 import { createToolhostPool } from "./toolhost-pool-factory.js";
+import { writeDraftThroughToolhost } from "./draft-through-toolhost.js";
 
 export type BotRuntime = {
   store: Store;
@@ -80,7 +81,7 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
   const gapLoop = createGapLoop({
     store,
     catalog: catalogOf,
-    skillsDir: (agentId) => options.layout.agentTrees(agentId).skillsDir,
+    writeDraft: (agentId, name, text) => writeDraftThroughToolhost(toolhosts.client(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
     model,
     settings: { triggerCount: config.GAP_DRAFT_TRIGGER_COUNT, lookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS, locale: config.BOT_LOCALE },
     logger: options.logger.child({ component: "gap-loop" }),

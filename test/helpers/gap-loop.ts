@@ -4,6 +4,7 @@ import { pino } from "pino";
 import { afterEach } from "vitest";
 import { createGapLoop } from "../../src/agent/gaps/gap-loop.js";
 import { SkillCatalog } from "../../src/knowledge/skill-catalog.js";
+import { writeDraftIfMissing } from "../../src/knowledge/skill-draft.js";
 import type { ChatModel, ChatRequest, ChatResponse } from "../../src/llm/chat-model.js";
 import { openStore, type Store } from "../../src/store/store.js";
 import { tempDir } from "./temp-dir.js";
@@ -39,7 +40,7 @@ export function gapLoopSetup(options: { model?: ChatModel; trigger?: number; loo
   const loop = createGapLoop({
     store,
     catalog: () => catalog,
-    skillsDir: () => ownDir,
+    writeDraft: (_agentId, name, text) => Promise.resolve(writeDraftIfMissing(ownDir, name, text)),
     model: options.model,
     settings: { triggerCount: options.trigger ?? 3, lookbackHours: options.lookbackHours ?? 72, locale: options.locale ?? "en" },
     logger: pino({ level: "silent" }),

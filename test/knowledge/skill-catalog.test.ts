@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
@@ -68,5 +68,22 @@ describe("skill catalog", () => {
     expect(before.skills.map((skill) => skill.name)).toEqual(["one", "two"]);
     expect(before.get("one")?.description).toBe("first");
     expect(Object.isFrozen(before.skills)).toBe(true);
+  });
+});
+
+describe("reading an agent's own skills folder", () => {
+  it("never follows a SKILL.md link or a linked skill folder out of the skills folder", () => {
+    const root = tempDir();
+    const own = join(root, "own");
+    const elsewhere = join(root, "elsewhere");
+    mkdirSync(join(elsewhere, "stolen"), { recursive: true });
+    writeFileSync(join(elsewhere, "stolen", "SKILL.md"), "---\nname: stolen\ndescription: HOST-SECRET\n---\nbody\n");
+    mkdirSync(join(own, "linked-file"), { recursive: true });
+    symlinkSync(join(elsewhere, "stolen", "SKILL.md"), join(own, "linked-file", "SKILL.md"));
+    symlinkSync(join(elsewhere, "stolen"), join(own, "linked-folder"));
+    const catalog = new SkillCatalog([{ dir: own, source: "agent" }], pino({ level: "silent" }));
+    expect(catalog.snapshot.skills.map((skill) => skill.name)).toEqual([]);
+    expect(JSON.stringify(catalog.snapshot)).not.toContain("HOST-SECRET");
+    expect(catalog.snapshot.problems).toEqual([{ path: join(own, "linked-file", "SKILL.md"), reason: "the file is a link; skills are read only from real files" }]);
   });
 });

@@ -9,7 +9,7 @@
 import type { Logger } from "pino";
 import type { SkillCatalog } from "../../knowledge/skill-catalog.js";
 import { overlap, terms } from "../../knowledge/keywords.js";
-import { draftSkillName, gateDraft, renderDraftTemplate, writeDraftIfMissing, type DraftEvidence, type DraftLocale } from "../../knowledge/skill-draft.js";
+import { draftSkillName, gateDraft, renderDraftTemplate, type DraftEvidence, type DraftLocale, type DraftWrite } from "../../knowledge/skill-draft.js";
 import type { Skill } from "../../knowledge/skill.js";
 import type { ChatModel } from "../../llm/chat-model.js";
 import type { ClusterStats } from "../../store/gap-clusters-store.js";
@@ -45,7 +45,11 @@ export type GapLoop = {
 export function createGapLoop(options: {
   store: Store;
   catalog: (agentId: string) => SkillCatalog;
-  skillsDir: (agentId: string) => string;
+  /**
+   * Creates `<agent's skills>/<name>/SKILL.md` unless that skill folder exists. The bot
+   * runs it through the agent's own toolhost: it never writes into an agent's tree itself.
+   */
+  writeDraft: (agentId: string, name: string, text: string) => Promise<DraftWrite>;
   model: ChatModel | undefined;
   settings: GapLoopSettings;
   logger: Logger;
@@ -127,7 +131,7 @@ export function createGapLoop(options: {
         log.error({ reason: gate.error }, "draft rejected by the structure gate; nothing written");
         return { action: "rejected", why: gate.error };
       }
-      const result = writeDraftIfMissing(options.skillsDir(agentId), name, text);
+      const result = await options.writeDraft(agentId, name, text);
       if (!result.written) {
         store.clusters.settleDraft(agentId, intentKey, { status: "linked", skillName: name, reason: result.reason });
         return { action: "linked", skillName: name, why: result.reason };
