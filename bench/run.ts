@@ -7,12 +7,13 @@ import { fileURLToPath } from "node:url";
 import { machine, writeSection } from "./stats.js";
 import { runGapsBench } from "./gaps-bench.js";
 import { runOrchestratorBench } from "./orchestrator-bench.js";
-import { runToolhostBench } from "./toolhost-bench.js";
+import { runBoundaryBench, runToolhostBench } from "./toolhost-bench.js";
 
 const README = join(fileURLToPath(new URL(".", import.meta.url)), "README.md");
 
 const SUITES: Record<string, { title: string; run: () => Promise<string> }> = {
   toolhost: { title: "ToolHost round-trips, throughput, cold start, memory", run: runToolhostBench },
+  boundary: { title: "Sandbox boundary: file tools and shell commands through the jailed child", run: runBoundaryBench },
   orchestrator: { title: "Orchestrator overhead per message (zero-latency model, one-tool turn)", run: runOrchestratorBench },
   gaps: { title: "Capability gaps: record and evaluate a cluster at scale", run: runGapsBench },
 };

@@ -18,6 +18,7 @@ import { loadConfig } from "../src/config/load-config.js";
 import { createRuntimeLayout } from "../src/config/runtime-layout.js";
 import { prepareToolhostLaunches, spawnToolhostChild, type ToolhostLaunches } from "../src/runtime/toolhost-launch.js";
 import { ToolhostPool } from "../src/toolhost/client/toolhost-pool.js";
+import { FILE_CALLS, measureFileTools, SHELL_CALLS, seedFileToolTree, type FileToolFigures } from "./file-tools-measure.js";
 import { formatMs, percentile, rssMb, throughput, timeEach } from "./stats.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -40,6 +41,7 @@ async function seedWorkspace(sandbox: string): Promise<{ workspaceDir: string; f
   const file = join(workspaceDir, "workspace/main/bench.txt");
   mkdirSync(join(workspaceDir, "workspace/main"), { recursive: true });
   writeFileSync(file, "x".repeat(4096));
+  seedFileToolTree(join(workspaceDir, "workspace/main/fbench"));
   return { workspaceDir, file };
 }
 
@@ -171,6 +173,45 @@ async function benchCrashRejection(): Promise<{ p50: number; max: number }> {
   await pool.stopAll();
   rmSync(join(workspaceDir, ".."), { recursive: true, force: true });
   return { p50: percentile(times, 50), max: Math.max(...times) };
+}
+
+const BOUNDARY_ROUNDS = 3;
+
+/** Median of each figure over a few rounds: one round on a shared 2-core machine is too noisy to compare. */
+function medianFigures(rounds: FileToolFigures[]): FileToolFigures {
+  const median = (key: keyof FileToolFigures) => percentile(rounds.map((round) => round[key]), 50);
+  return { read8: median("read8"), write8: median("write8"), list8: median("list8"), grep1: median("grep1"), shellP50: median("shellP50"), shellP99: median("shellP99") };
+}
+
+async function benchFileTools(sandbox: "none" | "bwrap"): Promise<FileToolFigures> {
+  const rounds: FileToolFigures[] = [];
+  for (let round = 0; round < BOUNDARY_ROUNDS; round += 1) {
+    const { workspaceDir } = await seedWorkspace(sandbox);
+    const pool = toolhostPool(workspaceDir);
+    const client = pool.client("main");
+    await client.ping();
+    rounds.push(await measureFileTools(client, join(workspaceDir, "workspace/main/fbench")));
+    await pool.stopAll();
+    rmSync(join(workspaceDir, ".."), { recursive: true, force: true });
+  }
+  return medianFigures(rounds);
+}
+
+/**
+ * What the sandbox boundary costs per call: file tools and shell commands through the real
+ * child, in each mode. The "before" rows in bench/README.md were measured with the same
+ * measurement file against the last commit before the boundary (0fb1349).
+ */
+export async function runBoundaryBench(): Promise<string> {
+  const rows: Array<[string, FileToolFigures]> = [];
+  for (const sandbox of ["none", "bwrap"] as const) rows.push([`laoding toolhost (${sandbox})`, await benchFileTools(sandbox)]);
+  return [
+    `Median of ${BOUNDARY_ROUNDS} rounds, each with a fresh workspace and child (as ${process.getuid?.() === 0 ? "root: the child runs as the agent's uid, jailed" : "a non-root user"}). read/write: ${FILE_CALLS} calls of 4 KiB at concurrency 8; list: a folder of 50 files, concurrency 8; grep: ${FILE_CALLS / 10} sequential searches over those 50 files; shell: ${SHELL_CALLS} sequential \`true\` commands.`,
+    "",
+    "| child | file.read/s c=8 | file.write/s c=8 | file.list/s c=8 | file.grep/s c=1 | shell.exec p50 | shell.exec p99 |",
+    "|---|---|---|---|---|---|---|",
+    ...rows.map(([name, f]) => `| ${name} | ${f.read8.toFixed(0)} | ${f.write8.toFixed(0)} | ${f.list8.toFixed(0)} | ${f.grep1.toFixed(0)} | ${formatMs(f.shellP50)} | ${formatMs(f.shellP99)} |`),
+  ].join("\n");
 }
 
 export async function runToolhostBench(): Promise<string> {
