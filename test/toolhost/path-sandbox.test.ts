@@ -43,6 +43,20 @@ describe("path sandbox", () => {
     expect(() => sandbox.resolve("out/file", mine, "write")).toThrow(/outside/);
     symlinkSync(join(base, "agent10", "nothing-yet"), join(mine, "dangling"));
     expect(() => sandbox.resolve("dangling", mine, "write")).toThrow(/dangling link/);
+    // The error never says where the link points: that would describe another agent's tree.
+    for (const mode of ["read", "write"] as const) {
+      const message = (() => {
+        try {
+          sandbox.resolve("dangling", mine, mode);
+        } catch (error) {
+          return (error as Error).message;
+        }
+        return "";
+      })();
+      expect(message).toMatch(/dangling/);
+      expect(message).not.toMatch(/agent10|nothing-yet/);
+    }
+    expect(() => sandbox.resolve("x".repeat(5000), mine, "read")).toThrow(expect.objectContaining({ code: "INVALID_ARGS" }));
     symlinkSync(join(mine, "loop-b"), join(mine, "loop-a"));
     symlinkSync(join(mine, "loop-a"), join(mine, "loop-b"));
     expect(() => sandbox.resolve("loop-a", mine, "read")).toThrow(/loop/);
