@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { IncomingMessage } from "../channels/channel.js";
+import type { IncomingMessage, TurnControl } from "../channels/channel.js";
 import type { AgentDefinition } from "../config/agents.js";
 import type { RuntimeLayout } from "../config/runtime-layout.js";
 import type { SkillCatalog } from "../knowledge/skill-catalog.js";
@@ -48,7 +48,15 @@ export type OrchestratorOptions = {
   /** Undefined when no model is configured: commands still work. */
   model: ChatModel | undefined;
   layout: RuntimeLayout;
-  settings: { maxSteps: number; contextBudgetChars: number; locale: Locale };
+  settings: {
+    maxSteps: number;
+    contextBudgetChars: number;
+    locale: Locale;
+    /** Overall deadline of a turn (TURN_TIMEOUT_MS); default 3 minutes. */
+    turnTimeoutMs?: number;
+    /** Where the model lives, for the words of an unreachable-model answer. */
+    modelBaseUrl?: string;
+  };
   logger: Logger;
   /** Always-on rules of an agent (distillation adds them). */
   rules?: (agentId: string) => string[];
@@ -61,7 +69,8 @@ export type OrchestratorOptions = {
 };
 
 export type Orchestrator = {
-  handle(message: IncomingMessage): Promise<string | undefined>;
+  /** Answers one message; `control` cancels the turn and reports its progress. */
+  handle(message: IncomingMessage, control?: TurnControl): Promise<string | undefined>;
   /** Resolves when every queued message has been answered. */
   idle(): Promise<void>;
   readonly recordGap: GapRecorder;
@@ -89,7 +98,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     commands.set(command.name, command);
   }
 
-  async function process(message: IncomingMessage): Promise<string | undefined> {
+  async function process(message: IncomingMessage, control: TurnControl): Promise<string | undefined> {
     const agent = agents.get(message.agentId);
     if (!agent) throw new Error(`no agent "${message.agentId}"`);
     const traceId = newTraceId();
@@ -123,15 +132,26 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     if (!options.model) {
       answer = text(settings.locale, "noModel", { envFile: layout.envFile });
     } else {
+      const turnTimeoutMs = settings.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS;
+      const deadline = AbortSignal.timeout(turnTimeoutMs);
+      const signal = control.signal ? AbortSignal.any([control.signal, deadline]) : deadline;
+      const model = steeredModel(options.model, signal, control);
       try {
-        const turn = await runTurn({ agent, message, model: options.model, sessionId: session.id, summary: session.summary, summaryUntil: session.summaryUntilMessageId ?? 0, userMessageId, traceId, sessionKey, log });
+        const turn = await runTurn({ agent, message, model, sessionId: session.id, summary: session.summary, summaryUntil: session.summaryUntilMessageId ?? 0, userMessageId, traceId, sessionKey, log, signal, control });
         answer = turn.answer;
         route = turn.route;
+        // A cancel that came while the last answer was arriving still cancels: the user asked.
+        if (signal.aborted) throw signal.reason;
       } catch (error) {
-        if (error instanceof ModelError) {
-          log.error({ err: error, kind: error.kind }, "model call failed");
+        if (signal.aborted) {
+          const timedOut = deadline.aborted && !control.signal?.aborted;
+          log.info({ outcome: timedOut ? "timeout" : "cancelled", timeoutMs: timedOut ? turnTimeoutMs : undefined }, timedOut ? "turn passed its deadline; cancelled" : "turn cancelled");
+          answer = timedOut ? text(settings.locale, "turnTimedOut", { seconds: Math.round(turnTimeoutMs / 1000) }) : text(settings.locale, "turnCancelled");
+        } else if (error instanceof ModelError) {
+          // One line: the adapter's message already says what failed; the stack adds nothing.
+          log.error({ kind: error.kind, status: error.status, detail: error.message }, "model call failed");
           recordGap({ agentId: agent.id, sessionId: session.id, traceId, intentKey: normalizeIntentKey("", message.text), reason: "model_failure", errorCode: error.kind, detail: error.message, userText: message.text, userId: message.userId });
-          answer = text(settings.locale, "modelFailed", { reason: error.kind.replace("_", " ") });
+          answer = modelFailureText(error);
         } else {
           // A bug or a broken disk: the user still gets an answer with a trace id to report.
           log.error({ err: error }, "turn failed");
@@ -160,6 +180,8 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     traceId: string;
     sessionKey: string;
     log: Logger;
+    signal: AbortSignal;
+    control: TurnControl;
   }): Promise<{ answer: string; route: RouteDecision }> {
     const { agent, message, model, traceId, log } = turn;
     const gapBase = { agentId: agent.id, sessionId: turn.sessionId, traceId, userText: message.text, userId: message.userId };
@@ -218,8 +240,11 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       cwd,
       traceId,
       sessionId: turn.sessionId,
+      signal: turn.signal,
+      onCall: (tool) => turn.control.onProgress?.({ state: "tool", tool }),
+      // A call cut short by a cancel says nothing about what the agent can do.
       onFailure: (report) =>
-        recordGap({ ...gapBase, intentKey: route.intentKey, reason: report.kind, tool: report.tool, errorCode: report.code, detail: report.reason }),
+        turn.signal.aborted ? undefined : recordGap({ ...gapBase, intentKey: route.intentKey, reason: report.kind, tool: report.tool, errorCode: report.code, detail: report.reason }),
     });
     const result = await runReactLoop({
       model,
@@ -229,6 +254,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       maxSteps: settings.maxSteps,
       traceId,
       agentId: agent.id,
+      signal: turn.signal,
       onMessage: (chatMessage) => storeScratch(turn.sessionId, traceId, chatMessage),
     });
     if (result.stop === "final") {
@@ -255,6 +281,20 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       log.warn({ err: error }, "could not get a partial answer from the model");
     }
     return text(settings.locale, "stepBudgetFallback", { steps, done: [...new Set(toolsUsed)].join(", ") || "-" });
+  }
+
+  /** The words for a failed model call: what happened, and who can do what about it. */
+  function modelFailureText(error: ModelError): string {
+    switch (error.kind) {
+      case "auth":
+        return text(settings.locale, "modelAuth", { envFile: layout.envFile });
+      case "connection":
+        return text(settings.locale, "modelUnreachable", { baseUrl: settings.modelBaseUrl ?? "LLM_BASE_URL" });
+      case "bad_request":
+        return text(settings.locale, "modelRejected", { detail: error.status ? `HTTP ${error.status}` : error.kind });
+      default:
+        return text(settings.locale, "modelFailed", { reason: error.kind.replace("_", " ") });
+    }
   }
 
   function storeScratch(sessionId: number, traceId: string, message: ChatMessage): void {
@@ -284,14 +324,40 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
 
   return {
     recordGap,
-    handle(message) {
-      const work = queue.run(`${message.agentId}:${message.channel}:${message.chatId}`, () => process(message));
+    handle(message, control = {}) {
+      const work = queue.run(`${message.agentId}:${message.channel}:${message.chatId}`, () => process(message, control));
       inFlight.add(work);
       void work.finally(() => inFlight.delete(work)).catch(() => undefined);
       return work;
     },
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  };
+}
+
+const DEFAULT_TURN_TIMEOUT_MS = 180_000;
+
+/**
+ * The turn's view of the model: every call carries the turn's signal and reports what it
+ * is for (routing, thinking) and each retry, so routing, summaries, the loop and partial
+ * answers are all cancelled and shown the same way without each knowing about it.
+ */
+function steeredModel(model: ChatModel, signal: AbortSignal, control: TurnControl): ChatModel {
+  let step = 0;
+  return {
+    model: model.model,
+    complete(request) {
+      if (request.purpose === "route") control.onProgress?.({ state: "routing" });
+      else if (request.purpose === "react") control.onProgress?.({ state: "thinking", step: (step += 1) });
+      return model.complete({
+        ...request,
+        signal: request.signal ? AbortSignal.any([request.signal, signal]) : signal,
+        onRetry: (retry) => {
+          request.onRetry?.(retry);
+          control.onProgress?.({ state: "retrying", ...retry });
+        },
+      });
     },
   };
 }

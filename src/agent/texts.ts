@@ -28,6 +28,23 @@ const TEXTS = {
     zh: "抱歉，模型服务暂时不可用（{reason}）。请稍后再试。",
     en: "Sorry, the model service is unavailable right now ({reason}). Please try again later.",
   },
+  modelAuth: {
+    zh: "抱歉，模型服务拒绝了机器人的 API 密钥，重试也不会好转。请运维人员检查 LLM_API_KEY（在 {envFile} 中）。",
+    en: "Sorry, the model service refused the bot's API key; retrying will not help. An operator needs to check LLM_API_KEY (in {envFile}).",
+  },
+  modelUnreachable: {
+    zh: "抱歉，连不上模型服务。请运维人员检查 LLM_BASE_URL（{baseUrl}）和网络。",
+    en: "Sorry, I cannot reach the model service. An operator should check LLM_BASE_URL ({baseUrl}) and the network.",
+  },
+  modelRejected: {
+    zh: "抱歉，模型服务拒绝了这个请求（{detail}）。请运维人员检查 LLM_MODEL 等设置。",
+    en: "Sorry, the model service rejected the request ({detail}). An operator should check LLM_MODEL and the other model settings.",
+  },
+  turnCancelled: { zh: "（已取消。）", en: "(Cancelled.)" },
+  turnTimedOut: {
+    zh: "抱歉，这个任务超过了 {seconds} 秒，我已停止。可以再试一次，或者把任务拆小一点。（运维人员：见 TURN_TIMEOUT_MS，并检查模型服务。）",
+    en: "Sorry, this took longer than {seconds} s, so I stopped. Try again, or ask for less at once. (Operators: see TURN_TIMEOUT_MS, and check the model service.)",
+  },
   internalError: {
     zh: "抱歉，我这边出错了（追踪号 {traceId}）。请稍后再试，或把追踪号告诉运维人员。",
     en: "Sorry, something went wrong on my side (trace {traceId}). Try again, or give the trace id to an operator.",

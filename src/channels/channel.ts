@@ -16,8 +16,21 @@ export type IncomingMessage = {
   userName?: string;
 };
 
+/** What the bot is doing during a turn: the console shows it, chat channels keep "typing". */
+export type TurnProgress =
+  | { state: "routing" }
+  | { state: "thinking"; step: number }
+  | { state: "tool"; tool: string }
+  | { state: "retrying"; attempt: number; maxAttempts: number; reason: string };
+
+/** How a channel steers one turn: cancel it (Ctrl-C, shutdown) and watch its progress. */
+export type TurnControl = {
+  signal?: AbortSignal;
+  onProgress?: (progress: TurnProgress) => void;
+};
+
 /** The orchestrator's answer, or undefined when the message was a duplicate. */
-export type MessageHandler = (message: IncomingMessage) => Promise<string | undefined>;
+export type MessageHandler = (message: IncomingMessage, control?: TurnControl) => Promise<string | undefined>;
 
 export type Channel = {
   readonly name: string;

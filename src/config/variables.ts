@@ -98,6 +98,13 @@ export const VARIABLES = {
     group: "Agent",
     doc: "Maximum ReAct steps (model calls) per turn. No code default: the seeded env file sets it.",
   },
+  TURN_TIMEOUT_MS: {
+    schema: integer(1_000, 3_600_000),
+    expected: "milliseconds from 1000 to 3600000",
+    defaultValue: "180000",
+    group: "Agent",
+    doc: "Overall deadline of one turn (routing, every model call and tool call); past it the turn is cancelled and the user told.",
+  },
   CONTEXT_CHAR_BUDGET: {
     schema: integer(1_000, 1_000_000),
     expected: "a whole number from 1000 to 1000000",
@@ -150,16 +157,16 @@ export const VARIABLES = {
   LLM_TIMEOUT_MS: {
     schema: integer(1_000, 600_000),
     expected: "milliseconds from 1000 to 600000",
-    defaultValue: "60000",
+    defaultValue: "20000",
     group: "Model",
-    doc: "Timeout of one model request.",
+    doc: "Timeout of one model request attempt. With LLM_MAX_RETRIES, a dead model is reported in well under a minute; raise it for slow reasoning models.",
   },
   LLM_MAX_RETRIES: {
     schema: integer(0, 10),
     expected: "a whole number from 0 to 10",
-    defaultValue: "2",
+    defaultValue: "1",
     group: "Model",
-    doc: "Retries of a model request on rate limits, server errors and connection failures.",
+    doc: "Retries of a model request on rate limits, server errors, timeouts and connection failures (never on a refused key or a bad request). Each retry is shown while waiting.",
   },
 
   // Channels

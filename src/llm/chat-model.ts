@@ -26,11 +26,15 @@ export type ChatRequest = {
   /** What the call is for, recorded with its token usage. */
   purpose: "route" | "react" | "summary" | "partial" | "draft";
   signal?: AbortSignal;
+  /** Told before each retry of a failed attempt (the console shows it; channels keep typing). */
+  onRetry?: (retry: ModelRetry) => void;
   maxTokens?: number;
   /** For the usage record and logs. */
   traceId?: string;
   agentId?: string;
 };
+
+export type ModelRetry = { attempt: number; maxAttempts: number; reason: string };
 
 export type TokenUsage = { promptTokens: number; completionTokens: number; totalTokens: number };
 

@@ -6,13 +6,16 @@ export type ModelErrorKind = "rate_limit" | "server" | "connection" | "timeout" 
 
 export class ModelError extends Error {
   override readonly name: string = "ModelError";
+  /** How long the server asked us to wait (Retry-After), when it said. */
+  readonly retryAfterMs: number | undefined;
   constructor(
     readonly kind: ModelErrorKind,
     message: string,
     readonly status?: number,
-    options: { cause?: unknown } = {},
+    options: { cause?: unknown; retryAfterMs?: number } = {},
   ) {
-    super(message, options);
+    super(message, options.cause === undefined ? {} : { cause: options.cause });
+    this.retryAfterMs = options.retryAfterMs;
   }
 
   /** Failures of the provider or the network, not of the request: worth retrying later. */

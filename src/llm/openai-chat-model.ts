@@ -18,7 +18,12 @@ export type OpenAIChatModelOptions = {
   timeoutMs: number;
   maxRetries: number;
   fetch?: typeof fetch;
+  /** Waits between attempts; tests pass a fast one. */
+  backoffMs?: (retry: number) => number;
 };
+
+/** 0.5 s, 1 s, 2 s ... capped at 8 s: a retry waits long enough to help, never long enough to bore. */
+const defaultBackoff = (retry: number) => Math.min(8_000, 500 * 2 ** (retry - 1));
 
 export function createOpenAIChatModel(options: OpenAIChatModelOptions): ChatModel {
   const client = new OpenAI({
@@ -26,34 +31,59 @@ export function createOpenAIChatModel(options: OpenAIChatModelOptions): ChatMode
     // Servers that need no key (Ollama, vLLM) still get a header the SDK insists on.
     apiKey: options.apiKey ?? "not-needed",
     timeout: options.timeoutMs,
-    maxRetries: options.maxRetries,
+    // Retries are ours (below), so the user can be told about each one.
+    maxRetries: 0,
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   return {
     model: options.model,
     async complete(request: ChatRequest): Promise<ChatResponse> {
-      let completion;
-      try {
-        completion = await client.chat.completions.create(
-          {
-            model: options.model,
-            messages: request.messages.map(toWire),
-            ...(request.tools && request.tools.length > 0
-              ? {
-                  tools: request.tools.map((tool) => ({ type: "function" as const, function: { name: tool.name, description: tool.description, parameters: tool.parameters } })),
-                  tool_choice: request.toolChoice ?? "auto",
-                }
-              : {}),
-            ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}),
-          },
-          request.signal ? { signal: request.signal } : {},
-        );
-      } catch (error) {
-        throw mapError(error);
+      const maxAttempts = options.maxRetries + 1;
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          return await attemptOnce(request);
+        } catch (error) {
+          const failure = mapError(error);
+          if (!failure.transient || attempt >= maxAttempts || request.signal?.aborted) throw failure;
+          request.onRetry?.({ attempt: attempt + 1, maxAttempts, reason: failure.message });
+          const waitMs = failure.retryAfterMs ?? (options.backoffMs ?? defaultBackoff)(attempt);
+          await sleep(waitMs, request.signal);
+          if (request.signal?.aborted) throw mapError(new OpenAI.APIUserAbortError());
+        }
       }
-      return fromWire(completion, options.model);
     },
   };
+
+  async function attemptOnce(request: ChatRequest): Promise<ChatResponse> {
+    const completion = await client.chat.completions.create(
+      {
+        model: options.model,
+        messages: request.messages.map(toWire),
+        ...(request.tools && request.tools.length > 0
+          ? {
+              tools: request.tools.map((tool) => ({ type: "function" as const, function: { name: tool.name, description: tool.description, parameters: tool.parameters } })),
+              tool_choice: request.toolChoice ?? "auto",
+            }
+          : {}),
+        ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}),
+      },
+      request.signal ? { signal: request.signal } : {},
+    );
+    return fromWire(completion, options.model);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }
 
 function toWire(message: ChatMessage): ChatCompletionMessageParam {
@@ -139,7 +169,12 @@ function mapError(error: unknown): ModelError {
   if (error instanceof OpenAI.APIError) {
     const status = error.status;
     const detail = error.message.slice(0, 300);
-    if (status === 429) return new ModelError("rate_limit", `the model server is rate limiting: ${detail}`, status, { cause: error });
+    if (status === 429) {
+      const seconds = Number(error.headers?.get?.("retry-after"));
+      // A server asking for minutes is better reported than waited for inside one turn.
+      const retryAfterMs = Number.isFinite(seconds) && seconds >= 0 && seconds <= 30 ? seconds * 1000 : undefined;
+      return new ModelError("rate_limit", `the model server is rate limiting: ${detail}`, status, { cause: error, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+    }
     if (status === 401 || status === 403) return new ModelError("auth", `the model server refused the API key (${status}): check LLM_API_KEY`, status, { cause: error });
     if (status !== undefined && status >= 500) return new ModelError("server", `the model server failed (${status}): ${detail}`, status, { cause: error });
     if (status === 408) return new ModelError("timeout", `the model server timed out (408)`, status, { cause: error });

@@ -109,7 +109,13 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     toolhost: (agentId) => toolhosts.client(agentId),
     model,
     layout: options.layout,
-    settings: { maxSteps: config.REACT_MAX_STEPS, contextBudgetChars: config.CONTEXT_CHAR_BUDGET, locale: config.BOT_LOCALE },
+    settings: {
+      maxSteps: config.REACT_MAX_STEPS,
+      contextBudgetChars: config.CONTEXT_CHAR_BUDGET,
+      locale: config.BOT_LOCALE,
+      turnTimeoutMs: config.TURN_TIMEOUT_MS,
+      ...(config.LLM_BASE_URL ? { modelBaseUrl: config.LLM_BASE_URL } : {}),
+    },
     logger: options.logger,
     recordGap: gapLoop.recordGap,
     afterTurn: async (turn) => {

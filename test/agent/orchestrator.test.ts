@@ -1,6 +1,7 @@
 /**
  * End to end through the real toolhost, the real store and the loopback fake model.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -245,5 +246,52 @@ describe("commands", () => {
   it("speaks Chinese by default", async () => {
     const bot = await startTestBot({ env: { BOT_LOCALE: "zh" } });
     expect(await bot.send("/new")).toBe("好的，已开始新的对话。之前的内容我不会再参考。");
+  });
+});
+
+describe("steering a turn", () => {
+  it("reports progress, and a cancel during a tool call kills the command and ends the turn as cancelled", async () => {
+    const bot = await startTestBot({ env: { ALLOWED_COMMANDS: "sleep,ls" } });
+    bot.fake.enqueue(routeTo([], "wait-a-while"), { toolCalls: [{ name: "shell_exec", arguments: { command: "sleep 47" } }] });
+    const controller = new AbortController();
+    const progress: unknown[] = [];
+    const answer = await bot.send("wait for me", {}, {
+      signal: controller.signal,
+      onProgress: (state) => {
+        progress.push(state);
+        // The tool call has gone out: give the command a moment to start, then cancel.
+        if (state.state === "tool") setTimeout(() => controller.abort(), 500);
+      },
+    });
+    expect(answer).toBe("(Cancelled.)");
+    expect(progress).toEqual([{ state: "routing" }, { state: "thinking", step: 1 }, { state: "tool", tool: "shell.exec" }]);
+    // No model call after the cancel, no capability gap, the command is gone.
+    expect(bot.fake.requests).toHaveLength(2);
+    expect(bot.runtime.store.db.prepare("SELECT COUNT(*) AS n FROM capability_gaps WHERE reason = 'tool_failure'").get()).toEqual({ n: 0 });
+    expect(execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })).not.toMatch(/^sleep 47/m);
+    const last = bot.runtime.store.db.prepare("SELECT role, kind, content FROM messages ORDER BY id DESC LIMIT 1").get();
+    expect(last).toEqual({ role: "assistant", kind: "chat", content: "(Cancelled.)" });
+    // The session goes on.
+    bot.fake.enqueue(routeTo([], "greet"), { text: "Still here." });
+    expect(await bot.send("hello?")).toBe("Still here.");
+  });
+
+  it("a turn past TURN_TIMEOUT_MS is stopped and the user is told what to do", async () => {
+    const bot = await startTestBot({ env: { TURN_TIMEOUT_MS: "1000" } });
+    bot.fake.enqueue(routeTo([], "slow"), { text: "too late", delayMs: 4_000 });
+    expect(await bot.send("take your time")).toMatch(/^Sorry, this took longer than 1 s, so I stopped\. .*TURN_TIMEOUT_MS/);
+  });
+
+  it("each retry of the model is shown, and a refused key says who must fix what instead of 'try later'", async () => {
+    const bot = await startTestBot({ env: { LLM_MAX_RETRIES: "1" } });
+    bot.fake.enqueue({ status: 503 }, routeTo([], "greet"), { text: "Hi." });
+    const progress: unknown[] = [];
+    expect(await bot.send("hi", {}, { onProgress: (state) => progress.push(state) })).toBe("Hi.");
+    expect(progress).toEqual([{ state: "routing" }, { state: "retrying", attempt: 2, maxAttempts: 2, reason: expect.stringMatching(/503/) }, { state: "thinking", step: 1 }]);
+
+    bot.fake.enqueue({ status: 401 });
+    const refused = await bot.send("hi again");
+    expect(refused).toMatch(/refused the bot's API key; retrying will not help\. An operator needs to check LLM_API_KEY/);
+    expect(refused).not.toMatch(/try again later/i);
   });
 });

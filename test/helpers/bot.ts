@@ -6,7 +6,7 @@ import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach } from "vitest";
-import type { IncomingMessage } from "../../src/channels/channel.js";
+import type { IncomingMessage, TurnControl } from "../../src/channels/channel.js";
 import { readAgentsFile } from "../../src/config/agents.js";
 import { loadConfig } from "../../src/config/load-config.js";
 import { createRuntimeLayout } from "../../src/config/runtime-layout.js";
@@ -30,7 +30,7 @@ export type TestBot = {
   workspaceDir: string;
   repoRoot: string;
   layout: ReturnType<typeof createRuntimeLayout>;
-  send(text: string, options?: Partial<IncomingMessage>): Promise<string | undefined>;
+  send(text: string, options?: Partial<IncomingMessage>, control?: TurnControl): Promise<string | undefined>;
 };
 
 export async function startTestBot(options: { env?: Record<string, string>; model?: boolean; skills?: Record<string, string>; watchSkills?: boolean; extend?: BotRuntimeOptions["extend"] } = {}): Promise<TestBot> {
@@ -45,6 +45,8 @@ export async function startTestBot(options: { env?: Record<string, string>; mode
     LLM_MAX_RETRIES: "0",
     LLM_TIMEOUT_MS: "5000",
     BOT_LOCALE: "en",
+    // The toolhost child logs to the test's stderr: only what would be worth reading.
+    LOG_LEVEL: "warn",
     ALLOWED_COMMANDS: "ls,echo,cat",
     ...(options.model === false ? {} : { LLM_BASE_URL: fake.url, LLM_MODEL: "fake-model", LLM_API_KEY: "sk-test-key" }),
     ...options.env,
@@ -73,9 +75,9 @@ export async function startTestBot(options: { env?: Record<string, string>; mode
     workspaceDir,
     repoRoot,
     layout,
-    send: (text, message = {}) => {
+    send: (text, message = {}, control = {}) => {
       counter += 1;
-      return runtime.orchestrator.handle({ channel: "test", chatId: "chat-1", userId: "u1", messageId: `m${counter}`, text, agentId: "main", isOperator: true, ...message });
+      return runtime.orchestrator.handle({ channel: "test", chatId: "chat-1", userId: "u1", messageId: `m${counter}`, text, agentId: "main", isOperator: true, ...message }, control);
     },
   };
 }

@@ -61,6 +61,42 @@ describe("OpenAI-compatible adapter", () => {
     await fake.close();
   });
 
+  it("retries transient failures itself, telling the caller before each retry, and honours a short Retry-After", async () => {
+    const fake = await startFakeOpenAI();
+    const waits: number[] = [];
+    const model = createOpenAIChatModel({ baseURL: fake.url, model: "m", timeoutMs: 2_000, maxRetries: 2, backoffMs: (retry) => (waits.push(retry), 1) });
+    fake.enqueue({ status: 503 }, { status: 429, headers: { "retry-after": "0" } }, { text: "finally" });
+    const retries: unknown[] = [];
+    const response = await model.complete({ messages: [{ role: "user", content: "x" }], purpose: "react", onRetry: (retry) => retries.push(retry) });
+    expect(response.content).toBe("finally");
+    expect(retries).toEqual([
+      { attempt: 2, maxAttempts: 3, reason: expect.stringMatching(/failed \(503\)/) },
+      { attempt: 3, maxAttempts: 3, reason: expect.stringMatching(/rate limiting/) },
+    ]);
+    // The 429 said how long to wait: only the 503 used the back-off.
+    expect(waits).toEqual([1]);
+    expect(fake.requests).toHaveLength(3);
+
+    // A bad key will not get better: no retry, and the error says what to check.
+    fake.enqueue({ status: 401 });
+    const refused = await model.complete({ messages: [{ role: "user", content: "x" }], purpose: "react", onRetry: (retry) => retries.push(retry) }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ kind: "auth", message: expect.stringMatching(/LLM_API_KEY/) });
+    expect(fake.requests).toHaveLength(4);
+    expect(retries).toHaveLength(2);
+    await fake.close();
+  });
+
+  it("stops retrying when the caller cancels", async () => {
+    const fake = await startFakeOpenAI();
+    const model = createOpenAIChatModel({ baseURL: fake.url, model: "m", timeoutMs: 2_000, maxRetries: 5, backoffMs: () => 60_000 });
+    fake.respond(() => ({ status: 503 }));
+    const controller = new AbortController();
+    const pending = model.complete({ messages: [{ role: "user", content: "x" }], purpose: "react", signal: controller.signal, onRetry: () => controller.abort() });
+    await expect(pending).rejects.toBeInstanceOf(ModelError);
+    expect(fake.requests).toHaveLength(1);
+    await fake.close();
+  });
+
   it("parses argument text leniently", () => {
     expect(parseArguments("")).toEqual({ ok: true, value: {} });
     expect(parseArguments('```json\n{"a":1}\n```')).toEqual({ ok: true, value: { a: 1 } });

@@ -32,6 +32,8 @@ export async function runReactLoop(input: ReactLoopInput): Promise<ReactLoopResu
     input.onMessage?.(message);
   };
   for (let step = 1; step <= input.maxSteps; step += 1) {
+    // A cancelled turn stops here, not at the next model call's failure.
+    input.signal?.throwIfAborted();
     const response = await input.model.complete({
       messages,
       tools: input.tools,

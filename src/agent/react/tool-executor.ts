@@ -18,6 +18,10 @@ export function createToolExecutor(options: {
   cwd: string;
   traceId: string;
   sessionId: number;
+  /** Cancels a running call (the toolhost kills its command). */
+  signal?: AbortSignal;
+  /** Told when a call goes to the toolhost (progress). */
+  onCall?: (tool: string) => void;
   onFailure: (report: ToolFailureReport) => void;
 }): (call: ToolCall) => Promise<ToolObservation> {
   return async (call) => {
@@ -32,7 +36,8 @@ export function createToolExecutor(options: {
       options.onFailure({ kind: "parse_failure", tool, code: "INVALID_ARGS", reason });
       return { ok: false, content: formatFailure({ code: "INVALID_ARGS", tool, reason }) };
     }
-    const result = await options.client.callTool({ name: tool, args: call.arguments.value, traceId: options.traceId, cwd: options.cwd, sessionId: options.sessionId });
+    options.onCall?.(tool);
+    const result = await options.client.callTool({ name: tool, args: call.arguments.value, traceId: options.traceId, cwd: options.cwd, sessionId: options.sessionId, ...(options.signal ? { signal: options.signal } : {}) });
     if (result.ok) return { ok: true, content: result.output.length > 0 ? result.output : "(empty)" };
     const kind = result.error.code === "INVALID_ARGS" || result.error.code === "UNKNOWN_TOOL" ? "parse_failure" : "tool_failure";
     options.onFailure({ kind, tool, code: result.error.code, reason: result.error.reason });

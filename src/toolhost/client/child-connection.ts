@@ -18,6 +18,9 @@ import { ToolhostError } from "./toolhost-error.js";
 
 export type ExitInfo = { code: number | null; signal: NodeJS.Signals | null; reason: string };
 
+/** How long a cancelled call waits for the child to confirm (its command killed) before giving up on it. */
+const CANCEL_GRACE_MS = 5_000;
+
 export type RequestOptions = { timeoutMs: number; signal?: AbortSignal };
 
 type Pending = { fail: (error: ToolhostError) => void };
@@ -73,11 +76,13 @@ export class ChildConnection {
       }
       const cancellation = new CancellationTokenSource();
       let settled = false;
+      let grace: NodeJS.Timeout | undefined;
       const entry: Pending = { fail: (error) => settle(() => reject(error)) };
       const settle = (action: () => void) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        clearTimeout(grace);
         options.signal?.removeEventListener("abort", onAbort);
         this.pending.delete(entry);
         cancellation.dispose();
@@ -87,9 +92,12 @@ export class ChildConnection {
         cancellation.cancel();
         entry.fail(new ToolhostError("TIMEOUT", `${descriptor.method} got no answer within ${options.timeoutMs} ms`));
       }, options.timeoutMs);
+      // The caller cancelled (Ctrl-C, shutdown): the child kills the call's processes and
+      // answers; waiting for that answer means "cancelled" is only reported once they are gone.
       const onAbort = () => {
         cancellation.cancel();
-        entry.fail(new ToolhostError("TIMEOUT", `${descriptor.method} was cancelled`));
+        clearTimeout(timer);
+        grace = setTimeout(() => entry.fail(new ToolhostError("TIMEOUT", `${descriptor.method} was cancelled`)), CANCEL_GRACE_MS);
       };
       options.signal?.addEventListener("abort", onAbort, { once: true });
       this.pending.add(entry);
