@@ -1,11 +1,13 @@
 /**
- * The console channel. On a TTY: an interactive REPL (readline with history, Ctrl-C or
- * Ctrl-D to quit). Otherwise: one message per input line, each reply printed, exit at
+ * The console channel. On a TTY: an interactive REPL (readline with history, a status
+ * line while the bot works, Ctrl-C cancels the answer being prepared, Ctrl-C at the
+ * prompt or Ctrl-D quits). Otherwise: one message per input line, each reply printed, exit at
  * end of input, so it can be scripted (`echo hi | laoding chat`). Lines are answered in
  * order: the orchestrator serialises a session anyway.
  */
 import { createInterface } from "node:readline";
 import type { Channel, MessageHandler } from "./channel.js";
+import { createStatusLine } from "./console-status.js";
 
 export type ConsoleChannelOptions = {
   input: NodeJS.ReadableStream;
@@ -20,7 +22,7 @@ export type ConsoleChannelOptions = {
 export const CONSOLE_CHAT_ID = "local";
 
 export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
-  let closeReadline: (() => void) | undefined;
+  let closeInput: (() => void) | undefined;
   return {
     name: "console",
     async run(handler: MessageHandler) {
@@ -31,11 +33,31 @@ export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
         historySize: options.interactive ? 500 : 0,
         prompt: "you> ",
       });
-      closeReadline = () => readline.close();
-      // On a TTY, Ctrl-C reaches readline, not the process: treat it as quit.
-      readline.on("SIGINT", () => readline.close());
+      const status = options.interactive ? createStatusLine(options.output) : undefined;
+      let closed = false;
+      let turn: AbortController | undefined;
+      readline.on("close", () => (closed = true));
+      closeInput = () => {
+        if (!closed) readline.close();
+        // A closed readline leaves stdin flowing on a terminal: release it so the process can end.
+        if ("pause" in options.input) options.input.pause();
+      };
+      // On a terminal Ctrl-C reaches readline, not the process. During a turn the first one
+      // cancels the turn; a second one, or one at the prompt, quits.
+      readline.on("SIGINT", () => {
+        if (turn && !turn.signal.aborted) {
+          turn.abort();
+          status?.show({ state: "cancelling" });
+          return;
+        }
+        turn?.abort();
+        status?.clear();
+        options.output.write("\n");
+        closeInput?.();
+      });
+      // Never prompt on a closed interface: that would resume reading stdin behind our back.
+      const ask = () => options.interactive && !closed && readline.prompt();
       let counter = 0;
-      const ask = () => options.interactive && readline.prompt();
       ask();
       for await (const line of readline) {
         const text = line.trim();
@@ -45,27 +67,38 @@ export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
         }
         if (options.interactive && (text === "/exit" || text === "/quit")) break;
         counter += 1;
+        const control = new AbortController();
+        turn = control;
+        status?.show({ state: "waiting" });
         try {
-          const reply = await handler({
-            channel: "console",
-            chatId: options.chatId ?? CONSOLE_CHAT_ID,
-            userId: options.userName ?? "console",
-            messageId: `${Date.now()}-${counter}`,
-            text,
-            agentId: options.agentId,
-            isOperator: true,
-            ...(options.userName ? { userName: options.userName } : {}),
-          });
+          const reply = await handler(
+            {
+              channel: "console",
+              chatId: options.chatId ?? CONSOLE_CHAT_ID,
+              userId: options.userName ?? "console",
+              messageId: `${Date.now()}-${counter}`,
+              text,
+              agentId: options.agentId,
+              isOperator: true,
+              ...(options.userName ? { userName: options.userName } : {}),
+            },
+            { signal: control.signal, onProgress: (progress) => control.signal.aborted || status?.show(progress) },
+          );
+          status?.clear();
           if (reply !== undefined) options.output.write(options.interactive ? `bot> ${reply}\n\n` : `${reply}\n`);
         } catch (error) {
+          status?.clear();
           options.output.write(`error: ${(error as Error).message}\n`);
+        } finally {
+          turn = undefined;
         }
+        if (closed && options.interactive) break;
         ask();
       }
-      readline.close();
+      closeInput();
     },
     async stop() {
-      closeReadline?.();
+      closeInput?.();
     },
   };
 }

@@ -7,6 +7,7 @@ import { readAgentsFile, type AgentDefinition } from "../config/agents.js";
 import { loadConfig, resolveWorkspaceDir, type LoadedConfig } from "../config/load-config.js";
 import { createRuntimeLayout, type RuntimeLayout } from "../config/runtime-layout.js";
 import { SECRET_VARIABLES } from "../config/variables.js";
+import { openLogFile, type LogFile } from "../log/log-file.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { seedConfigFiles, seedWorkspace, type SeedReport } from "../workspace/seed-workspace.js";
 import type { CliContext } from "./cli-context.js";
@@ -17,6 +18,8 @@ export type Boot = {
   agents: AgentDefinition[];
   logger: Logger;
   seedReport?: SeedReport;
+  /** Set when logs go to a file (chatting on a terminal). */
+  logFile?: LogFile;
 };
 
 export type BootOptions = {
@@ -25,7 +28,12 @@ export type BootOptions = {
   /** Seed missing workspace files first (init, start, chat); the toolhost child never seeds. */
   seed: boolean;
   logBase?: Record<string, unknown>;
+  /** Logs to a file under the workspace (a person is chatting on this terminal). */
+  logToFile?: (loaded: LoadedConfig) => boolean;
 };
+
+const LOG_FILE_MAX_BYTES = 10 * 1024 * 1024;
+const LOG_FILES_KEPT = 3;
 
 export function bootstrap(context: CliContext, options: BootOptions): Boot {
   const configOptions = {
@@ -40,6 +48,7 @@ export function bootstrap(context: CliContext, options: BootOptions): Boot {
   const layout = createRuntimeLayout(loaded.workspaceDir, loaded.config);
   const agents = readAgentsFile(layout.agentsFile);
   if (seedReport) seedWorkspace(layout, agents, sources, seedReport);
+  const logFile = options.logToFile?.(loaded) ? openLogFile({ dir: layout.logDir, maxBytes: LOG_FILE_MAX_BYTES, keep: LOG_FILES_KEPT }) : undefined;
   const logger = createLogger({
     level: loaded.config.LOG_LEVEL,
     secrets: SECRET_VARIABLES.flatMap((key) => {
@@ -47,10 +56,11 @@ export function bootstrap(context: CliContext, options: BootOptions): Boot {
       return typeof value === "string" ? [value] : [];
     }),
     ...(options.logBase ? { base: options.logBase } : {}),
+    ...(logFile ? { file: { sink: logFile, notices: context.stderr } } : {}),
   });
   for (const { key, path } of loaded.unknownKeys) {
     logger.warn({ key, path }, "unknown variable in env file (typo?); it is ignored");
   }
-  return { loaded, layout, agents, logger, ...(seedReport ? { seedReport } : {}) };
+  return { loaded, layout, agents, logger, ...(seedReport ? { seedReport } : {}), ...(logFile ? { logFile } : {}) };
 }
 

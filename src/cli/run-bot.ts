@@ -1,23 +1,52 @@
 /**
  * Runs the bot on a channel until the channel ends or SIGINT/SIGTERM arrives, then
  * shuts down in order: channel, in-flight turns, toolhost children, store.
+ *
+ * The first signal stops taking messages and gives the turns in flight `graceMs` to
+ * finish; then they are cancelled (their model calls aborted, their commands killed).
+ * A second signal cancels them at once. Either way the process ends with nothing of the
+ * bot's left running.
  */
-import type { Channel } from "../channels/channel.js";
+import type { Channel, MessageHandler } from "../channels/channel.js";
 import type { Logger } from "../log/logger.js";
 import type { BotRuntime } from "../runtime/bot-runtime.js";
 
-export async function runBot(runtime: BotRuntime, channel: Channel, logger: Logger): Promise<void> {
+export type RunBotOptions = {
+  /** How long turns in flight may finish after the first signal. */
+  graceMs: number;
+};
+
+export async function runBot(runtime: BotRuntime, channel: Channel, logger: Logger, options: RunBotOptions): Promise<void> {
+  const shutdown = new AbortController();
   let signalled: NodeJS.Signals | undefined;
+  let graceTimer: NodeJS.Timeout | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) {
+      logger.warn({ signal }, "second signal: cancelling the turns in flight now");
+      shutdown.abort();
+      return;
+    }
     signalled = signal;
-    logger.info({ signal }, "shutting down");
+    logger.info({ signal, graceMs: options.graceMs }, "shutting down; turns in flight may finish");
+    graceTimer = setTimeout(() => {
+      logger.warn({ graceMs: options.graceMs }, "grace period over: cancelling the turns in flight");
+      shutdown.abort();
+    }, options.graceMs);
     void channel.stop();
   };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  const handle: MessageHandler = (message, control = {}) =>
+    runtime.orchestrator.handle(message, {
+      ...control,
+      signal: control.signal ? AbortSignal.any([control.signal, shutdown.signal]) : shutdown.signal,
+    });
   try {
-    await channel.run((message) => runtime.orchestrator.handle(message));
+    await channel.run(handle);
+    // A channel may end while another chat's turn still runs (Telegram, Feishu): let it finish, within the grace.
+    await runtime.orchestrator.idle();
   } finally {
+    clearTimeout(graceTimer);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     if (!signalled) logger.info({ channel: channel.name }, "channel ended; shutting down");

@@ -29,6 +29,8 @@ export type RuntimeLayout = {
   baseSkillsDir: string;
   dataDir: string;
   databaseFile: string;
+  /** Where logs go while chatting on a terminal (LOG_DIR). */
+  logDir: string;
   shareDir: string;
   experienceRoot: string;
   agentsPrivateRoot: string;
@@ -55,6 +57,7 @@ export function createRuntimeLayout(workspaceDir: string, config: Config): Runti
     baseSkillsDir: join(workspaceDir, "skills"),
     dataDir,
     databaseFile: join(dataDir, "laoding.db"),
+    logDir: resolveInWorkspace(workspaceDir, config.LOG_DIR),
     shareDir,
     experienceRoot,
     agentsPrivateRoot,

@@ -241,7 +241,21 @@ export const VARIABLES = {
     expected: "trace | debug | info | warn | error | fatal | silent",
     defaultValue: "info",
     group: "Logging",
-    doc: "Log level (pino JSON on stderr, pretty on a TTY). debug also prints stack traces of CLI failures.",
+    doc: "Log level. Logs are pino JSON on stderr; while chatting on a terminal they go to LOG_DIR instead and only a one-line notice of each warning or error is shown (read them with `laoding logs`). debug also prints stack traces of CLI failures.",
+  },
+  LOG_DIR: {
+    schema: text(),
+    expected: "a folder path (relative to the workspace)",
+    defaultValue: "data/logs",
+    group: "Logging",
+    doc: "Where logs go while chatting on a terminal (relative to the workspace): laoding.log, rotated at 10 MiB, 3 old files kept.",
+  },
+  SHUTDOWN_GRACE_MS: {
+    schema: integer(0, 600_000),
+    expected: "milliseconds from 0 to 600000",
+    defaultValue: "10000",
+    group: "Agent",
+    doc: "On SIGINT/SIGTERM, how long answers in progress may finish before they are cancelled (a second signal cancels them at once).",
   },
 
   // ToolHost

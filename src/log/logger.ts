@@ -15,6 +15,11 @@ export type LoggerSetup = {
   /** Where lines go; default stderr (fd 2). Tests pass a stream to read them. */
   destination?: NodeJS.WritableStream;
   pretty?: boolean;
+  /**
+   * While a person chats on the terminal: every line goes to this file, and each warning
+   * or error becomes one short notice on `notices` (never a JSON line or a stack).
+   */
+  file?: { sink: { write(line: string): boolean }; notices: NodeJS.WritableStream };
   base?: Record<string, unknown>;
 };
 
@@ -35,6 +40,13 @@ export function createLogger(setup: LoggerSetup): Logger {
       streamWrite: (line: string) => scrub(line, secrets),
     },
   };
+  if (setup.file) {
+    const streams = pino.multistream([
+      { level: setup.level as pino.Level, stream: setup.file.sink },
+      { level: "warn", stream: noticeStream(setup.file.notices) },
+    ]);
+    return pino(options, streams);
+  }
   const destination = setup.destination ?? (setup.pretty ?? process.stderr.isTTY ? prettyStderr() : pino.destination(2));
   return pino(options, destination as pino.DestinationStream);
 }
@@ -48,6 +60,24 @@ export function scrub(text: string, secrets: string[]): string {
     if (escaped !== secret && result.includes(escaped)) result = result.split(escaped).join(REDACTED);
   }
   return result;
+}
+
+/** One line per warning or error, with the trace id to look it up by. */
+function noticeStream(output: NodeJS.WritableStream): { write(line: string): boolean } {
+  return {
+    write(line) {
+      try {
+        const entry = JSON.parse(line) as { level?: number; msg?: string; traceId?: string };
+        const label = (entry.level ?? 40) >= 50 ? "error" : "warning";
+        const where = entry.traceId ? `laoding logs --trace ${entry.traceId}` : "laoding logs";
+        // Erase a status line the console may be drawing, then say it in one line.
+        output.write(`\r\x1b[2K${label}: ${entry.msg ?? "(no message)"} (details: ${where})\n`);
+      } catch {
+        output.write(line);
+      }
+      return true;
+    },
+  };
 }
 
 function prettyStderr(): pino.DestinationStream {

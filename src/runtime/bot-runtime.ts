@@ -43,6 +43,8 @@ export type BotRuntimeOptions = {
   clock?: Clock;
   /** Tests and benchmarks inject a model; otherwise it comes from LLM_* settings. */
   model?: ChatModel;
+  /** Where the toolhost children's log lines go (the log file's descriptor); default: the bot's stderr. */
+  childStderr?: () => number;
   /** Watch skills folders for changes (default true). */
   watchSkills?: boolean;
   extend?: (runtime: Omit<BotRuntime, "orchestrator" | "close">) => Partial<OrchestratorOptions>;
@@ -53,7 +55,7 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
   const clock = options.clock ?? systemClock;
   const store = openStore(options.layout.databaseFile, clock);
   const launches = options.launches ?? prepareToolhostLaunches({ config, layout: options.layout, agents: options.agents, cliEntry: options.cliEntry });
-  const toolhosts = createToolhostPool({ config, launches, store, logger: options.logger });
+  const toolhosts = createToolhostPool({ config, launches, store, logger: options.logger, ...(options.childStderr ? { childStderr: options.childStderr } : {}) });
   const baseModel = options.model ?? configuredModel(options.loaded);
   const model = baseModel
     ? recordedModel(baseModel, (record) => {

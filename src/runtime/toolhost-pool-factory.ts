@@ -5,7 +5,7 @@ import type { Store } from "../store/store.js";
 import { DEFAULT_START_TIMEOUT_MS, DEFAULT_STOP_GRACE_MS, ToolhostPool } from "../toolhost/client/toolhost-pool.js";
 import { spawnToolhostChild, type ToolhostLaunches } from "./toolhost-launch.js";
 
-export function createToolhostPool(options: { config: Config; launches: ToolhostLaunches; store: Store; logger: Logger }): ToolhostPool {
+export function createToolhostPool(options: { config: Config; launches: ToolhostLaunches; store: Store; logger: Logger; childStderr?: () => number }): ToolhostPool {
   const { config } = options;
   return new ToolhostPool({
     settings: {
@@ -24,7 +24,7 @@ export function createToolhostPool(options: { config: Config; launches: Toolhost
     spawn: (agentId) => {
       const launch = options.launches.agents.get(agentId);
       if (!launch) throw new Error(`no toolhost launch was prepared for agent ${agentId}`);
-      return spawnToolhostChild(launch);
+      return spawnToolhostChild(launch, ["pipe", "pipe", options.childStderr?.() ?? "inherit"]);
     },
     logger: options.logger,
     onCall: (audit) => {

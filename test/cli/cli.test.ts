@@ -79,7 +79,7 @@ describe("laoding start (real process)", () => {
     child.kill("SIGINT");
     expect(await exited).toBe(0);
     const lines = stderr.trim().split("\n").map((line) => JSON.parse(line) as { msg: string });
-    expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(["workspace seeded", "LaodingBot ready; press Ctrl-C to stop", "shutting down", "stopped"]));
+    expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(["workspace seeded", "LaodingBot ready; press Ctrl-C to stop", "shutting down; turns in flight may finish", "stopped"]));
     expect(lines.find((line) => line.msg.startsWith("LaodingBot ready"))).toMatchObject({ channel: "console", agent: "main", model: null });
   });
 });

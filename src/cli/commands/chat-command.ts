@@ -1,11 +1,13 @@
 import { bootstrap } from "../bootstrap.js";
 import { writeLine, type Command } from "../cli-context.js";
 import { parseFlags } from "../parse-flags.js";
-import { serveConsole } from "./start-command.js";
+import { isTerminal, serveConsole } from "./start-command.js";
 
 const usage = `Usage: laoding chat [--agent ID] [--workspace DIR]
 
-Talks to an agent in the terminal. Interactive on a TTY (history, Ctrl-C to quit);
+Talks to an agent in the terminal. Interactive on a TTY (history, a status line while
+the bot works, Ctrl-C cancels an answer, Ctrl-C at the prompt or Ctrl-D quits; logs go
+to LOG_DIR, read them with \`laoding logs\`);
 otherwise reads one message per line, prints each reply and exits at end of input:
 
   echo "/help" | laoding chat
@@ -22,7 +24,7 @@ export const chatCommand: Command = {
   async run(context) {
     const { values } = parseFlags(context.args, { agent: { type: "string" }, workspace: { type: "string" } }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
-    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace });
+    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace, logToFile: () => isTerminal(context) });
     return serveConsole(context, boot, values.agent ?? (boot.agents[0]?.id as string));
   },
 };

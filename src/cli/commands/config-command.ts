@@ -22,7 +22,7 @@ export function maskSecret(value: string): string {
 
 export const configCommand: Command = {
   name: "config",
-  summary: "print the effective configuration and where each value came from",
+  summary: "print the effective configuration and its sources; `config --env-example` documents every variable",
   usage,
   async run(context) {
     const { values } = parseFlags(context.args, { workspace: { type: "string" }, json: { type: "boolean" }, "env-example": { type: "boolean" } }, usage);

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SkillCatalog } from "../../knowledge/skill-catalog.js";
 import { RELOAD_MARKER } from "../../knowledge/skill-watcher.js";
+import { runningBotPid } from "../../runtime/bot-pid-file.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type Command } from "../cli-context.js";
 import { parseFlags } from "../parse-flags.js";
@@ -21,7 +22,7 @@ Options:
 
 export const skillsCommand: Command = {
   name: "skills",
-  summary: "list or validate the skill catalog of each agent",
+  summary: "list or validate each agent's skills; `skills reload` makes a running bot reload them",
   usage,
   async run(context) {
     const { values, positionals } = parseFlags(context.args, { agent: { type: "string" }, workspace: { type: "string" }, json: { type: "boolean" } }, usage, true);
@@ -33,7 +34,13 @@ export const skillsCommand: Command = {
       // The running bot watches the skills folders: touching the marker triggers its reload.
       mkdirSync(boot.layout.baseSkillsDir, { recursive: true });
       writeFileSync(join(boot.layout.baseSkillsDir, RELOAD_MARKER), `${new Date().toISOString()}\n`);
-      writeLine(context.stdout, `asked the running bot to reload (touched ${join(boot.layout.baseSkillsDir, RELOAD_MARKER)})`);
+      const pid = runningBotPid(boot.layout.dataDir);
+      writeLine(
+        context.stdout,
+        pid === undefined
+          ? "no bot is running in this workspace: nothing to reload; the skills below load when it starts"
+          : `asked the running bot (pid ${pid}) to reload (touched ${join(boot.layout.baseSkillsDir, RELOAD_MARKER)})`,
+      );
     }
     const agents = boot.agents.filter((agent) => !values.agent || agent.id === values.agent);
     if (agents.length === 0) throw new UsageError(`no agent "${values.agent}"`, usage);

@@ -1,5 +1,6 @@
 import { createConsoleChannel } from "../../channels/console-channel.js";
 import type { Channel } from "../../channels/channel.js";
+import { recordRunningBot } from "../../runtime/bot-pid-file.js";
 import { createBotRuntime } from "../../runtime/bot-runtime.js";
 import { prepareToolhostLaunches } from "../../runtime/toolhost-launch.js";
 import { formatSeedReport } from "../../workspace/seed-workspace.js";
@@ -25,7 +26,7 @@ export const startCommand: Command = {
   async run(context) {
     const { values } = parseFlags(context.args, { workspace: { type: "string" } }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
-    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace });
+    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace, logToFile: (loaded) => loaded.config.MESSAGE_CHANNEL === "console" && isTerminal(context) });
     const channelName = boot.loaded.config.MESSAGE_CHANNEL;
     if (channelName !== "console") {
       throw new Error(`MESSAGE_CHANNEL=${channelName} is not available in this version yet; set MESSAGE_CHANNEL=console`);
@@ -49,14 +50,26 @@ export async function serveConsole(context: CliContext, boot: Boot, agentId: str
     // Said on the console too, whatever the log level: a weaker sandbox is never silent.
     writeLine(context.stderr, `warning: ${warning}`);
   }
-  const runtime = createBotRuntime({ loaded, layout, agents: boot.agents, logger, cliEntry: CLI_ENTRY, launches: sandbox });
-  const interactive = (context.stdin as NodeJS.ReadStream).isTTY === true;
+  const logFile = boot.logFile;
+  const runtime = createBotRuntime({ loaded, layout, agents: boot.agents, logger, cliEntry: CLI_ENTRY, launches: sandbox, ...(logFile ? { childStderr: () => logFile.fd() } : {}) });
+  const interactive = isTerminal(context);
   const channel: Channel = createConsoleChannel({ input: context.stdin, output: context.stdout, agentId, interactive });
   logger.info(
     { workspace: layout.workspaceDir, channel: channel.name, sandbox: sandbox.mode, agent: agentId, agents: boot.agents.map((agent) => agent.id), database: layout.databaseFile, model: runtime.model?.model ?? null },
     interactive ? "LaodingBot ready; type a message, Ctrl-C to quit" : "LaodingBot ready; press Ctrl-C to stop",
   );
-  await runBot(runtime, channel, logger);
+  if (interactive) writeLine(context.stderr, `LaodingBot is ready (agent ${agentId}, sandbox ${sandbox.mode}). Logs: ${layout.logDir} (laoding logs). Ctrl-C cancels an answer; Ctrl-C at the prompt or Ctrl-D quits.`);
+  const forget = recordRunningBot(layout.dataDir);
+  try {
+    await runBot(runtime, channel, logger, { graceMs: loaded.config.SHUTDOWN_GRACE_MS });
+  } finally {
+    forget();
+  }
   return 0;
+}
+
+/** A person is typing on this terminal (not a pipe, not a supervisor). */
+export function isTerminal(context: CliContext): boolean {
+  return (context.stdin as NodeJS.ReadStream).isTTY === true;
 }
 

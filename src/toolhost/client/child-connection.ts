@@ -74,6 +74,11 @@ export class ChildConnection {
         reject(new ToolhostError("TOOLHOST_CRASHED", `the toolhost is gone (${this.brokenReason ?? this.exitInfo?.reason ?? "closed"})`));
         return;
       }
+      // Cancelled while waiting for a slot or a start: nothing was sent, nothing to wait for.
+      if (options.signal?.aborted) {
+        reject(new ToolhostError("TIMEOUT", `${descriptor.method} was cancelled`));
+        return;
+      }
       const cancellation = new CancellationTokenSource();
       let settled = false;
       let grace: NodeJS.Timeout | undefined;
