@@ -6,10 +6,9 @@
  * Messages of one session run one at a time in arrival order; sessions run in parallel.
  */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { Logger } from "pino";
 import type { IncomingMessage, TurnControl } from "../channels/channel.js";
-import type { AgentDefinition } from "../config/agents.js";
+import { personaFile, type AgentDefinition } from "../config/agents.js";
 import type { RuntimeLayout } from "../config/runtime-layout.js";
 import type { SkillCatalog } from "../knowledge/skill-catalog.js";
 import type { ChatMessage, ChatModel, ToolSpec } from "../llm/chat-model.js";
@@ -313,13 +312,16 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   }
 
   function readPersona(agent: AgentDefinition): string {
-    const file = join(layout.botContextDir, agent.persona ?? "soul.md");
+    const plain = `You are ${agent.name}, a helpful team assistant.${agent.description ? ` ${agent.description}` : ""}`;
     try {
-      return readFileSync(file, "utf8");
-    } catch {
-      options.logger.warn({ file, agentId: agent.id }, "persona file missing; using a plain one");
-      return `You are ${agent.name}, a helpful team assistant.${agent.description ? ` ${agent.description}` : ""}`;
+      // Checked again per turn: bot_context/ may have changed since start-up.
+      const file = personaFile(layout.botContextDir, agent);
+      if (file) return readFileSync(file, "utf8");
+      options.logger.warn({ persona: agent.persona ?? "soul.md", agentId: agent.id }, "persona file missing; using a plain one");
+    } catch (error) {
+      options.logger.error({ agentId: agent.id, reason: (error as Error).message }, "persona file refused; using a plain one");
     }
+    return plain;
   }
 
   return {

@@ -3,7 +3,7 @@
  * the configuration and agents, and build the logger. Side effects stay here, at the edge.
  */
 import { join } from "node:path";
-import { readAgentsFile, type AgentDefinition } from "../config/agents.js";
+import { personaFile, readAgentsFile, type AgentDefinition } from "../config/agents.js";
 import { loadConfig, resolveWorkspaceDir, type LoadedConfig } from "../config/load-config.js";
 import { createRuntimeLayout, type RuntimeLayout } from "../config/runtime-layout.js";
 import { SECRET_VARIABLES } from "../config/variables.js";
@@ -47,7 +47,11 @@ export function bootstrap(context: CliContext, options: BootOptions): Boot {
   const loaded = loadConfig(configOptions);
   const layout = createRuntimeLayout(loaded.workspaceDir, loaded.config);
   const agents = readAgentsFile(layout.agentsFile);
-  if (seedReport) seedWorkspace(layout, agents, sources, seedReport);
+  if (seedReport) {
+    seedWorkspace(layout, agents, sources, seedReport);
+    // A persona that leads out of bot_context/ stops start-up, naming the agent.
+    for (const agent of agents) personaFile(layout.botContextDir, agent);
+  }
   const logFile = options.logToFile?.(loaded) ? openLogFile({ dir: layout.logDir, maxBytes: LOG_FILE_MAX_BYTES, keep: LOG_FILES_KEPT }) : undefined;
   const logger = createLogger({
     level: loaded.config.LOG_LEVEL,

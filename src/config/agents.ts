@@ -2,8 +2,10 @@
  * Agent definitions (`configs/agents.json`). Ids name folders and never change, so they
  * are validated strictly; a bad entry is named by its index and id.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
+import { isAbsolute, join, relative, sep } from "node:path";
 import { z } from "zod";
+import { describeIssues } from "../validation/describe-issues.js";
 import { ConfigError } from "./config-error.js";
 
 export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -15,8 +17,15 @@ export const agentSchema = z
     }),
     name: z.string().min(1).max(100),
     description: z.string().max(1000).optional(),
-    /** Persona file inside bot_context/ (default: soul.md). */
-    persona: z.string().min(1).optional(),
+    /** Persona file inside bot_context/ (default: soul.md); a relative path that stays inside. */
+    persona: z
+      .string()
+      .min(1)
+      .max(255)
+      .refine((path) => !path.startsWith("/") && !path.includes("\0") && !path.split(/[\\/]/).includes(".."), {
+        message: "must be a file inside bot_context/ (a relative path without ..), such as soul.md",
+      })
+      .optional(),
     /** Whether the agent's shell commands may use the network. */
     network: z.boolean().default(false),
     /** Whether the team experience library is enabled. */
@@ -25,6 +34,8 @@ export const agentSchema = z
   .strict();
 
 export type AgentDefinition = z.output<typeof agentSchema>;
+
+const AGENT_FIELDS = Object.keys(agentSchema.shape);
 
 const agentsFileSchema = z.object({ agents: z.array(z.unknown()).min(1, { message: "lists no agents" }) }).strict();
 
@@ -39,7 +50,7 @@ export function parseAgents(text: string, origin: string): AgentDefinition[] {
   }
   const file = agentsFileSchema.safeParse(json);
   if (!file.success) {
-    throw new ConfigError(`${origin}: ${formatIssues(file.error)}`, {
+    throw new ConfigError(`${origin}: ${describeIssues(file.error, { knownFields: ["agents"], root: "the file" })}`, {
       hint: 'Expected { "agents": [ { "id": "main", "name": "..." } ] }',
     });
   }
@@ -48,8 +59,9 @@ export function parseAgents(text: string, origin: string): AgentDefinition[] {
     const label = describeEntry(entry, index);
     const parsed = agentSchema.safeParse(entry);
     if (!parsed.success) {
-      throw new ConfigError(`${origin}: ${label}: ${formatIssues(parsed.error)}`, {
-        hint: "Fix that entry; ids never change once chosen because folders are named after them",
+      const aboutId = parsed.error.issues.some((issue) => issue.path[0] === "id");
+      throw new ConfigError(`${origin}: ${label}: ${describeIssues(parsed.error, { knownFields: AGENT_FIELDS, root: "the entry" })}`, {
+        hint: aboutId ? "Fix the id; choose it once: the agent's folders are named after it" : `Fix that entry; the fields an agent may have are ${AGENT_FIELDS.join(", ")}`,
       });
     }
     if (seen.has(parsed.data.id)) {
@@ -79,8 +91,26 @@ function describeEntry(entry: unknown, index: number): string {
   return `agents[${index}]${id !== undefined ? ` (id ${JSON.stringify(id)})` : ""}`;
 }
 
-function formatIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "value"} ${issue.message}`)
-    .join("; ");
+/**
+ * The agent's persona file, after realpath: a link in bot_context/ that leads elsewhere
+ * (or a path that escaped the schema) is refused, naming the entry, so no host file can
+ * reach the system prompt sent to the model. Undefined when the file does not exist.
+ */
+export function personaFile(botContextDir: string, agent: AgentDefinition): string | undefined {
+  const path = join(botContextDir, agent.persona ?? "soul.md");
+  let real: string;
+  let realRoot: string;
+  try {
+    realRoot = realpathSync(botContextDir);
+    real = realpathSync(path);
+  } catch {
+    return undefined;
+  }
+  const rel = relative(realRoot, real);
+  if (rel === "" || rel.split(sep)[0] === ".." || isAbsolute(rel)) {
+    throw new ConfigError(`agents.json: agent "${agent.id}": persona ${JSON.stringify(agent.persona ?? "soul.md")} resolves to ${real}, outside ${realRoot}`, {
+      hint: "Put the persona file itself in bot_context/ (not a link to elsewhere)",
+    });
+  }
+  return real;
 }

@@ -1,5 +1,18 @@
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseAgents } from "../../src/config/agents.js";
+import { ConfigError } from "../../src/config/config-error.js";
+import { parseAgents, personaFile } from "../../src/config/agents.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+function errorOf(run: () => unknown): ConfigError {
+  try {
+    run();
+  } catch (error) {
+    return error as ConfigError;
+  }
+  throw new Error("no error was thrown");
+}
 
 describe("agents file", () => {
   it("applies defaults", () => {
@@ -9,10 +22,10 @@ describe("agents file", () => {
   });
 
   it.each([
-    ["Main", /agents\[0\] \(id "Main"\): id must match/],
-    ["-x", /agents\[0\] \(id "-x"\): id must match/],
-    ["a".repeat(65), /id must match/],
-    ["../etc", /id must match/],
+    ["Main", /agents\[0\] \(id "Main"\): `id`: must match/],
+    ["-x", /agents\[0\] \(id "-x"\): `id`: must match/],
+    ["a".repeat(65), /`id`: must match/],
+    ["../etc", /`id`: must match/],
   ])("refuses the bad id %s naming the entry", (id, pattern) => {
     expect(() => parseAgents(JSON.stringify({ agents: [{ id, name: "x" }] }), "agents.json")).toThrow(pattern);
   });
@@ -26,5 +39,28 @@ describe("agents file", () => {
     expect(() => parseAgents("{ agents: [", "/x/agents.json")).toThrow(/\/x\/agents.json is not valid JSON/);
     expect(() => parseAgents('{"agents":[]}', "agents.json")).toThrow(/lists no agents/);
     expect(() => parseAgents('{"agents":[{"id":"a","name":"A","netwrk":true}]}', "agents.json")).toThrow(/agents\[0\] \(id "a"\).*netwrk/);
+  });
+
+  it("says a field is missing, names a typo'd field with the allowed ones, and hints about what is wrong", () => {
+    const missing = errorOf(() => parseAgents('{"agents":[{"id":"a"}]}', "agents.json"));
+    expect(missing.message).toMatch(/^agents.json: agents\[0\] \(id "a"\): `name` is missing\./);
+    const typo = errorOf(() => parseAgents('{"agents":[{"id":"a","nmae":"A","name":"A"}]}', "agents.json"));
+    expect(typo.message).toMatch(/unknown field `nmae` \(allowed: id, name, description, persona, network, experienceLibrary\)/);
+    expect(typo.hint).not.toMatch(/ids? never change/);
+    expect(errorOf(() => parseAgents('{"agents":[{"id":"A","name":"A"}]}', "agents.json")).hint).toMatch(/Fix the id/);
+  });
+
+  it("keeps the persona inside bot_context/: no .., no absolute path, no link out", () => {
+    for (const persona of ["../../../../etc/passwd", "/etc/passwd", "x/../../y.md"]) {
+      expect(() => parseAgents(JSON.stringify({ agents: [{ id: "a", name: "A", persona }] }), "agents.json")).toThrow(/`persona`: must be a file inside bot_context\//);
+    }
+    const botContext = join(tempDir(), "bot_context");
+    mkdirSync(join(botContext, "team"), { recursive: true });
+    writeFileSync(join(botContext, "team", "ops.md"), "You are Ops.");
+    symlinkSync("/etc/passwd", join(botContext, "sneaky.md"));
+    const [inside, linked, missing] = parseAgents(JSON.stringify({ agents: [{ id: "a", name: "A", persona: "team/ops.md" }, { id: "b", name: "B", persona: "sneaky.md" }, { id: "c", name: "C", persona: "nope.md" }] }), "agents.json");
+    expect(personaFile(botContext, inside!)).toBe(join(botContext, "team", "ops.md"));
+    expect(() => personaFile(botContext, linked!)).toThrow(/agent "b": persona "sneaky.md" resolves to \/etc\/passwd, outside/);
+    expect(personaFile(botContext, missing!)).toBeUndefined();
   });
 });
