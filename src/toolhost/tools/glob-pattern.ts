@@ -7,7 +7,8 @@
 import { ToolError } from "../tool-error.js";
 import { compileLinear, type LinearRegex } from "./linear-regex.js";
 
-export function globToRegExp(pattern: string): string {
+/** `label` names the pattern in errors. */
+export function globToRegExp(pattern: string, label = `glob pattern ${pattern}`): string {
   let source = "";
   let inGroup = 0;
   for (let index = 0; index < pattern.length; index += 1) {
@@ -29,7 +30,7 @@ export function globToRegExp(pattern: string): string {
     else if (char === "[") {
       const end = pattern.indexOf("]", index + 1);
       if (end < 0) source += "\\[";
-      else if (end === index + 1 || (end === index + 2 && pattern[index + 1] === "!")) throw new ToolError("INVALID_ARGS", `glob pattern ${pattern}: empty [] class`);
+      else if (end === index + 1 || (end === index + 2 && pattern[index + 1] === "!")) throw new ToolError("INVALID_ARGS", `${label}: empty [] class`);
       else {
         const body = pattern.slice(index + 1, end).replace(/\\/g, "\\\\");
         source += `[${body.startsWith("!") ? `^${body.slice(1)}` : body}]`;
@@ -37,14 +38,15 @@ export function globToRegExp(pattern: string): string {
       }
     } else source += char.replace(/[.+^$()|\\\]{}]/g, "\\$&");
   }
-  if (inGroup > 0) throw new ToolError("INVALID_ARGS", `glob pattern ${pattern}: a { is never closed`);
+  if (inGroup > 0) throw new ToolError("INVALID_ARGS", `${label}: a { is never closed`);
   // (?s): `*` and `**` match names holding a newline too.
   return `(?s)^${source}$`;
 }
 
 /** `what` names the argument in errors (`pattern`, `glob`). */
 export function globMatcher(pattern: string, what = "glob pattern"): (relativePath: string) => boolean {
-  const regex: LinearRegex = compileLinear(globToRegExp(pattern.replace(/^\.\//, "")), `${what} ${pattern}`);
+  const label = `${what} ${pattern}`;
+  const regex: LinearRegex = compileLinear(globToRegExp(pattern.replace(/^\.\//, ""), label), label);
   const byName = !pattern.includes("/");
   return (relativePath) => regex.test(byName ? (relativePath.split("/").pop() ?? relativePath) : relativePath);
 }
