@@ -278,7 +278,7 @@ export const VARIABLES = {
     expected: "bytes from 1024 to 8388608",
     defaultValue: "40000",
     group: "ToolHost",
-    doc: "Largest tool output returned to the model; longer output keeps head and tail with a marker.",
+    doc: "Largest tool output returned to the model, in bytes after JSON encoding (and within TOOLHOST_MAX_FRAME_BYTES); longer output keeps head and tail with a marker.",
   },
   TOOLHOST_HEARTBEAT_MS: {
     schema: integer(50, 600_000),
