@@ -119,7 +119,7 @@ const testRule: Rule = (args) => {
 /** `env` alone prints the (clean) environment; with a command or an assignment it runs or changes one. */
 const envRule: Rule = (args) => (args.every(({ text }) => text === "-0" || text === "--null") ? undefined : "env runs commands or changes the environment; only a bare `env` is allowed");
 
-/** `command -v NAME` looks a name up; any other use runs its target (checked by the wrapper logic). */
+/** The rule of each program or builtin that has executing or assigning forms. */
 export const PROGRAM_RULES: Record<string, Rule> = {
   awk: awkRule,
   gawk: awkRule,
