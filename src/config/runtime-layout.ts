@@ -6,9 +6,6 @@ import { join } from "node:path";
 import type { Config } from "./load-config.js";
 import { resolveInWorkspace } from "./load-config.js";
 
-/** Commands the runtime itself needs; always allowed for shell.exec. */
-export const RUNTIME_COMMANDS = ["node", "curl"] as const;
-
 /** Name of the link in every chat folder that points to the agent's experience library. */
 export const EXPERIENCE_LINK_NAME = "团队经验";
 
@@ -37,7 +34,7 @@ export type RuntimeLayout = {
   workRoot: string;
   /** ALLOWED_DIRS resolved against the workspace, without duplicates. */
   extraAllowedDirs: string[];
-  /** ALLOWED_COMMANDS plus the runtime's basics, without duplicates. */
+  /** ALLOWED_COMMANDS as the operator set it, without duplicates: nothing is ever added behind their back. */
   allowedCommands: string[];
   agentTrees(agentId: string): AgentTrees;
 };
@@ -63,7 +60,7 @@ export function createRuntimeLayout(workspaceDir: string, config: Config): Runti
     agentsPrivateRoot,
     workRoot,
     extraAllowedDirs: unique(config.ALLOWED_DIRS.map((dir) => resolveInWorkspace(workspaceDir, dir))),
-    allowedCommands: unique([...config.ALLOWED_COMMANDS, ...RUNTIME_COMMANDS]),
+    allowedCommands: unique(config.ALLOWED_COMMANDS),
     agentTrees(agentId) {
       const privateDir = join(agentsPrivateRoot, agentId);
       return {

@@ -87,7 +87,7 @@ export const VARIABLES = {
     expected: "a comma-separated list of command names",
     defaultValue: "ls,cat,head,tail,wc,grep,find,echo,pwd,date,sort,uniq,cut,tr,sed,awk,mkdir,touch,cp,mv,rm,python3,git",
     group: "Tools",
-    doc: "Commands shell.exec may run; every simple command of a pipeline or list is checked. node and curl are always added.",
+    doc: "Commands shell.exec may run, exactly this list (nothing is added); every simple command of a pipeline or list is checked, see docs/command-allowlist.md. An interpreter here (python3, node, ...) can run any program the OS sandbox allows.",
   },
 
   // Agent loop
@@ -299,7 +299,7 @@ export const VARIABLES = {
     expected: "bytes from 1024 to 8388608",
     defaultValue: "40000",
     group: "ToolHost",
-    doc: "Largest tool output returned to the model; longer output keeps head and tail with a marker.",
+    doc: "Largest tool output returned to the model, in bytes after JSON encoding (and within TOOLHOST_MAX_FRAME_BYTES); longer output keeps head and tail with a marker.",
   },
   TOOLHOST_HEARTBEAT_MS: {
     schema: integer(50, 600_000),

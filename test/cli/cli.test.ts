@@ -52,6 +52,9 @@ describe("laoding CLI exit codes", () => {
     expect(run.stdout).toMatch(new RegExp(`REACT_MAX_STEPS +8 +\\[${join(workspaceDir, "configs", "env")}\\]`));
     expect(run.stdout).toMatch(/LLM_MODEL +qwen-max +\[the environment\]/);
     expect(run.stdout).toMatch(/CONTEXT_CHAR_BUDGET +12000 +\[the built-in default\]/);
+    // The effective allowlist is the operator's list exactly: nothing (node, curl) is added behind their back.
+    const allowlist = await runLaoding(["config", "--workspace", workspaceDir], { repoRoot, env: { ALLOWED_COMMANDS: "ls,cat" } });
+    expect(allowlist.stdout).toMatch(/^effective ALLOWED_COMMANDS: ls,cat$/m);
     const json = JSON.parse((await runLaoding(["config", "--json", "--workspace", workspaceDir], { repoRoot, env: { LLM_API_KEY: "sk-very-secret-key-123" } })).stdout);
     expect(json.variables.find((row: { name: string }) => row.name === "LLM_API_KEY").value).toBe("sk****23");
   });

@@ -129,13 +129,13 @@ describe("config validation", () => {
 });
 
 describe("normalised lists and paths", () => {
-  it("resolves ALLOWED_DIRS against the workspace, removes duplicates, and always adds the runtime's commands", () => {
+  it("resolves ALLOWED_DIRS against the workspace, removes duplicates, and adds nothing to ALLOWED_COMMANDS", () => {
     const { repoRoot, workspaceDir, env } = setup();
     writeFile(join(workspaceDir, "configs", "env"), "ALLOWED_DIRS=data/extra, /opt/x ,data/extra,\nALLOWED_COMMANDS=ls,ls,git\n");
     const loaded = load(repoRoot, env);
     const layout = createRuntimeLayout(loaded.workspaceDir, loaded.config);
     expect(layout.extraAllowedDirs).toEqual([join(workspaceDir, "data/extra"), "/opt/x"]);
-    expect(layout.allowedCommands).toEqual(["ls", "git", "node", "curl"]);
+    expect(layout.allowedCommands).toEqual(["ls", "git"]);
     expect(layout.agentTrees("a1")).toEqual({
       workTree: join(workspaceDir, "workspace", "a1"),
       experienceDir: join(workspaceDir, "share", "agent-experience", "a1"),

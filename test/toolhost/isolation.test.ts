@@ -14,7 +14,8 @@ import type { ToolResult } from "../../src/toolhost/protocol.js";
 import { hashTree, realClient, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
 import { livePids, type makeClient } from "../helpers/toolhost.js";
 
-const ALLOWED = "ls,cat,echo,ln,sleep,yes,python3,mount,touch,id,grep,mkfifo,truncate,pwd";
+// Exactly what the tests run: nothing (curl, node) is added to ALLOWED_COMMANDS behind the operator's back.
+const ALLOWED = "ls,cat,echo,ln,sleep,yes,python3,mount,touch,id,grep,mkfifo,truncate,pwd,curl";
 const isRoot = process.getuid?.() === 0;
 
 function code(result: ToolResult): string {
@@ -155,9 +156,9 @@ for (const mode of ["bwrap", "none"] as const) {
       const flood = await callA("shell.exec", { command: "yes" });
       expect(flood).toMatchObject({ ok: true, truncated: true, output: expect.stringMatching(/bytes truncated/) });
       expect(await callA("shell.exec", { command: "sleep 100000", timeout_ms: 300 })).toMatchObject({ ok: false, error: { code: "TIMEOUT" } });
-      const survivors = await callA("shell.exec", {
-        command: `sleep 77.1 & python3 -c "import subprocess; subprocess.Popen(['sleep', '77.2'], start_new_session=True)" && echo started`,
-      });
+      // Inline code (python3 -c) is refused by the allowlist: scripts are written, then run.
+      expect(code(await callA("file.write", { path: "escape.py", content: "import subprocess\nsubprocess.Popen(['sleep', '77.2'], start_new_session=True)\n" }))).toBe("ok");
+      const survivors = await callA("shell.exec", { command: "sleep 77.1 & python3 escape.py && echo started" });
       expect(survivors).toMatchObject({ ok: true, output: "started\n" });
       expect(livePids({ pattern: /sleep (77\.[12]|100000)/ })).toEqual([]);
     });
@@ -165,18 +166,9 @@ for (const mode of ["bwrap", "none"] as const) {
     if (mode === "bwrap") {
       it("9. a fork bomb is bounded and nothing survives the call", async () => {
         before = protectedHash();
-        const bomb = await callA("shell.exec", {
-          command: `python3 -c "
-import os, time
-for i in range(100000):
-    try:
-        if os.fork() == 0:
-            time.sleep(60); os._exit(0)
-    except OSError as error:
-        print('EAGAIN', error.errno, 'after', i); break
-"`,
-          timeout_ms: 10_000,
-        });
+        const script = "import os, time\nfor i in range(100000):\n    try:\n        if os.fork() == 0:\n            time.sleep(60); os._exit(0)\n    except OSError as error:\n        print('EAGAIN', error.errno, 'after', i); break\n";
+        expect(code(await callA("file.write", { path: "bomb.py", content: script }))).toBe("ok");
+        const bomb = await callA("shell.exec", { command: "python3 bomb.py", timeout_ms: 10_000 });
         if (isRoot) expect(bomb).toMatchObject({ ok: true, output: expect.stringMatching(/^EAGAIN 11 after \d+/) });
         expect(await callA("shell.exec", { command: "echo still responsive" })).toMatchObject({ ok: true, output: "still responsive\n" });
         // The toolhost child (and, under tsx, its esbuild service) runs as the agent's uid; nothing else may be left.

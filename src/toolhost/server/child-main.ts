@@ -13,6 +13,7 @@ import { PathSandbox } from "../sandbox/path-sandbox.js";
 import type { ToolhostStartup } from "../sandbox/startup-message.js";
 import { createShellRunner } from "../shell/shell-runner.js";
 import { createTools } from "../tools/tool-registry.js";
+import { answerBudget } from "../tools/truncate-output.js";
 import { serveToolhost } from "./toolhost-server.js";
 
 /** How often the child checks that its parent is still alive. */
@@ -56,7 +57,8 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
     tools: createTools({ allowedCommands: startup.allowedCommands }),
     sandbox,
     workTree,
-    limits: startup.limits,
+    // An answer must fit a frame whatever TOOL_OUTPUT_MAX_BYTES says.
+    limits: { ...startup.limits, outputMaxBytes: answerBudget(startup.limits.outputMaxBytes, startup.maxFrameBytes) },
     shell,
     logger,
     ...(startup.sessionLink ? { sessionLink: startup.sessionLink } : {}),

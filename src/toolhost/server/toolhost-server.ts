@@ -24,6 +24,8 @@ import {
 import type { ShellRunner } from "../shell/shell-runner.js";
 import { ToolError } from "../tool-error.js";
 import type { Tool, ToolLimits } from "../tools/define-tool.js";
+import { errnoFailure } from "../tools/file-access.js";
+import { boundReason } from "../tools/truncate-output.js";
 
 export type ToolhostServerOptions = {
   reader: MessageReader;
@@ -97,7 +99,7 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
     const log = () => options.logger.child({ traceId: call.traceId, tool: call.name });
     try {
       const args = tool.inputSchema.safeParse(call.args);
-      if (!args.success) return failure("INVALID_ARGS", call.name, describeIssues(args.error));
+      if (!args.success) return failure("INVALID_ARGS", call.name, boundReason(describeIssues(args.error)));
       const cwd = sessionFolder(call.cwd, options);
       const output = await tool.execute(args.data, {
         cwd,
@@ -112,10 +114,13 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
     } catch (error) {
       if (error instanceof ToolError) {
         if (options.logger.isLevelEnabled("debug")) log().debug({ code: error.code, durationMs: clock.now() - started }, "tool call failed");
-        return failure(error.code, call.name, error.message, error.output);
+        return failure(error.code, call.name, boundReason(error.message), error.output);
       }
+      // An fs error that escaped a tool: its code says enough, its message would name real paths.
+      const mapped = errnoFailure(error, "the path");
+      if (mapped) return failure(mapped.code, call.name, mapped.message);
       log().error({ err: error }, "tool crashed");
-      return failure("INTERNAL", call.name, `the tool failed unexpectedly: ${(error as Error).message}`);
+      return failure("INTERNAL", call.name, "the tool failed unexpectedly; the toolhost log has the details");
     } finally {
       cancellation.dispose();
     }

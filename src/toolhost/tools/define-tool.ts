@@ -1,13 +1,19 @@
 /**
  * Tools are declared once: name, description, zod input schema, and `execute`. The JSON
  * Schema in `tool.list` is derived from the zod schema, never written twice.
+ *
+ * Every answer is bounded here, once for all tools: the output (of a success or of a
+ * failure) to `limits.outputMaxBytes` and the error reason to REASON_MAX_BYTES, both
+ * measured after JSON encoding, so no tool can produce a frame the parent refuses.
  */
 import { z } from "zod";
 import type { PathSandbox } from "../sandbox/path-sandbox.js";
 import type { ShellRunner } from "../shell/shell-runner.js";
+import { ToolError } from "../tool-error.js";
+import { boundReason, headTail } from "./truncate-output.js";
 
 export type ToolLimits = {
-  /** Largest output returned to the model (head + tail beyond it). */
+  /** Largest output returned to the model, in bytes after JSON encoding (head + tail beyond it). */
   outputMaxBytes: number;
   /** Largest file file.write/file.edit will write or edit. */
   writeMaxBytes: number;
@@ -63,6 +69,17 @@ export function defineTool<S extends z.ZodType>(spec: {
   return {
     ...spec,
     jsonSchema,
-    execute: (args, context) => spec.execute(args as z.output<S>, context),
+    execute: async (args, context) => {
+      const maxBytes = context.limits.outputMaxBytes;
+      try {
+        const result = await spec.execute(args as z.output<S>, context);
+        const capped = headTail(result.output, maxBytes);
+        return { output: capped.text, truncated: result.truncated || capped.truncated };
+      } catch (error) {
+        if (!(error instanceof ToolError)) throw error;
+        const output = error.output === undefined ? undefined : headTail(error.output, maxBytes).text;
+        throw new ToolError(error.code, boundReason(error.message), output);
+      }
+    },
   };
 }

@@ -76,10 +76,20 @@ export function lstatOrUndefined(path: string): Stats | undefined {
   }
 }
 
-/** Maps fs errors to tool error codes; the reason never includes a stack. */
+/**
+ * Maps fs errors to tool error codes. The reason names the model's own argument and the
+ * error code, never the fs message: that holds the real path, which may lie outside the
+ * agent's trees (a link's target, a swapped folder).
+ */
 export function fsError(error: unknown, input: string): ToolError {
   if (error instanceof ToolError) return error;
-  const code = (error as NodeJS.ErrnoException).code;
+  return errnoFailure(error, input) ?? new ToolError("INTERNAL", `${input}: the file system refused the operation`);
+}
+
+/** A ToolError for an error carrying an errno code, or undefined for anything else. */
+export function errnoFailure(error: unknown, input: string): ToolError | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code !== "string" || !code.startsWith("E")) return undefined;
   switch (code) {
     case "ENOENT":
       return new ToolError("PATH_NOT_FOUND", `${input} does not exist`);
@@ -93,7 +103,24 @@ export function fsError(error: unknown, input: string): ToolError {
     case "EPERM":
     case "EROFS":
       return new ToolError("PATH_NOT_ALLOWED", `${input}: ${code}`);
+    case "ENAMETOOLONG":
+      return new ToolError("INVALID_ARGS", `${input}: a name in the path is too long (ENAMETOOLONG)`);
+    case "EINVAL":
+    case "EILSEQ":
+    case "E2BIG":
+    case "ERANGE":
+      return new ToolError("INVALID_ARGS", `${input}: invalid argument for the file system (${code})`);
+    case "EEXIST":
+    case "ENOTEMPTY":
+    case "EBUSY":
+    case "EXDEV":
+    case "ETXTBSY":
+      return new ToolError("INVALID_ARGS", `${input}: the operation is not possible here (${code})`);
+    case "ENOSPC":
+    case "EDQUOT":
+    case "EFBIG":
+      return new ToolError("FILE_TOO_LARGE", `${input}: no space left for it (${code})`);
     default:
-      return new ToolError("INTERNAL", `${input}: ${(error as Error).message}`);
+      return new ToolError("INTERNAL", `${input}: the file system refused the operation (${code})`);
   }
 }

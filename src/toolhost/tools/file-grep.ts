@@ -2,12 +2,12 @@ import { closeSync, readSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { z } from "zod";
 import type { PathSandbox } from "../sandbox/path-sandbox.js";
-import { ToolError } from "../tool-error.js";
 import { defineTool } from "./define-tool.js";
 import { openForRead } from "./file-access.js";
 import { globMatcher } from "./glob-pattern.js";
 import { searchRoot } from "./search-root.js";
-import { headTail } from "./truncate-output.js";
+import { compileLinear } from "./linear-regex.js";
+import { walkBudget } from "./walk-budget.js";
 import { walkTree, type WalkEntry } from "./walk-tree.js";
 
 const MAX_DEPTH = 32;
@@ -16,7 +16,7 @@ const MAX_LINE_CHARS = 300;
 export const fileGrepTool = defineTool({
   name: "file.grep",
   description:
-    "Search files for a regular expression (JavaScript syntax). `path` is a file or folder (default: the working folder); `glob` filters file names (e.g. *.md). Returns file:line: text, capped at max_results. Links are never followed.",
+    "Search files for a regular expression (RE2 syntax: like JavaScript's without backreferences or lookaround; matching is linear-time). `path` is a file or folder (default: the working folder); `glob` filters file names (e.g. *.md). Returns file:line: text, capped at max_results. Links are never followed.",
   readOnly: true,
   inputSchema: z
     .object({
@@ -27,14 +27,9 @@ export const fileGrepTool = defineTool({
     })
     .strict(),
   async execute(args, context) {
-    let regex: RegExp;
-    try {
-      regex = new RegExp(args.pattern, "u");
-    } catch (error) {
-      throw new ToolError("INVALID_ARGS", `pattern is not a valid regular expression: ${(error as Error).message}`);
-    }
+    const regex = compileLinear(args.pattern, "pattern");
     const limit = Math.min(args.max_results ?? context.limits.grepMaxResults, 1_000);
-    const matchesGlob = args.glob ? globMatcher(args.glob) : () => true;
+    const matchesGlob = args.glob ? globMatcher(args.glob, "glob") : () => true;
     const root = searchRoot(args.path, context);
     const files: Iterable<WalkEntry> = root.isDirectory
       ? walkTree(root.realPath, { maxDepth: MAX_DEPTH, signal: context.signal })
@@ -42,7 +37,11 @@ export const fileGrepTool = defineTool({
     const base = root.isDirectory ? root.realPath : dirname(root.realPath);
     const results: string[] = [];
     let skipped = 0;
+    const budget = walkBudget(context.limits.outputMaxBytes);
     for (const entry of files) {
+      if (!budget.visit()) break;
+      await budget.pause(context.signal);
+      if (budget.stoppedBecause) break;
       if (entry.type !== "file" || !matchesGlob(entry.rel)) continue;
       const text = readText(entry.path, context.limits.grepMaxFileBytes, context.sandbox);
       if (text === undefined) {
@@ -53,16 +52,15 @@ export const fileGrepTool = defineTool({
       for (let index = 0; index < lines.length; index += 1) {
         const line = lines[index] as string;
         if (!regex.test(line)) continue;
-        results.push(`${entry.path.slice(base.length + 1) || entry.rel}:${index + 1}: ${line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line}`);
-        if (results.length >= limit) {
-          const capped = headTail(`${results.join("\n")}\n…[stopped at ${limit} matches]`, context.limits.outputMaxBytes);
-          return { output: capped.text, truncated: true };
-        }
+        const result = `${entry.path.slice(base.length + 1) || entry.rel}:${index + 1}: ${line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line}`;
+        results.push(result);
+        if (results.length >= limit) return { output: `${results.join("\n")}\n…[stopped at ${limit} matches]`, truncated: true };
+        if (!budget.collect(result)) return { output: `${results.join("\n")}\n…[${budget.stoppedBecause}]`, truncated: true };
       }
     }
+    if (budget.stoppedBecause) return { output: `${results.join("\n")}\n…[${budget.stoppedBecause}]`, truncated: true };
     if (results.length === 0) return { output: `no matches${skipped > 0 ? ` (${skipped} binary or oversized files skipped)` : ""}`, truncated: false };
-    const capped = headTail(results.join("\n"), context.limits.outputMaxBytes);
-    return { output: capped.text, truncated: capped.truncated };
+    return { output: results.join("\n"), truncated: false };
   },
 });
 

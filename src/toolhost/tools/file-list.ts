@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ToolError } from "../tool-error.js";
 import { defineTool } from "./define-tool.js";
 import { fsError } from "./file-access.js";
+import { walkBudget } from "./walk-budget.js";
 import { walkTree } from "./walk-tree.js";
 
 export const fileListTool = defineTool({
@@ -26,17 +27,23 @@ export const fileListTool = defineTool({
     if (!isDirectory) throw new ToolError("NOT_A_DIRECTORY", `${args.path} is not a directory; use file.read`);
     const lines: string[] = [];
     let truncated = false;
+    const budget = walkBudget(context.limits.outputMaxBytes);
     for (const entry of walkTree(resolved.realPath, { maxDepth: args.depth ?? 1, signal: context.signal })) {
       if (lines.length >= context.limits.listMaxEntries) {
         truncated = true;
         break;
       }
+      if (!budget.visit()) break;
+      await budget.pause(context.signal);
       const name = entry.type === "dir" ? `${entry.rel}/` : entry.rel;
       const detail = entry.type === "file" ? `${entry.size}` : entry.type === "link" ? `-> ${entry.target ?? "?"}` : "";
-      lines.push(`${entry.type.padEnd(4)} ${name}${detail ? `  ${detail}` : ""}`);
+      const line = `${entry.type.padEnd(4)} ${name}${detail ? `  ${detail}` : ""}`;
+      lines.push(line);
+      if (!budget.collect(line)) break;
     }
     if (lines.length === 0) return { output: `${args.path} is empty`, truncated: false };
     if (truncated) lines.push(`…[listing stopped at ${context.limits.listMaxEntries} entries]`);
-    return { output: lines.join("\n"), truncated };
+    else if (budget.stoppedBecause) lines.push(`…[${budget.stoppedBecause}]`);
+    return { output: lines.join("\n"), truncated: truncated || budget.stoppedBecause !== undefined };
   },
 });

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { checkCommand, SAFE_BUILTINS } from "../shell/command-policy.js";
 import { ToolError } from "../tool-error.js";
 import { defineTool } from "./define-tool.js";
-import { headTailOfBuffer } from "./truncate-output.js";
+import { capturedText } from "./truncate-output.js";
 
 /** Builds shell.exec for an allowlist; every simple command of the line is checked. */
 export function createShellExecTool(allowedCommands: readonly string[]) {
@@ -28,9 +28,7 @@ export function createShellExecTool(allowedCommands: readonly string[]) {
         maxCaptureBytes: context.limits.outputMaxBytes,
         signal: context.signal,
       });
-      const captured = Buffer.concat([result.head, result.tail]);
-      const truncated = result.totalBytes > captured.length;
-      const body = truncated ? headTailOfBuffer(captured, context.limits.outputMaxBytes, result.totalBytes) : captured.toString("utf8");
+      const { text: body, truncated } = capturedText(result.head, result.tail, result.totalBytes, context.limits.outputMaxBytes);
       if (result.timedOut) throw new ToolError("TIMEOUT", `the command ran longer than ${timeoutMs} ms and was killed`, body);
       if (result.cancelled) throw new ToolError("TIMEOUT", "the call was cancelled and the command killed", body);
       const flooded = result.flooded ? `\n…[output passed ${context.limits.outputMaxBytes * 4} bytes; the command was killed]` : "";

@@ -1,0 +1,168 @@
+/**
+ * Per-program rules: the executing and assigning forms of programs and builtins the
+ * allowlist may let through. Each rule gets the words after the command name and says
+ * what is wrong, or nothing. These programs are interpreters in disguise; the rules
+ * refuse the forms that put code on the command line, they do not make an interpreter
+ * safe (see docs/command-allowlist.md).
+ */
+import { awkProgramProblem } from "./awk-program.js";
+import { gitProblem } from "./git-rules.js";
+import { sedScriptProblem } from "./sed-script.js";
+import type { Word } from "./shell-words.js";
+
+type Rule = (args: Word[]) => string | undefined;
+
+/** Short options of `cluster` (e.g. `-ne`, `-Mstrict;...`): its leading letters; none for a long option or a non-option. */
+function shortFlags(word: string): string {
+  return /^-[A-Za-z0-9]/.test(word) ? (/^-([A-Za-z0-9]+)/.exec(word)?.[1] ?? "") : "";
+}
+
+/** Interpreters: code on the command line (`-c`, `-e`, `--eval`...) is refused; a script file is not. */
+function inlineCodeRule(shortCode: string, longCode: RegExp): Rule {
+  return (args) => {
+    for (const { text } of args) {
+      if (text === "--") break;
+      if (longCode.test(text)) return `${text} runs code given on the command line; write a script with file.write and run that`;
+      const flags = shortFlags(text);
+      const bad = [...flags].find((flag) => shortCode.includes(flag));
+      if (bad) return `-${bad} runs code given on the command line; write a script with file.write and run that`;
+      if (!text.startsWith("-")) break;
+    }
+    return undefined;
+  };
+}
+
+const pythonRule = inlineCodeRule("c", /^--command(=|$)/);
+const nodeInline = inlineCodeRule("ep", /^--(eval|print)(=|$)/);
+// `--import data:text/javascript,...` is inline code as well.
+const nodeRule: Rule = (args) => nodeInline(args) ?? (args.some(({ text }) => /^(--[a-z-]+=)?data:/.test(text)) ? "a data: URL runs code given on the command line" : undefined);
+// perl -M'strict;system("id")' becomes `use strict;system("id");`: -M and -m are code too.
+const perlRule = inlineCodeRule("eEMm", /^$/);
+const rubyRule = inlineCodeRule("e", /^$/);
+const phpRule = inlineCodeRule("rRBEFa", /^--(run|process-begin|process-end|process-code|process-file)(=|$)/);
+const luaRule = inlineCodeRule("el", /^$/);
+const rscriptRule = inlineCodeRule("e", /^--(expr)(=|$)/);
+
+const awkRule: Rule = (args) => {
+  let programSeen = false;
+  for (let index = 0; index < args.length; index += 1) {
+    const text = (args[index] as Word).text;
+    if (/^(-f|--file|-i|--include|-l|--load|-E|--exec)(=|$)/.test(text) || /^-[a-zA-Z]*[fil]$/.test(text)) return `awk ${text} loads a program or extension from a file`;
+    const inline = /^(-e|--source)$/.test(text) ? args[(index += 1)]?.text : /^--source=/.test(text) ? text.slice(9) : undefined;
+    if (inline !== undefined) {
+      programSeen = true;
+      const problem = awkProgramProblem(inline);
+      if (problem) return `awk: ${problem}`;
+      continue;
+    }
+    if (/^-[Fv]$/.test(text)) index += 1;
+    else if (text === "--") continue;
+    else if (!text.startsWith("-") && !programSeen) {
+      programSeen = true;
+      const problem = awkProgramProblem(text);
+      if (problem) return `awk: ${problem}`;
+    }
+  }
+  return undefined;
+};
+
+const sedRule: Rule = (args) => {
+  let scriptSeen = false;
+  for (let index = 0; index < args.length; index += 1) {
+    const text = (args[index] as Word).text;
+    if (/^(-f|--file)(=|$)/.test(text) || /^-[a-zA-Z]*f/.test(text)) return `sed ${text} reads a script from a file, which cannot be checked`;
+    let script: string | undefined;
+    if (text === "-e" || text === "--expression") script = args[(index += 1)]?.text ?? "";
+    else if (text.startsWith("--expression=")) script = text.slice(13);
+    else if (/^-[a-zA-Z]*e./.test(text)) script = text.slice(text.indexOf("e") + 1);
+    else if (/^-[a-zA-Z]*e$/.test(text)) script = args[(index += 1)]?.text ?? "";
+    else if (/^(-l|--line-length)$/.test(text)) index += 1;
+    else if (!text.startsWith("-") && !scriptSeen) script = text;
+    if (script === undefined) continue;
+    scriptSeen = true;
+    const problem = sedScriptProblem(script);
+    if (problem) return `sed: ${problem}`;
+  }
+  return undefined;
+};
+
+const findRule: Rule = (args) => {
+  const bad = args.find(({ text }) => /^-(exec|execdir|ok|okdir)$/.test(text));
+  return bad ? `find ${bad.text} runs other commands` : undefined;
+};
+
+const optionRule =
+  (name: string, pattern: RegExp, why: string): Rule =>
+  (args) => {
+    const bad = args.find(({ text }) => pattern.test(text));
+    return bad ? `${name} ${bad.text} ${why}` : undefined;
+  };
+
+/** `printf -v NAME` assigns (and evaluates a subscript in NAME). */
+const printfRule: Rule = (args) => {
+  const first = args[0];
+  if (!first) return undefined;
+  if (first.dynamic) return "printf's first word must be written out (an expansion could become -v)";
+  if (/^-v/.test(first.text)) return "printf -v assigns a variable (and evaluates array subscripts)";
+  if (first.text === "--" && args[1]?.dynamic) return "printf's format must be written out";
+  return undefined;
+};
+
+/** `test -v NAME` / `[ -R NAME ]` evaluate array subscripts; an expansion could become those operators. */
+const testRule: Rule = (args) => {
+  const dynamic = args.find((word) => word.dynamic);
+  if (dynamic) return `test and [ take written-out words only (${dynamic.raw} is expanded by bash and could become -v)`;
+  const bad = args.find(({ text }) => text === "-v" || text === "-R");
+  return bad ? `test ${bad.text} evaluates array subscripts, which can run code` : undefined;
+};
+
+/** `env` alone prints the (clean) environment; with a command or an assignment it runs or changes one. */
+const envRule: Rule = (args) => (args.every(({ text }) => text === "-0" || text === "--null") ? undefined : "env runs commands or changes the environment; only a bare `env` is allowed");
+
+/** The rule of each program or builtin that has executing or assigning forms. */
+export const PROGRAM_RULES: Record<string, Rule> = {
+  awk: awkRule,
+  gawk: awkRule,
+  mawk: awkRule,
+  nawk: awkRule,
+  sed: sedRule,
+  gsed: sedRule,
+  find: findRule,
+  git: gitProblem,
+  printf: printfRule,
+  test: testRule,
+  "[": testRule,
+  env: envRule,
+  python: pythonRule,
+  python3: pythonRule,
+  python2: pythonRule,
+  node: nodeRule,
+  nodejs: nodeRule,
+  bun: nodeRule,
+  perl: perlRule,
+  ruby: rubyRule,
+  php: phpRule,
+  lua: luaRule,
+  Rscript: rscriptRule,
+  sort: optionRule("sort", /^--compress-program/, "runs a program"),
+  split: optionRule("split", /^--filter/, "runs a command"),
+  tar: optionRule("tar", /^--(to-command|checkpoint-action|use-compress-program|info-script|new-volume-script|rsh-command)|^-[a-zA-Z]*[IF]/, "runs a program"),
+  rsync: optionRule("rsync", /^(-e|--rsh|--rsync-path)|^-[a-zA-Z]*e/, "runs a program"),
+  zip: optionRule("zip", /^(-T|-TT|--unzip-command)|^-[a-zA-Z]*TT/, "runs a program"),
+  wget: optionRule("wget", /^--use-askpass/, "runs a program"),
+  wait: optionRule("wait", /^-[a-zA-Z]*p/, "assigns a variable"),
+};
+
+/** A python3.12-style name uses the python rule. */
+export function ruleFor(name: string): Rule | undefined {
+  return PROGRAM_RULES[name] ?? (/^python[0-9.]*$/.test(name) ? pythonRule : /^(perl|ruby|php|lua)[0-9.]+$/.test(name) ? PROGRAM_RULES[name.replace(/[0-9.]+$/, "")] : undefined);
+}
+
+/**
+ * Programs whose options run nothing and assign nothing: their arguments may hold
+ * expansions and wildcards. Every other program gets written-out words only, since an
+ * expansion could become an executing option.
+ */
+export const INERT_PROGRAMS: ReadonlySet<string> = new Set(
+  "echo cd pwd true false cat ls head tail wc grep egrep fgrep cut tr uniq nl od xxd hexdump base64 md5sum sha1sum sha256sum sha512sum cksum stat file du df basename dirname realpath readlink mkdir rmdir touch cp mv rm ln chmod tee sleep yes seq date id whoami uname hostname diff cmp comm paste join fold fmt column rev tac expand unexpand truncate mkfifo kill jq gzip gunzip zcat bzip2 bunzip2 xz unxz unzip curl".split(" "),
+);
