@@ -18,6 +18,7 @@ import type { Logger } from "../log/logger.js";
 import { systemClock, type Clock } from "../store/clock.js";
 import { openStore, type Store } from "../store/store.js";
 import type { ToolhostPool } from "../toolhost/client/toolhost-pool.js";
+import { recordRunningBot } from "./bot-pid-file.js";
 import { prepareToolhostLaunches, type ToolhostLaunches } from "./toolhost-launch.js";
 import { createToolhostPool } from "./toolhost-pool-factory.js";
 import { writeDraftThroughToolhost } from "./draft-through-toolhost.js";
@@ -133,6 +134,8 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     }),
     ...options.extend?.(parts),
   });
+  // `laoding skills reload` and friends look here to know whether a bot is listening.
+  const forgetRunningBot = recordRunningBot(options.layout.dataDir);
   let closed: Promise<void> | undefined;
   return {
     ...parts,
@@ -143,6 +146,7 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
         await orchestrator.idle();
         await toolhosts.stopAll();
         store.close();
+        forgetRunningBot();
       })();
       return closed;
     },

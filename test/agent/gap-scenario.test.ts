@@ -84,9 +84,13 @@ describe("the capability-gap loop end to end", () => {
     writeFileSync(join(skillsDir, "hand-written", "SKILL.md"), skillText("hand-written", "Written by an operator"));
     await waitFor(() => catalog?.snapshot.get("hand-written") !== undefined, 5_000, "the watcher to reload");
     const cli = await runLaoding(["skills", "reload", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot });
-    expect(cli.stdout).toMatch(/asked the running bot to reload[\s\S]*hand-written +active/);
+    expect(cli.stdout).toMatch(/asked the running bot \(pid \d+\) to reload[\s\S]*hand-written +active/);
     const version = catalog?.snapshot.version ?? 0;
     await waitFor(() => (catalog?.snapshot.version ?? 0) > version, 5_000, "the marker to trigger a reload");
+    // Once the bot has stopped, the command says so instead of claiming it asked one.
+    await bot.runtime.close();
+    const alone = await runLaoding(["skills", "reload", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot });
+    expect(alone.stdout).toMatch(/^no bot is running in this workspace: nothing to reload/);
   });
 });
 

@@ -21,14 +21,16 @@ function output(result: ToolResult): string {
 
 describe.runIf(isRoot)("none mode as root isolates agents by uid (finding 2)", () => {
   it("the shell cannot read the bot's environment, the database or B's trees, cannot signal the bot, and is process-limited", async () => {
-    const workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none", ALLOWED_COMMANDS: "cat,ls,kill,python3,id", TOOLHOST_NPROC_LIMIT: "64" });
+    // Its own uid range: the fork bomb fills this uid's process limit, which other test
+    // files running at the same time with agent "a" must not share.
+    const workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none", ALLOWED_COMMANDS: "cat,ls,kill,python3,id", TOOLHOST_NPROC_LIMIT: "64", TOOLHOST_UID_BASE: "40000" });
     const { layout } = workspace;
     writeFileSync(layout.databaseFile, "SQLite format 3\0 pretend\n");
     writeFileSync(join(layout.agentTrees("b").workTree, "secret.txt"), "B's secret\n");
     const { client } = realClient(workspace, "a");
     const cwd = join(layout.agentTrees("a").workTree, "chat");
     const shell = (command: string) => client.callTool({ name: "shell.exec", args: { command }, cwd });
-    expect(await shell("id -u")).toMatchObject({ ok: true, output: `${agentUid("a", 20_000)}\n` });
+    expect(await shell("id -u")).toMatchObject({ ok: true, output: `${agentUid("a", 40_000)}\n` });
     expect(output(await shell(`cat /proc/${process.pid}/environ`))).toMatch(/^EXIT_NONZERO: .*Permission denied/);
     expect(output(await shell(`cat ${layout.databaseFile}`))).toMatch(/^EXIT_NONZERO: .*Permission denied/);
     expect(output(await shell(`ls ${layout.dataDir} ${layout.configsDir}`))).toMatch(/^EXIT_NONZERO: .*Permission denied/);

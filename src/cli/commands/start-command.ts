@@ -1,6 +1,5 @@
 import { createConsoleChannel } from "../../channels/console-channel.js";
 import type { Channel } from "../../channels/channel.js";
-import { recordRunningBot } from "../../runtime/bot-pid-file.js";
 import { createBotRuntime } from "../../runtime/bot-runtime.js";
 import { prepareToolhostLaunches } from "../../runtime/toolhost-launch.js";
 import { formatSeedReport } from "../../workspace/seed-workspace.js";
@@ -59,12 +58,7 @@ export async function serveConsole(context: CliContext, boot: Boot, agentId: str
     interactive ? "LaodingBot ready; type a message, Ctrl-C to quit" : "LaodingBot ready; press Ctrl-C to stop",
   );
   if (interactive) writeLine(context.stderr, `LaodingBot is ready (agent ${agentId}, sandbox ${sandbox.mode}). Logs: ${layout.logDir} (laoding logs). Ctrl-C cancels an answer; Ctrl-C at the prompt or Ctrl-D quits.`);
-  const forget = recordRunningBot(layout.dataDir);
-  try {
-    await runBot(runtime, channel, logger, { graceMs: loaded.config.SHUTDOWN_GRACE_MS });
-  } finally {
-    forget();
-  }
+  await runBot(runtime, channel, logger, { graceMs: loaded.config.SHUTDOWN_GRACE_MS });
   return 0;
 }
 
