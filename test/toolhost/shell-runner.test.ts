@@ -51,7 +51,8 @@ describe("shell runner teardown", () => {
       expect(Buffer.concat([result.head, result.tail]).toString()).toBe(`forked ${tag}\n`);
       expect(processesTagged(tag)).toBe(0);
     }
-  });
+    // Three fork bombs torn down one after another: about 7 s alone, much more on a busy machine.
+  }, 60_000);
 
   it("none: background children in the group and setsid escapees are gone when the call returns", async () => {
     const home = tempDir();
