@@ -18,7 +18,7 @@
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import type { IdentityFiles } from "./agent-identity.js";
-import { TOOL_PATH } from "./command-launchers.js";
+import { agentNamespaces, TOOL_PATH } from "./command-launchers.js";
 import { withInheritedFdsClosed } from "./fd-closer.js";
 import { STARTUP_VARIABLE, type ToolhostStartup } from "./startup-message.js";
 
@@ -83,13 +83,7 @@ function jailArgs(options: ChildLaunchOptions, env: Record<string, string>): str
     "--die-with-parent",
     "--new-session",
     ...(runAs ? [] : ["--unshare-user"]),
-    "--unshare-pid",
-    "--unshare-ipc",
-    "--unshare-uts",
-    "--unshare-cgroup-try",
-    ...(startup.network ? [] : ["--unshare-net"]),
-    "--hostname", `laoding-${startup.agentId}`.slice(0, 63),
-    "--cap-drop", "ALL",
+    ...agentNamespaces(startup.agentId, startup.network),
     // setpriv needs these to drop to the agent's uid; it clears every set before Node runs.
     ...(runAs ? ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"] : []),
     "--clearenv",

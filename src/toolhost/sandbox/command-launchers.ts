@@ -64,19 +64,26 @@ export type BwrapCommandOptions = CommandSandboxOptions & {
   tmpSizeBytes: number;
 };
 
+/** The namespaces the jail and every command share: own pids, ipc, hostname, cgroup, and no network unless allowed; no capabilities. */
+export function agentNamespaces(agentId: string, network: boolean): string[] {
+  return [
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    ...(network ? [] : ["--unshare-net"]),
+    "--hostname", `laoding-${agentId}`.slice(0, 63),
+    "--cap-drop", "ALL",
+  ];
+}
+
 export function bwrapCommandArgs(options: BwrapCommandOptions, cwd: string, marker: string): string[] {
   const args = [
     "--die-with-parent",
     "--new-session",
     "--unshare-user",
     "--disable-userns",
-    "--unshare-pid",
-    "--unshare-ipc",
-    "--unshare-uts",
-    "--unshare-cgroup-try",
-    ...(options.network ? [] : ["--unshare-net"]),
-    "--hostname", `laoding-${options.agentId}`.slice(0, 63),
-    "--cap-drop", "ALL",
+    ...agentNamespaces(options.agentId, options.network),
     "--clearenv",
     "--setenv", "PATH", TOOL_PATH,
     "--setenv", "HOME", options.home,
