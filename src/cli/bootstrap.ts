@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { personaFile, readAgentsFile, type AgentDefinition } from "../config/agents.js";
 import { loadConfig, resolveWorkspaceDir, type LoadedConfig } from "../config/load-config.js";
+import { checkWorkspaceLocation } from "../config/workspace-location.js";
 import { createRuntimeLayout, type RuntimeLayout } from "../config/runtime-layout.js";
 import { SECRET_VARIABLES } from "../config/variables.js";
 import { openLogFile, type LogFile } from "../log/log-file.js";
@@ -43,7 +44,9 @@ export function bootstrap(context: CliContext, options: BootOptions): Boot {
     ...(options.workspaceDir ? { workspaceDir: options.workspaceDir } : {}),
   };
   const sources = { repoConfigsDir: join(context.repoRoot, "configs"), seedDir: join(context.repoRoot, "workspace", "seed") };
-  const seedReport = options.seed ? seedConfigFiles(resolveWorkspaceDir(configOptions), sources) : undefined;
+  const workspaceDir = resolveWorkspaceDir(configOptions);
+  checkWorkspaceLocation(workspaceDir);
+  const seedReport = options.seed ? seedConfigFiles(workspaceDir, sources) : undefined;
   const loaded = loadConfig(configOptions);
   const layout = createRuntimeLayout(loaded.workspaceDir, loaded.config);
   const agents = readAgentsFile(layout.agentsFile);

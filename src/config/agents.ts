@@ -3,7 +3,7 @@
  * are validated strictly; a bad entry is named by its index and id.
  */
 import { readFileSync, realpathSync } from "node:fs";
-import { isAbsolute, join, relative, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { z } from "zod";
 import { describeIssues } from "../validation/describe-issues.js";
 import { ConfigError } from "./config-error.js";
@@ -80,7 +80,7 @@ export function readAgentsFile(path: string): AgentDefinition[] {
     text = readFileSync(path, "utf8");
   } catch (error) {
     throw new ConfigError(`cannot read agents file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
-      hint: "Run `laoding init` to seed it",
+      hint: `Run \`laoding init --workspace ${dirname(dirname(path))}\` to create it (or check --workspace / AGENT_WORKSPACE_DIR)`,
     });
   }
   return parseAgents(text, path);

@@ -34,3 +34,22 @@ describe("laoding logs", () => {
     expect(bad.stderr).toMatch(/--level must be one of trace, debug, info, warn, error, fatal, not "loud"/);
   });
 });
+
+describe("workspace paths are checked before anything is created", () => {
+  it("refuses /proc at once, a file in the way, and tells the --workspace to init", async () => {
+    const repoRoot = fakeRepo();
+    const proc = await runLaoding(["init", "--workspace", "/proc/nope"], { repoRoot });
+    expect(proc.code).toBe(1);
+    expect(proc.stderr).toMatch(/the workspace \/proc\/nope is inside \/proc, a virtual file system/);
+    const base = tempDir();
+    writeFileSync(join(base, "file"), "x");
+    const blocked = await runLaoding(["chat", "--workspace", join(base, "file", "rt")], { repoRoot });
+    expect(blocked.stderr).toMatch(/cannot be created: .*\/file is a file, not a folder/);
+    const missing = join(base, "missing");
+    for (const command of [["gaps"], ["skills", "list"], ["logs"]]) {
+      const run = await runLaoding([...command, "--workspace", missing], { repoRoot });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`laoding init --workspace ${missing}`);
+    }
+  });
+});
