@@ -62,7 +62,7 @@ const TEXTS = {
   gapsNone: { zh: "最近 {hours} 小时没有能力缺口。", en: "No capability gaps in the last {hours} h." },
   gapsLine: {
     zh: "{index}. {intent} · {reason} · {class} · {count} 次 · {sessions} 个会话 · 最近 {last} · {draft}",
-    en: "{index}. {intent} · {reason} · {class} · {count}× · {sessions} sessions · last {last} · {draft}",
+    en: "{index}. {intent} · {reason} · {class} · {count}× · {sessions} · last {last} · {draft}",
   },
   gapsNoDraft: { zh: "未起草", en: "no draft" },
   gapsDrafted: { zh: "草稿 {skill}", en: "draft {skill}" },

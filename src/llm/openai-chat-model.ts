@@ -161,10 +161,19 @@ export function parseArguments(text: string): ToolCall["arguments"] {
   }
 }
 
+/** The deepest cause's words ("connect ECONNREFUSED 127.0.0.1:9"), not every wrapper's "Connection error." again. */
+function rootCause(error: Error): string {
+  let deepest: unknown = error;
+  for (let depth = 0; depth < 5 && deepest instanceof Error && deepest.cause instanceof Error; depth += 1) deepest = deepest.cause;
+  const last = deepest as Error & { code?: string };
+  const text = last.message || last.code || "no detail";
+  return last.code && !text.includes(last.code) ? `${last.code}: ${text}` : text;
+}
+
 function mapError(error: unknown): ModelError {
   if (error instanceof ModelError) return error;
   if (error instanceof OpenAI.APIConnectionTimeoutError) return new ModelError("timeout", "the model server did not answer in time", undefined, { cause: error });
-  if (error instanceof OpenAI.APIConnectionError) return new ModelError("connection", `cannot reach the model server: ${error.message}`, undefined, { cause: error });
+  if (error instanceof OpenAI.APIConnectionError) return new ModelError("connection", `cannot reach the model server (${rootCause(error)})`, undefined, { cause: error });
   if (error instanceof OpenAI.APIUserAbortError) return new ModelError("timeout", "the model call was cancelled", undefined, { cause: error });
   if (error instanceof OpenAI.APIError) {
     const status = error.status;

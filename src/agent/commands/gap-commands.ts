@@ -64,7 +64,7 @@ export function formatClusters(
       reason: cluster.reason,
       class: cluster.gapClass,
       count: cluster.count,
-      sessions: cluster.sessions,
+      sessions: locale === "zh" ? cluster.sessions : `${cluster.sessions} session${cluster.sessions === 1 ? "" : "s"}`,
       last: ago(now - cluster.lastSeen, locale),
       draft: state,
     });

@@ -122,13 +122,13 @@ export function createGapLoop(options: {
         if (gate.ok && written.ok) {
           text = written.value;
           author = "model";
-        } else log.warn({ reason: gate.ok ? "" : gate.error }, "the model's draft failed the structure gate; using the template");
+        } else log.warn({ problem: gate.ok ? "" : gate.error }, "the model's draft failed the structure gate; using the template");
       }
       text ??= renderDraftTemplate(name, evidence, settings.locale, created);
       const gate = gateDraft(text, expected);
       if (!gate.ok) {
         store.clusters.releaseDraft(agentId, intentKey);
-        log.error({ reason: gate.error }, "draft rejected by the structure gate; nothing written");
+        log.error({ problem: gate.error }, "draft rejected by the structure gate; nothing written");
         return { action: "rejected", why: gate.error };
       }
       const result = await options.writeDraft(agentId, name, text);

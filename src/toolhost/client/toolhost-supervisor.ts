@@ -170,7 +170,7 @@ export class ToolhostSupervisor {
     });
     try {
       const info = await Promise.race([connection.request(pingMethod, {}, { timeoutMs: this.options.startTimeoutMs }), spawnError]);
-      this.options.logger.info({ pid: info.pid, sandbox: info.sandbox }, "toolhost started");
+      this.options.logger.info({ childPid: info.pid, sandbox: info.sandbox }, "toolhost started");
       return connection;
     } catch (error) {
       connection.kill("SIGKILL");
