@@ -58,27 +58,28 @@ export type LaunchSetup = {
   execPath?: string;
 };
 
-/** The folders agent A may touch, most specific last; base skills are read-only. */
-export function agentRoots(layout: RuntimeLayout, agentId: string): SandboxRoot[] {
+/** The folders agent A may touch, most specific last; base skills are read-only. Without its library, the library is not bound. */
+export function agentRoots(layout: RuntimeLayout, agentId: string, libraryEnabled = true): SandboxRoot[] {
   const trees = layout.agentTrees(agentId);
   return [
     ...layout.extraAllowedDirs.map((path) => ({ path, writable: true, label: "ALLOWED_DIRS" })),
     { path: trees.workTree, writable: true, label: "working tree" },
-    { path: trees.experienceDir, writable: true, label: "experience library" },
+    ...(libraryEnabled ? [{ path: trees.experienceDir, writable: true, label: "experience library" }] : []),
     { path: trees.privateDir, writable: true, label: "private area" },
     { path: trees.skillsDir, writable: true, label: "own skills" },
     { path: layout.baseSkillsDir, writable: false, label: "base skills" },
   ];
 }
 
-export function toolhostStartupFor(config: Config, layout: RuntimeLayout, agent: AgentDefinition, commandSandbox: "bwrap" | "none"): ToolhostStartup {
+/** `libraryEnabled`: the agent's run-time switch (agent_settings), default its agents.json value. */
+export function toolhostStartupFor(config: Config, layout: RuntimeLayout, agent: AgentDefinition, commandSandbox: "bwrap" | "none", libraryEnabled = agent.experienceLibrary): ToolhostStartup {
   const trees = layout.agentTrees(agent.id);
   return {
     version: 1,
     agentId: agent.id,
-    roots: agentRoots(layout, agent.id),
+    roots: agentRoots(layout, agent.id, libraryEnabled),
     workTree: trees.workTree,
-    ...(agent.experienceLibrary ? { sessionLink: { name: EXPERIENCE_LINK_NAME, target: trees.experienceDir } } : {}),
+    ...libraryStartup(config, trees.experienceDir, libraryEnabled),
     allowedCommands: layout.allowedCommands,
     limits: {
       ...DEFAULT_TOOL_LIMITS,
@@ -94,6 +95,12 @@ export function toolhostStartupFor(config: Config, layout: RuntimeLayout, agent:
     maxFrameBytes: config.TOOLHOST_MAX_FRAME_BYTES,
     logLevel: config.LOG_LEVEL,
   };
+}
+
+/** The library part of the start-up message: bound, linked and served, or only the link's removal. */
+function libraryStartup(config: Config, experienceDir: string, enabled: boolean): Pick<ToolhostStartup, "sessionLink" | "library"> {
+  if (!enabled) return { sessionLink: { name: EXPERIENCE_LINK_NAME } };
+  return { sessionLink: { name: EXPERIENCE_LINK_NAME, target: experienceDir }, library: { dir: experienceDir, locale: config.BOT_LOCALE } };
 }
 
 /** The child entry that sits beside the CLI entry (same build, same extension). */
