@@ -9,7 +9,7 @@ import { resolveInWorkspace } from "./load-config.js";
 /** Commands the runtime itself needs; always allowed for shell.exec. */
 export const RUNTIME_COMMANDS = ["node", "curl"] as const;
 
-/** Name of the link in every chat folder that points to the agent's experience library. */
+/** Default name of the link in every chat folder that points to the agent's experience library (LIBRARY_LINK_NAME). */
 export const EXPERIENCE_LINK_NAME = "团队经验";
 
 export type AgentTrees = {
@@ -33,6 +33,8 @@ export type RuntimeLayout = {
   experienceRoot: string;
   agentsPrivateRoot: string;
   workRoot: string;
+  /** The link in every session folder to the agent's experience library (LIBRARY_LINK_NAME). */
+  libraryLinkName: string;
   /** ALLOWED_DIRS resolved against the workspace, without duplicates. */
   extraAllowedDirs: string[];
   /** ALLOWED_COMMANDS plus the runtime's basics, without duplicates. */
@@ -59,6 +61,7 @@ export function createRuntimeLayout(workspaceDir: string, config: Config): Runti
     experienceRoot,
     agentsPrivateRoot,
     workRoot,
+    libraryLinkName: config.LIBRARY_LINK_NAME,
     extraAllowedDirs: unique(config.ALLOWED_DIRS.map((dir) => resolveInWorkspace(workspaceDir, dir))),
     allowedCommands: unique([...config.ALLOWED_COMMANDS, ...RUNTIME_COMMANDS]),
     agentTrees(agentId) {

@@ -4,6 +4,7 @@
  * children first (their last calls are still recorded), then closes the store.
  */
 import { gapCommands } from "../agent/commands/gap-commands.js";
+import { librarySignpostSection } from "../agent/prompt/library-signpost.js";
 import { createGapLoop, type GapLoop } from "../agent/gaps/gap-loop.js";
 import { createOrchestrator, type Orchestrator, type OrchestratorOptions } from "../agent/orchestrator.js";
 import type { AgentDefinition } from "../config/agents.js";
@@ -102,6 +103,7 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
         { onError: (error) => options.logger.warn({ err: error }, "cannot watch a skills folder; use /reload_skills after changes") },
       );
   const parts = { store, toolhosts, catalogs, model, gapLoop };
+  const agentsById = new Map(options.agents.map((agent) => [agent.id, agent]));
   const orchestrator = createOrchestrator({
     store,
     agents: options.agents,
@@ -115,6 +117,7 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     afterTurn: async (turn) => {
       await gapLoop.afterTurn(turn);
     },
+    librarySignpost: (agentId) => (agentsById.get(agentId)?.experienceLibrary ? librarySignpostSection({ locale: config.BOT_LOCALE, linkName: options.layout.libraryLinkName }) : undefined),
     commands: gapCommands({
       clusters: store.clusters,
       catalog: catalogOf,

@@ -17,7 +17,7 @@ import { existsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AgentDefinition } from "../config/agents.js";
 import type { Config } from "../config/load-config.js";
-import { EXPERIENCE_LINK_NAME, type RuntimeLayout } from "../config/runtime-layout.js";
+import type { RuntimeLayout } from "../config/runtime-layout.js";
 import { agentUid, writeIdentityFiles } from "../toolhost/sandbox/agent-identity.js";
 import { secureWorkspace } from "../toolhost/sandbox/agent-trees.js";
 import { childCodePaths, planChildLaunch, type ChildLaunch, type ChildLaunchOptions } from "../toolhost/sandbox/child-launch.js";
@@ -79,7 +79,7 @@ export function toolhostStartupFor(config: Config, layout: RuntimeLayout, agent:
     agentId: agent.id,
     roots: agentRoots(layout, agent.id, libraryEnabled),
     workTree: trees.workTree,
-    ...libraryStartup(config, trees.experienceDir, libraryEnabled),
+    ...libraryStartup(config, layout.libraryLinkName, trees.experienceDir, libraryEnabled),
     allowedCommands: layout.allowedCommands,
     limits: {
       ...DEFAULT_TOOL_LIMITS,
@@ -98,9 +98,9 @@ export function toolhostStartupFor(config: Config, layout: RuntimeLayout, agent:
 }
 
 /** The library part of the start-up message: bound, linked and served, or only the link's removal. */
-function libraryStartup(config: Config, experienceDir: string, enabled: boolean): Pick<ToolhostStartup, "sessionLink" | "library"> {
-  if (!enabled) return { sessionLink: { name: EXPERIENCE_LINK_NAME } };
-  return { sessionLink: { name: EXPERIENCE_LINK_NAME, target: experienceDir }, library: { dir: experienceDir, locale: config.BOT_LOCALE } };
+function libraryStartup(config: Config, linkName: string, experienceDir: string, enabled: boolean): Pick<ToolhostStartup, "sessionLink" | "library"> {
+  if (!enabled) return { sessionLink: { name: linkName } };
+  return { sessionLink: { name: linkName, target: experienceDir }, library: { dir: experienceDir, locale: config.BOT_LOCALE } };
 }
 
 /** The child entry that sits beside the CLI entry (same build, same extension). */

@@ -3,7 +3,7 @@
  * into the library refresh its index at once, library.search finds Chinese and English
  * queries, and never returns another agent's documents.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ToolResult } from "../../src/toolhost/protocol.js";
@@ -27,7 +27,7 @@ for (const mode of ["none", "bwrap"] as const) {
   describe(`experience library tools with TOOLHOST_SANDBOX=${mode}`, () => {
     let workspace: RealWorkspace;
     beforeAll(async () => {
-      workspace = await realWorkspace({ TOOLHOST_SANDBOX: mode, ALLOWED_COMMANDS: "ls,cat,echo,grep", BOT_LOCALE: "zh" });
+      workspace = await realWorkspace({ TOOLHOST_SANDBOX: mode, ALLOWED_COMMANDS: "ls,cat,echo,grep,rm", BOT_LOCALE: "zh" });
     });
 
     it("a doc written through the link is in INDEX.md when file.write returns; an edit updates it", async () => {
@@ -71,6 +71,18 @@ for (const mode of ["none", "bwrap"] as const) {
       const { client } = realClient(workspace, "a");
       expect(output(await client.callTool({ name: "library.index", args: {} }))).toMatch(/INDEX\.md is up to date: 2 documents$/);
       expect(output(await client.callTool({ name: "library.index", args: { rebuild: true } }))).toMatch(/INDEX\.md regenerated \(rebuild\): 2 documents$/);
+    });
+
+    it("the agent deleting its session folder (rm -rf through the shell) leaves the library as it was", async () => {
+      const { client } = realClient(workspace, "a");
+      const library = workspace.layout.agentTrees("a").experienceDir;
+      const cwd = join(workspace.layout.agentTrees("a").workTree, "chat-doomed");
+      output(await client.callTool({ name: "file.write", args: { path: "scratch.txt", content: "x" }, cwd }));
+      const before = readdirSync(library).sort();
+      output(await client.callTool({ name: "shell.exec", args: { command: `rm -rf ${cwd}` } }));
+      expect(existsSync(cwd)).toBe(false);
+      expect(readdirSync(library).sort()).toEqual(before);
+      expect(before).toContain("2026-10-24-mysql-deadlock.md");
     });
 
     it("never crosses agents: b searches its own library only, and cannot read a's", async () => {
