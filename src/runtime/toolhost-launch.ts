@@ -56,6 +56,8 @@ export type LaunchSetup = {
   cliEntry: string;
   isRoot?: boolean;
   execPath?: string;
+  /** The library switch per agent (agent_settings over agents.json); default agents.json. */
+  libraryEnabled?: (agent: AgentDefinition) => boolean;
 };
 
 /** The folders agent A may touch, most specific last; base skills are read-only. Without its library, the library is not bound. */
@@ -150,7 +152,7 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
           identityFiles: writeIdentityFiles(join(layout.dataDir, "sandbox", agent.id), agent.id, uid, layout.agentTrees(agent.id).workTree),
         };
     const plan = (mode: "bwrap" | "none", jail: boolean): AgentLaunch => {
-      const startup = toolhostStartupFor(config, layout, agent, mode);
+      const startup = toolhostStartupFor(config, layout, agent, mode, setup.libraryEnabled?.(agent) ?? agent.experienceLibrary);
       const options: ChildLaunchOptions = { startup, node: { execPath, args: nodeArgs }, codePaths, jail, ...(runAs ? { runAs } : {}) };
       return { agentId: agent.id, mode, jail, ...(uid !== undefined ? { uid } : {}), startup, launch: planChildLaunch(options) };
     };

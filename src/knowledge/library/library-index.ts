@@ -24,6 +24,7 @@ const VERIFIED_LABEL: Record<LibraryLocale, string> = { zh: "验证", en: "verif
 /** Longest summary an index line carries; the document holds the rest. */
 export const SUMMARY_MAX_CHARS = 160;
 const TITLE_MAX_CHARS = 120;
+const KEYWORDS_MAX_CHARS = 200;
 
 export type IndexOptions = { locale: LibraryLocale };
 export type IndexResult = {
@@ -51,7 +52,7 @@ export function renderIndex(entries: LibraryEntry[], options: IndexOptions): str
     [
       `- ${entry.file}`,
       clip(entry.title, TITLE_MAX_CHARS),
-      entry.keywords.join(",") || "-",
+      clip(entry.keywords.join(","), KEYWORDS_MAX_CHARS) || "-",
       clip(entry.summary, SUMMARY_MAX_CHARS) || "-",
       `${VERIFIED_LABEL[options.locale]} ${entry.lastVerified || "-"}`,
     ].join(" | "),
