@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { readAgentsFile, type AgentDefinition } from "../config/agents.js";
 import { loadConfig, resolveWorkspaceDir, type LoadedConfig } from "../config/load-config.js";
 import { createRuntimeLayout, type RuntimeLayout } from "../config/runtime-layout.js";
+import { checkShareLayout } from "../config/share-layout-check.js";
 import { SECRET_VARIABLES } from "../config/variables.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { seedConfigFiles, seedWorkspace, type SeedReport } from "../workspace/seed-workspace.js";
@@ -39,6 +40,7 @@ export function bootstrap(context: CliContext, options: BootOptions): Boot {
   const loaded = loadConfig(configOptions);
   const layout = createRuntimeLayout(loaded.workspaceDir, loaded.config);
   const agents = readAgentsFile(layout.agentsFile);
+  checkShareLayout(layout, agents);
   if (seedReport) seedWorkspace(layout, agents, sources, seedReport);
   const logger = createLogger({
     level: loaded.config.LOG_LEVEL,

@@ -91,7 +91,7 @@ export const VARIABLES = {
     expected: "a comma-separated list of folder paths",
     defaultValue: "",
     group: "Tools",
-    doc: "Extra folders every agent's file tools may use (the agent's own trees are always allowed).",
+    doc: "Extra folders every agent may read (read-only for all agents; a folder one agent may write is its `writableDirs` in agents.json).",
   },
   ALLOWED_COMMANDS: {
     schema: list(),

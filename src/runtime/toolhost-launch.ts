@@ -18,6 +18,7 @@ import { dirname, join } from "node:path";
 import type { AgentDefinition } from "../config/agents.js";
 import type { Config } from "../config/load-config.js";
 import type { RuntimeLayout } from "../config/runtime-layout.js";
+import { agentWritableDirs } from "../config/share-layout-check.js";
 import { agentUid, writeIdentityFiles } from "../toolhost/sandbox/agent-identity.js";
 import { secureWorkspace } from "../toolhost/sandbox/agent-trees.js";
 import { childCodePaths, planChildLaunch, type ChildLaunch, type ChildLaunchOptions } from "../toolhost/sandbox/child-launch.js";
@@ -60,11 +61,19 @@ export type LaunchSetup = {
   libraryEnabled?: (agent: AgentDefinition) => boolean;
 };
 
-/** The folders agent A may touch, most specific last; base skills are read-only. Without its library, the library is not bound. */
-export function agentRoots(layout: RuntimeLayout, agentId: string, libraryEnabled = true): SandboxRoot[] {
+/** Labels of the operator's folders (their modes are the operator's, not the agent's). */
+const OPERATOR_ROOT_LABELS = new Set(["ALLOWED_DIRS", "agent writableDirs"]);
+
+/**
+ * The folders agent A may touch, most specific last. ALLOWED_DIRS and base skills are
+ * read-only for every agent (no folder all agents can write); `writableDirs` are this
+ * agent's own extras. Without its library, the library is not bound.
+ */
+export function agentRoots(layout: RuntimeLayout, agentId: string, libraryEnabled = true, writableDirs: string[] = []): SandboxRoot[] {
   const trees = layout.agentTrees(agentId);
   return [
-    ...layout.extraAllowedDirs.map((path) => ({ path, writable: true, label: "ALLOWED_DIRS" })),
+    ...layout.extraAllowedDirs.map((path) => ({ path, writable: false, label: "ALLOWED_DIRS" })),
+    ...writableDirs.map((path) => ({ path, writable: true, label: "agent writableDirs" })),
     { path: trees.workTree, writable: true, label: "working tree" },
     ...(libraryEnabled ? [{ path: trees.experienceDir, writable: true, label: "experience library" }] : []),
     { path: trees.privateDir, writable: true, label: "private area" },
@@ -79,7 +88,7 @@ export function toolhostStartupFor(config: Config, layout: RuntimeLayout, agent:
   return {
     version: 1,
     agentId: agent.id,
-    roots: agentRoots(layout, agent.id, libraryEnabled),
+    roots: agentRoots(layout, agent.id, libraryEnabled, agentWritableDirs(layout, agent)),
     workTree: trees.workTree,
     ...libraryStartup(config, layout.libraryLinkName, trees.experienceDir, libraryEnabled),
     allowedCommands: layout.allowedCommands,
@@ -203,7 +212,7 @@ function probe(launch: AgentLaunch, execPath: string): string | undefined {
   const writable = startup.roots.filter((root) => root.writable && existsSync(root.path)).map((root) => root.path);
   const readOnly = startup.roots.filter((root) => !root.writable && existsSync(root.path)).map((root) => root.path);
   // ALLOWED_DIRS extras are the operator's folders, with the operator's modes.
-  const own = startup.roots.filter((root) => root.writable && root.label !== "ALLOWED_DIRS" && existsSync(root.path)).map((root) => root.path);
+  const own = startup.roots.filter((root) => root.writable && !OPERATOR_ROOT_LABELS.has(root.label) && existsSync(root.path)).map((root) => root.path);
   const checks = own.map((dir) => `[ -x ${quote(dir)} ] && [ -w ${quote(dir)} ] || { echo "uid $(id -u) cannot enter or write ${dir.replaceAll('"', "")}" >&2; exit 3; }`);
   if (launch.mode === "bwrap") {
     const nested = bwrapCommandArgs({ agentId: startup.agentId, home: startup.workTree, memoryLimitBytes: startup.memoryLimitBytes, writable, readOnly, network: startup.network, tmpSizeBytes: startup.tmpSizeBytes, bwrapPath: startup.bwrapPath }, startup.workTree, "probe");
