@@ -22,12 +22,28 @@ export function parseIndexLines(indexText: string): IndexedLine[] {
 }
 
 export function searchIndex(indexText: string, query: string, limit: number): LibraryHit[] {
+  return searchLines(parseIndexLines(indexText), query, limit);
+}
+
+/**
+ * A searcher that parses an index once per version: `key` names the version (the child
+ * uses INDEX.md's mtime and size), so repeated searches skip the split and lowercasing.
+ */
+export function createIndexSearcher(): (key: string, readText: () => string, query: string, limit: number) => LibraryHit[] {
+  let cached: { key: string; lines: IndexedLine[] } | undefined;
+  return (key, readText, query, limit) => {
+    if (cached?.key !== key) cached = { key, lines: parseIndexLines(readText()) };
+    return searchLines(cached.lines, query, limit);
+  };
+}
+
+function searchLines(lines: IndexedLine[], query: string, limit: number): LibraryHit[] {
   const phrase = query.trim().toLowerCase();
   const queryTerms = [...terms(query)];
   // A query of stop words only still searches for what was typed.
   if (queryTerms.length === 0) queryTerms.push(...phrase.split(/\s+/).filter((word) => word.length > 0));
   const hits: LibraryHit[] = [];
-  for (const entry of parseIndexLines(indexText)) {
+  for (const entry of lines) {
     let score = 0;
     for (const term of queryTerms) {
       for (const field of Object.keys(WEIGHTS) as (keyof typeof WEIGHTS)[]) if (entry.fields[field].includes(term)) score += WEIGHTS[field];

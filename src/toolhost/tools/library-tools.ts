@@ -5,12 +5,12 @@
  * so the index shows a new document at once. They only ever touch the one library folder
  * the start-up message names: the agent's own.
  */
-import { mkdirSync, readFileSync, realpathSync } from "node:fs";
+import { mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { z } from "zod";
 import { INDEX_FILE } from "../../knowledge/library/library-doc.js";
 import { ensureFresh, rebuildIndex, type IndexResult, type LibraryLocale } from "../../knowledge/library/library-index.js";
-import { searchIndex } from "../../knowledge/library/library-search.js";
+import { createIndexSearcher } from "../../knowledge/library/library-search.js";
 import { isWithin } from "../sandbox/path-sandbox.js";
 import { ToolError } from "../tool-error.js";
 import { defineTool, type Tool, type ToolContext } from "./define-tool.js";
@@ -21,6 +21,7 @@ export type LibrarySettings = { dir: string; locale: LibraryLocale };
 export const DEFAULT_SEARCH_LIMIT = 10;
 
 export function createLibraryTools(library: LibrarySettings): Tool[] {
+  const searcher = createIndexSearcher();
   const search = defineTool({
     name: "library.search",
     description:
@@ -35,7 +36,9 @@ export function createLibraryTools(library: LibrarySettings): Tool[] {
     async execute(args, context) {
       const dir = libraryDir(library);
       const fresh = refresh(library, dir);
-      const hits = searchIndex(readFileSync(join(dir, INDEX_FILE), "utf8"), args.query, args.limit ?? DEFAULT_SEARCH_LIMIT);
+      const indexPath = join(dir, INDEX_FILE);
+      const stats = statSync(indexPath, { bigint: true });
+      const hits = searcher(`${stats.mtimeNs}:${stats.size}:${stats.ino}`, () => readFileSync(indexPath, "utf8"), args.query, args.limit ?? DEFAULT_SEARCH_LIMIT);
       if (hits.length === 0) return { output: `no document matches "${args.query}" (${fresh.count} documents in ${dir}/${INDEX_FILE})`, truncated: false };
       const { text, truncated } = headTail([`${hits.length} of ${fresh.count} documents match; folder ${dir}`, ...hits.map((hit) => hit.line)].join("\n"), context.limits.outputMaxBytes);
       return { output: text, truncated };
