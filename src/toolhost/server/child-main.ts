@@ -33,7 +33,14 @@ export type ChildOptions = {
 export function runToolhostChild(options: ChildOptions): Promise<number> {
   const { startup, logger } = options;
   // The library is a root only if it exists when the sandbox is built: create it on first use.
-  if (startup.library) mkdirSync(startup.library.dir, { recursive: true });
+  if (startup.library) {
+    try {
+      mkdirSync(startup.library.dir, { recursive: true });
+    } catch (error) {
+      // The bot creates it at start-up; without it the library tools say what is missing.
+      logger.warn({ err: error, library: startup.library.dir }, "cannot create the experience library folder");
+    }
+  }
   const sandbox = new PathSandbox(startup.roots);
   const workTree = sandbox.roots.find((root) => root.label === "working tree")?.path;
   if (!workTree) throw new Error(`the working tree ${startup.workTree} does not exist or cannot be entered by uid ${process.getuid?.()}`);

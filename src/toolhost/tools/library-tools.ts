@@ -6,7 +6,7 @@
  * the start-up message names: the agent's own.
  */
 import { mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { z } from "zod";
 import { INDEX_FILE } from "../../knowledge/library/library-doc.js";
 import { ensureFresh, rebuildIndex, type IndexResult, type LibraryLocale } from "../../knowledge/library/library-index.js";
@@ -71,7 +71,7 @@ export function withLibraryRefresh(tool: Tool, library: LibrarySettings): Tool {
       const dir = libraryDir(library);
       if (written === undefined || !isWithin(dir, written)) return result;
       try {
-        const refreshed = basename(written) === INDEX_FILE && join(dir, INDEX_FILE) === written ? rebuildIndex(dir, library) : refresh(library, dir);
+        const refreshed = written === join(dir, INDEX_FILE) ? rebuildIndex(dir, library) : refresh(library, dir);
         const note = refreshed.reason === "rebuild" ? `${INDEX_FILE} is generated: your edit was replaced by a rebuild` : `library index updated (${refreshed.count} documents)`;
         return { ...result, output: `${result.output}; ${refreshed.regenerated ? note : `library index up to date (${refreshed.count} documents)`}` };
       } catch (error) {
