@@ -237,7 +237,7 @@ describe("commands", () => {
     await bot.send("notes");
     const context = await bot.send("/context");
     expect(context).toMatch(/^Last turn's prompt \(\d+ characters, skills: write-notes\):/);
-    expect(context).toMatch(/- persona: \d+\n- skills: \d+\n- tool-use: \d+/);
+    expect(context).toMatch(/- persona: \d+\n- skills: \d+\n- library-signpost: \d+\n- tool-use: \d+/);
     expect(bot.fake.requests).toHaveLength(2);
     expect(existsSync(bot.layout.databaseFile)).toBe(true);
   });

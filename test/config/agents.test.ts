@@ -4,7 +4,7 @@ import { parseAgents } from "../../src/config/agents.js";
 describe("agents file", () => {
   it("applies defaults", () => {
     expect(parseAgents('{"agents":[{"id":"main","name":"Main"}]}', "agents.json")).toEqual([
-      { id: "main", name: "Main", network: false, experienceLibrary: true },
+      { id: "main", name: "Main", network: false, experienceLibrary: true, writableDirs: [] },
     ]);
   });
 

@@ -103,6 +103,7 @@ describe("INDEX.md generation", () => {
 
   it("an English header with BOT_LOCALE=en, and a locale change regenerates", () => {
     const dir = library({ "2026-10-24-mysql-deadlock.md": MYSQL });
+    age(join(dir, "2026-10-24-mysql-deadlock.md"));
     ensureFresh(dir, { locale: "en" });
     expect(index(dir)).toContain("# Team experience index (generated automatically, do not edit; grep this file to search)\n<!-- count: 1 -->\n");
     expect(index(dir)).toContain("| verified 2026-10-24");
