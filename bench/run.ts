@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { machine, writeSection } from "./stats.js";
 import { runGapsBench } from "./gaps-bench.js";
+import { runLibraryBench } from "./library-bench.js";
 import { runOrchestratorBench } from "./orchestrator-bench.js";
 import { runBoundaryBench, runToolhostBench } from "./toolhost-bench.js";
 
@@ -16,6 +17,7 @@ const SUITES: Record<string, { title: string; run: () => Promise<string> }> = {
   boundary: { title: "Sandbox boundary: file tools and shell commands through the jailed child", run: runBoundaryBench },
   orchestrator: { title: "Orchestrator overhead per message (zero-latency model, one-tool turn)", run: runOrchestratorBench },
   gaps: { title: "Capability gaps: record and evaluate a cluster at scale", run: runGapsBench },
+  library: { title: "Experience library: INDEX.md regeneration, freshness check, library.search", run: runLibraryBench },
 };
 
 const wanted = process.argv.slice(2);

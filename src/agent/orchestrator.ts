@@ -59,7 +59,9 @@ export type OrchestratorOptions = {
   logger: Logger;
   /** Always-on rules of an agent (distillation adds them). */
   rules?: (agentId: string) => string[];
-  /** More prompt sections (experience library signpost, experiences). */
+  /** The experience library's signpost, when the library is enabled for the agent (asked every turn). */
+  librarySignpost?: (agentId: string) => PromptSection | undefined;
+  /** More prompt sections (distilled experiences): after the skills and the library signpost. */
   extraSections?: (context: { agentId: string; userText: string }) => PromptSection[];
   commands?: ChatCommand[];
   /** Records gaps (the gap loop's recorder merges keys and clusters); default: store only. */
@@ -221,10 +223,12 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       const skill = snapshot.get(name);
       return skill ? [skill] : [];
     });
+    const signpost = options.librarySignpost?.(agent.id);
     const sections: PromptSection[] = [
       { name: "persona", content: readPersona(agent) },
       { name: "rules", content: rulesSection(options.rules?.(agent.id) ?? []) },
       skillsSection(routedSkills),
+      ...(signpost ? [signpost] : []),
       ...(options.extraSections?.({ agentId: agent.id, userText: message.text }) ?? []),
       toolGuidanceSection({ cwd, locale: settings.locale }),
       { name: "conversation-summary", content: summary ? `## Earlier in this conversation\n${summary}` : "" },

@@ -7,6 +7,7 @@ import { personaFile, readAgentsFile, type AgentDefinition } from "../config/age
 import { loadConfig, resolveWorkspaceDir, type LoadedConfig } from "../config/load-config.js";
 import { checkWorkspaceLocation } from "../config/workspace-location.js";
 import { createRuntimeLayout, type RuntimeLayout } from "../config/runtime-layout.js";
+import { checkShareLayout } from "../config/share-layout-check.js";
 import { SECRET_VARIABLES } from "../config/variables.js";
 import { openLogFile, type LogFile } from "../log/log-file.js";
 import { createLogger, type Logger } from "../log/logger.js";
@@ -50,6 +51,7 @@ export function bootstrap(context: CliContext, options: BootOptions): Boot {
   const loaded = loadConfig(configOptions);
   const layout = createRuntimeLayout(loaded.workspaceDir, loaded.config);
   const agents = readAgentsFile(layout.agentsFile);
+  checkShareLayout(layout, agents);
   if (seedReport) {
     seedWorkspace(layout, agents, sources, seedReport);
     // A persona that leads out of bot_context/ stops start-up, naming the agent.

@@ -28,8 +28,10 @@ export const agentSchema = z
       .optional(),
     /** Whether the agent's shell commands may use the network. */
     network: z.boolean().default(false),
-    /** Whether the team experience library is enabled. */
+    /** Whether the team experience library is enabled (a run-time override in agent_settings wins). */
     experienceLibrary: z.boolean().default(true),
+    /** Extra folders only this agent may write (relative to the workspace); ALLOWED_DIRS are read-only for all. */
+    writableDirs: z.array(z.string().min(1).max(4096)).max(32).default([]),
   })
   .strict();
 

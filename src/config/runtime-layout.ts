@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Config } from "./load-config.js";
 import { resolveInWorkspace } from "./load-config.js";
 
-/** Name of the link in every chat folder that points to the agent's experience library. */
+/** Default name of the link in every chat folder that points to the agent's experience library (LIBRARY_LINK_NAME). */
 export const EXPERIENCE_LINK_NAME = "团队经验";
 
 export type AgentTrees = {
@@ -32,6 +32,8 @@ export type RuntimeLayout = {
   experienceRoot: string;
   agentsPrivateRoot: string;
   workRoot: string;
+  /** The link in every session folder to the agent's experience library (LIBRARY_LINK_NAME). */
+  libraryLinkName: string;
   /** ALLOWED_DIRS resolved against the workspace, without duplicates. */
   extraAllowedDirs: string[];
   /** ALLOWED_COMMANDS as the operator set it, without duplicates: nothing is ever added behind their back. */
@@ -59,6 +61,7 @@ export function createRuntimeLayout(workspaceDir: string, config: Config): Runti
     experienceRoot,
     agentsPrivateRoot,
     workRoot,
+    libraryLinkName: config.LIBRARY_LINK_NAME,
     extraAllowedDirs: unique(config.ALLOWED_DIRS.map((dir) => resolveInWorkspace(workspaceDir, dir))),
     allowedCommands: unique(config.ALLOWED_COMMANDS),
     agentTrees(agentId) {

@@ -69,6 +69,17 @@ export const VARIABLES = {
     group: "Workspace",
     doc: "Shared area: agent-experience/<agent>/ libraries and agents/<agent>/ private folders.",
   },
+  LIBRARY_LINK_NAME: {
+    schema: z
+      .string()
+      .min(1)
+      .max(255)
+      .refine((value) => value !== "." && value !== ".." && !/[/\\\s\p{Cc}]/u.test(value), { message: "must be one folder name: no / or \\, spaces or control characters, not . or .." }),
+    expected: "a single file name (no / or \\, no spaces)",
+    defaultValue: "团队经验",
+    group: "Workspace",
+    doc: "Name of the link in every session working folder that points to the agent's experience library.",
+  },
   AUTO_SKILL_DIR: {
     schema: optionalText(),
     expected: "a folder path (relative to the workspace)",
@@ -80,7 +91,7 @@ export const VARIABLES = {
     expected: "a comma-separated list of folder paths",
     defaultValue: "",
     group: "Tools",
-    doc: "Extra folders every agent's file tools may use (the agent's own trees are always allowed).",
+    doc: "Extra folders every agent may read (read-only for all agents; a folder one agent may write is its `writableDirs` in agents.json).",
   },
   ALLOWED_COMMANDS: {
     schema: list(),

@@ -4,6 +4,7 @@
  * children first (their last calls are still recorded), then closes the store.
  */
 import { gapCommands } from "../agent/commands/gap-commands.js";
+import { librarySignpostSection } from "../agent/prompt/library-signpost.js";
 import { createGapLoop, type GapLoop } from "../agent/gaps/gap-loop.js";
 import { createOrchestrator, type Orchestrator, type OrchestratorOptions } from "../agent/orchestrator.js";
 import type { AgentDefinition } from "../config/agents.js";
@@ -19,7 +20,8 @@ import { systemClock, type Clock } from "../store/clock.js";
 import { openStore, type Store } from "../store/store.js";
 import type { ToolhostPool } from "../toolhost/client/toolhost-pool.js";
 import { recordRunningBot } from "./bot-pid-file.js";
-import { prepareToolhostLaunches, type ToolhostLaunches } from "./toolhost-launch.js";
+import { createLibrarySwitch } from "./library-switch.js";
+import { prepareToolhostLaunches, type AgentLaunch, type ToolhostLaunches } from "./toolhost-launch.js";
 import { createToolhostPool } from "./toolhost-pool-factory.js";
 import { writeDraftThroughToolhost } from "./draft-through-toolhost.js";
 
@@ -55,8 +57,22 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
   const { config } = options.loaded;
   const clock = options.clock ?? systemClock;
   const store = openStore(options.layout.databaseFile, clock);
-  const launches = options.launches ?? prepareToolhostLaunches({ config, layout: options.layout, agents: options.agents, cliEntry: options.cliEntry });
+  const libraryEnabled = (agent: AgentDefinition) => store.agentSettings.experienceLibrary(agent.id) ?? agent.experienceLibrary;
+  const launchSetup = { config, layout: options.layout, cliEntry: options.cliEntry, libraryEnabled };
+  const launches = options.launches ?? prepareToolhostLaunches({ ...launchSetup, agents: options.agents });
   const toolhosts = createToolhostPool({ config, launches, store, logger: options.logger, ...(options.childStderr ? { childStderr: options.childStderr } : {}) });
+  const library = createLibrarySwitch({
+    agents: options.agents,
+    settings: store.agentSettings,
+    launches,
+    toolhosts,
+    replan: (agent, enabled) => {
+      const planned = prepareToolhostLaunches({ ...launchSetup, agents: [agent], libraryEnabled: () => enabled });
+      for (const warning of planned.warnings) options.logger.warn(warning);
+      return planned.agents.get(agent.id) as AgentLaunch;
+    },
+    logger: options.logger,
+  });
   const baseModel = options.model ?? configuredModel(options.loaded);
   const model = baseModel
     ? recordedModel(baseModel, (record) => {
@@ -84,7 +100,7 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
   const gapLoop = createGapLoop({
     store,
     catalog: catalogOf,
-    writeDraft: (agentId, name, text) => writeDraftThroughToolhost(toolhosts.client(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
+    writeDraft: (agentId, name, text) => writeDraftThroughToolhost(library.toolhost(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
     model,
     settings: { triggerCount: config.GAP_DRAFT_TRIGGER_COUNT, lookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS, locale: config.BOT_LOCALE },
     logger: options.logger.child({ component: "gap-loop" }),
@@ -109,7 +125,7 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     store,
     agents: options.agents,
     catalog: catalogOf,
-    toolhost: (agentId) => toolhosts.client(agentId),
+    toolhost: (agentId) => library.toolhost(agentId),
     model,
     layout: options.layout,
     settings: {
@@ -124,6 +140,7 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     afterTurn: async (turn) => {
       await gapLoop.afterTurn(turn);
     },
+    librarySignpost: (agentId) => (library.enabled(agentId) ? librarySignpostSection({ locale: config.BOT_LOCALE, linkName: options.layout.libraryLinkName }) : undefined),
     commands: gapCommands({
       clusters: store.clusters,
       catalog: catalogOf,

@@ -17,7 +17,8 @@ import { existsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AgentDefinition } from "../config/agents.js";
 import type { Config } from "../config/load-config.js";
-import { EXPERIENCE_LINK_NAME, type RuntimeLayout } from "../config/runtime-layout.js";
+import type { RuntimeLayout } from "../config/runtime-layout.js";
+import { agentWritableDirs } from "../config/share-layout-check.js";
 import { agentUid, writeIdentityFiles } from "../toolhost/sandbox/agent-identity.js";
 import { secureWorkspace } from "../toolhost/sandbox/agent-trees.js";
 import { childCodePaths, planChildLaunch, type ChildLaunch, type ChildLaunchOptions } from "../toolhost/sandbox/child-launch.js";
@@ -56,29 +57,40 @@ export type LaunchSetup = {
   cliEntry: string;
   isRoot?: boolean;
   execPath?: string;
+  /** The library switch per agent (agent_settings over agents.json); default agents.json. */
+  libraryEnabled?: (agent: AgentDefinition) => boolean;
 };
 
-/** The folders agent A may touch, most specific last; base skills are read-only. */
-export function agentRoots(layout: RuntimeLayout, agentId: string): SandboxRoot[] {
+/** Labels of the operator's folders (their modes are the operator's, not the agent's). */
+const OPERATOR_ROOT_LABELS = new Set(["ALLOWED_DIRS", "agent writableDirs"]);
+
+/**
+ * The folders agent A may touch, most specific last. ALLOWED_DIRS and base skills are
+ * read-only for every agent (no folder all agents can write); `writableDirs` are this
+ * agent's own extras. Without its library, the library is not bound.
+ */
+export function agentRoots(layout: RuntimeLayout, agentId: string, libraryEnabled = true, writableDirs: string[] = []): SandboxRoot[] {
   const trees = layout.agentTrees(agentId);
   return [
-    ...layout.extraAllowedDirs.map((path) => ({ path, writable: true, label: "ALLOWED_DIRS" })),
+    ...layout.extraAllowedDirs.map((path) => ({ path, writable: false, label: "ALLOWED_DIRS" })),
+    ...writableDirs.map((path) => ({ path, writable: true, label: "agent writableDirs" })),
     { path: trees.workTree, writable: true, label: "working tree" },
-    { path: trees.experienceDir, writable: true, label: "experience library" },
+    ...(libraryEnabled ? [{ path: trees.experienceDir, writable: true, label: "experience library" }] : []),
     { path: trees.privateDir, writable: true, label: "private area" },
     { path: trees.skillsDir, writable: true, label: "own skills" },
     { path: layout.baseSkillsDir, writable: false, label: "base skills" },
   ];
 }
 
-export function toolhostStartupFor(config: Config, layout: RuntimeLayout, agent: AgentDefinition, commandSandbox: "bwrap" | "none"): ToolhostStartup {
+/** `libraryEnabled`: the agent's run-time switch (agent_settings), default its agents.json value. */
+export function toolhostStartupFor(config: Config, layout: RuntimeLayout, agent: AgentDefinition, commandSandbox: "bwrap" | "none", libraryEnabled = agent.experienceLibrary): ToolhostStartup {
   const trees = layout.agentTrees(agent.id);
   return {
     version: 1,
     agentId: agent.id,
-    roots: agentRoots(layout, agent.id),
+    roots: agentRoots(layout, agent.id, libraryEnabled, agentWritableDirs(layout, agent)),
     workTree: trees.workTree,
-    ...(agent.experienceLibrary ? { sessionLink: { name: EXPERIENCE_LINK_NAME, target: trees.experienceDir } } : {}),
+    ...libraryStartup(config, layout.libraryLinkName, trees.experienceDir, libraryEnabled),
     allowedCommands: layout.allowedCommands,
     limits: {
       ...DEFAULT_TOOL_LIMITS,
@@ -94,6 +106,12 @@ export function toolhostStartupFor(config: Config, layout: RuntimeLayout, agent:
     maxFrameBytes: config.TOOLHOST_MAX_FRAME_BYTES,
     logLevel: config.LOG_LEVEL,
   };
+}
+
+/** The library part of the start-up message: bound, linked and served, or only the link's removal. */
+function libraryStartup(config: Config, linkName: string, experienceDir: string, enabled: boolean): Pick<ToolhostStartup, "sessionLink" | "library"> {
+  if (!enabled) return { sessionLink: { name: linkName } };
+  return { sessionLink: { name: linkName, target: experienceDir }, library: { dir: experienceDir, locale: config.BOT_LOCALE } };
 }
 
 /** The child entry that sits beside the CLI entry (same build, same extension). */
@@ -143,7 +161,7 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
           identityFiles: writeIdentityFiles(join(layout.dataDir, "sandbox", agent.id), agent.id, uid, layout.agentTrees(agent.id).workTree),
         };
     const plan = (mode: "bwrap" | "none", jail: boolean): AgentLaunch => {
-      const startup = toolhostStartupFor(config, layout, agent, mode);
+      const startup = toolhostStartupFor(config, layout, agent, mode, setup.libraryEnabled?.(agent) ?? agent.experienceLibrary);
       const options: ChildLaunchOptions = { startup, node: { execPath, args: nodeArgs }, codePaths, jail, ...(runAs ? { runAs } : {}) };
       return { agentId: agent.id, mode, jail, ...(uid !== undefined ? { uid } : {}), startup, launch: planChildLaunch(options) };
     };
@@ -194,7 +212,7 @@ function probe(launch: AgentLaunch, execPath: string): string | undefined {
   const writable = startup.roots.filter((root) => root.writable && existsSync(root.path)).map((root) => root.path);
   const readOnly = startup.roots.filter((root) => !root.writable && existsSync(root.path)).map((root) => root.path);
   // ALLOWED_DIRS extras are the operator's folders, with the operator's modes.
-  const own = startup.roots.filter((root) => root.writable && root.label !== "ALLOWED_DIRS" && existsSync(root.path)).map((root) => root.path);
+  const own = startup.roots.filter((root) => root.writable && !OPERATOR_ROOT_LABELS.has(root.label) && existsSync(root.path)).map((root) => root.path);
   const checks = own.map((dir) => `[ -x ${quote(dir)} ] && [ -w ${quote(dir)} ] || { echo "uid $(id -u) cannot enter or write ${dir.replaceAll('"', "")}" >&2; exit 3; }`);
   if (launch.mode === "bwrap") {
     const nested = bwrapCommandArgs({ agentId: startup.agentId, home: startup.workTree, memoryLimitBytes: startup.memoryLimitBytes, writable, readOnly, network: startup.network, tmpSizeBytes: startup.tmpSizeBytes, bwrapPath: startup.bwrapPath }, startup.workTree, "probe");

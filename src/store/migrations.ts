@@ -126,4 +126,16 @@ export const MIGRATIONS: Migration[] = [
       CREATE UNIQUE INDEX skill_drafts_one_per_intent ON skill_drafts (agent_id, intent_key);
     `,
   },
+  {
+    version: 4,
+    name: "per-agent run-time settings (experience library switch)",
+    sql: `
+      -- NULL means "as agents.json says"; a row exists once an operator changed something.
+      CREATE TABLE agent_settings (
+        agent_id TEXT PRIMARY KEY,
+        experience_library_enabled INTEGER CHECK (experience_library_enabled IN (0, 1)),
+        updated_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];

@@ -1,4 +1,5 @@
 /** The store's public face: one object holding every repository over one database. */
+import { createAgentSettingsStore, type AgentSettingsStore } from "./agent-settings-store.js";
 import type { Clock } from "./clock.js";
 import { createGapClustersStore, type GapClustersStore } from "./gap-clusters-store.js";
 import { createGapsStore, type GapsStore } from "./gaps-store.js";
@@ -16,6 +17,7 @@ export type Store = {
   clusters: GapClustersStore;
   toolCalls: ToolCallsStore;
   modelCalls: ModelCallsStore;
+  agentSettings: AgentSettingsStore;
   close(): void;
 };
 
@@ -30,6 +32,7 @@ export function openStore(file: string, clock: Clock): Store {
     clusters: createGapClustersStore(db, clock),
     toolCalls: createToolCallsStore(db, clock),
     modelCalls: createModelCallsStore(db, clock),
+    agentSettings: createAgentSettingsStore(db, clock),
     close() {
       if (closed) return;
       closed = true;

@@ -34,7 +34,7 @@ describe("a turn end to end", () => {
     expect(system).toContain("You are Laoding");
     expect(system).toContain("### write-notes\n# Write notes");
     expect(system).toContain(`Your working folder is ${chatFolder}`);
-    expect(first?.tools?.map((tool) => tool.function.name)).toEqual(["file_read", "file_list", "file_write", "file_edit", "file_grep", "file_glob", "shell_exec"]);
+    expect(first?.tools?.map((tool) => tool.function.name)).toEqual(["file_read", "file_list", "file_write", "file_edit", "file_grep", "file_glob", "shell_exec", "library_search", "library_index"]);
     expect(first?.tools?.[0]?.function.parameters).toMatchObject({ type: "object", required: ["path"] });
     expect(first?.messages.at(-1)).toEqual({ role: "user", content: "please write the standup notes: shipped" });
     expect(second?.messages.at(-1)).toMatchObject({ role: "tool", content: "created notes.md (19 bytes)" });
@@ -238,7 +238,7 @@ describe("commands", () => {
     await bot.send("notes");
     const context = await bot.send("/context");
     expect(context).toMatch(/^Last turn's prompt \(\d+ characters, skills: write-notes\):/);
-    expect(context).toMatch(/- persona: \d+\n- skills: \d+\n- tool-use: \d+/);
+    expect(context).toMatch(/- persona: \d+\n- skills: \d+\n- library-signpost: \d+\n- tool-use: \d+/);
     expect(bot.fake.requests).toHaveLength(2);
     expect(existsSync(bot.layout.databaseFile)).toBe(true);
   });

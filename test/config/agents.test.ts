@@ -17,7 +17,7 @@ function errorOf(run: () => unknown): ConfigError {
 describe("agents file", () => {
   it("applies defaults", () => {
     expect(parseAgents('{"agents":[{"id":"main","name":"Main"}]}', "agents.json")).toEqual([
-      { id: "main", name: "Main", network: false, experienceLibrary: true },
+      { id: "main", name: "Main", network: false, experienceLibrary: true, writableDirs: [] },
     ]);
   });
 

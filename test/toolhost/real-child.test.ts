@@ -31,7 +31,7 @@ describe("protocol conformance (real child)", () => {
   it("tool.list lists every tool with a JSON Schema derived from its zod schema", async () => {
     const { client } = realClient(workspace, "a");
     const tools = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(["file.read", "file.list", "file.write", "file.edit", "file.grep", "file.glob", "shell.exec"]);
+    expect(tools.map((tool) => tool.name)).toEqual(["file.read", "file.list", "file.write", "file.edit", "file.grep", "file.glob", "shell.exec", "library.search", "library.index"]);
     const edit = tools.find((tool) => tool.name === "file.edit");
     expect(edit?.inputSchema).toMatchObject({
       type: "object",

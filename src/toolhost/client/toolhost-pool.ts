@@ -31,8 +31,13 @@ export type ToolhostPoolOptions = {
 export const DEFAULT_START_TIMEOUT_MS = 15_000;
 export const DEFAULT_STOP_GRACE_MS = 3_000;
 
+/** A retired client is stopped once it has had no call for this long (a turn in progress may still use it). */
+export const RETIRE_IDLE_MS = 30_000;
+const RETIRE_POLL_MS = 250;
+
 export class ToolhostPool {
   private readonly clients = new Map<string, ToolhostClient>();
+  private readonly retired = new Set<ToolhostClient>();
   private stopped = false;
 
   constructor(private readonly options: ToolhostPoolOptions) {}
@@ -74,8 +79,30 @@ export class ToolhostPool {
     return client;
   }
 
+  /**
+   * Replaces an agent's client: the next `client()` starts a new child (with the launch as
+   * it is then), and the old one is stopped once it has been idle for RETIRE_IDLE_MS, so a
+   * turn in progress finishes its calls on it.
+   */
+  retire(agentId: string, idleMs = RETIRE_IDLE_MS): void {
+    const client = this.clients.get(agentId);
+    if (!client) return;
+    this.clients.delete(agentId);
+    this.retired.add(client);
+    let idleSince = Date.now();
+    const timer = setInterval(() => {
+      const { running, queued } = client.load;
+      if (running + queued > 0) idleSince = Date.now();
+      else if (Date.now() - idleSince >= idleMs) {
+        clearInterval(timer);
+        void client.supervisor.stop().finally(() => this.retired.delete(client));
+      }
+    }, Math.min(RETIRE_POLL_MS, idleMs));
+    timer.unref();
+  }
+
   async stopAll(): Promise<void> {
     this.stopped = true;
-    await Promise.all([...this.clients.values()].map((client) => client.supervisor.stop()));
+    await Promise.all([...this.clients.values(), ...this.retired].map((client) => client.supervisor.stop()));
   }
 }

@@ -19,8 +19,13 @@ export const toolhostStartupSchema = z
     agentId: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/),
     roots: z.array(z.object({ path: absolutePath, writable: z.boolean(), label: z.string().min(1).max(64) }).strict()).min(1),
     workTree: absolutePath,
-    /** A link every session folder gets (`团队经验` -> the agent's experience library). */
-    sessionLink: z.object({ name: z.string().min(1).max(255), target: absolutePath }).strict().optional(),
+    /**
+     * A link every session folder gets (`团队经验` -> the agent's experience library).
+     * Without a target, a link of that name is removed (the library was switched off).
+     */
+    sessionLink: z.object({ name: z.string().min(1).max(255), target: absolutePath.optional() }).strict().optional(),
+    /** The agent's experience library, when enabled: its tools are served and writes into it refresh its index. */
+    library: z.object({ dir: absolutePath, locale: z.enum(["zh", "en"]) }).strict().optional(),
     allowedCommands: z.array(z.string().min(1).max(128)),
     limits: z
       .object({

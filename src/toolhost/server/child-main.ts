@@ -5,6 +5,7 @@
  * processes first. It already runs with its agent's authority (see
  * sandbox/child-launch.ts); it never reads the bot's configuration.
  */
+import { mkdirSync } from "node:fs";
 import type { Logger } from "pino";
 import { StreamMessageWriter } from "vscode-jsonrpc/node";
 import { BoundedMessageReader } from "../bounded-reader.js";
@@ -14,6 +15,7 @@ import type { ToolhostStartup } from "../sandbox/startup-message.js";
 import { createShellRunner } from "../shell/shell-runner.js";
 import { createTools } from "../tools/tool-registry.js";
 import { answerBudget } from "../tools/truncate-output.js";
+import { createSessionSetup } from "./session-setup.js";
 import { serveToolhost } from "./toolhost-server.js";
 
 /** How often the child checks that its parent is still alive. */
@@ -31,6 +33,15 @@ export type ChildOptions = {
 /** Runs until the connection ends; resolves with the exit code. */
 export function runToolhostChild(options: ChildOptions): Promise<number> {
   const { startup, logger } = options;
+  // The library is a root only if it exists when the sandbox is built: create it on first use.
+  if (startup.library) {
+    try {
+      mkdirSync(startup.library.dir, { recursive: true });
+    } catch (error) {
+      // The bot creates it at start-up; without it the library tools say what is missing.
+      logger.warn({ err: error, library: startup.library.dir }, "cannot create the experience library folder");
+    }
+  }
   const sandbox = new PathSandbox(startup.roots);
   const workTree = sandbox.roots.find((root) => root.label === "working tree")?.path;
   if (!workTree) throw new Error(`the working tree ${startup.workTree} does not exist or cannot be entered by uid ${process.getuid?.()}`);
@@ -54,14 +65,14 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
     reader,
     writer,
     agentId: startup.agentId,
-    tools: createTools({ allowedCommands: startup.allowedCommands }),
+    tools: createTools({ allowedCommands: startup.allowedCommands, library: startup.library }),
     sandbox,
     workTree,
     // An answer must fit a frame whatever TOOL_OUTPUT_MAX_BYTES says.
     limits: { ...startup.limits, outputMaxBytes: answerBudget(startup.limits.outputMaxBytes, startup.maxFrameBytes) },
     shell,
     logger,
-    ...(startup.sessionLink ? { sessionLink: startup.sessionLink } : {}),
+    setupSession: createSessionSetup({ link: startup.sessionLink, library: startup.library, logger }),
   });
   logger.info({ sandbox: shell.mode, uid: process.getuid?.(), roots: sandbox.roots.map((root) => root.path) }, "toolhost ready");
 

@@ -3,8 +3,8 @@
  * descriptors, runs tools, and turns every tool failure into an `ok: false` result.
  * Only malformed requests become JSON-RPC errors.
  */
-import { lstatSync, mkdirSync, realpathSync, symlinkSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { mkdirSync, realpathSync } from "node:fs";
+import { dirname } from "node:path";
 import type { Logger } from "pino";
 import { createMessageConnection, ResponseError, type CancellationToken, type MessageConnection, type MessageReader, type MessageWriter } from "vscode-jsonrpc/node";
 import { z } from "zod";
@@ -38,8 +38,8 @@ export type ToolhostServerOptions = {
   limits: ToolLimits;
   shell: ShellRunner;
   logger: Logger;
-  /** A link every session folder gets, e.g. `团队经验` -> the agent's experience library. */
-  sessionLink?: { name: string; target: string };
+  /** Prepares a session folder on use: the `团队经验` link, git exclude, library index (session-setup.ts). */
+  setupSession?: (folder: string) => void;
   clock?: { now(): number };
 };
 
@@ -153,26 +153,8 @@ function sessionFolder(requested: string | undefined, options: ToolhostServerOpt
     mkdirSync(resolved.realPath, { recursive: true });
   }
   const folder = realpathSync(resolved.realPath);
-  if (options.sessionLink && dirname(folder) === options.workTree) ensureLink(join(folder, options.sessionLink.name), options.sessionLink.target);
+  if (options.setupSession && dirname(folder) === options.workTree) options.setupSession(folder);
   return folder;
-}
-
-/** Creates the link if nothing is at its place; an existing file or link is left alone. */
-function ensureLink(path: string, target: string): void {
-  try {
-    lstatSync(path);
-    return;
-  } catch {
-    // Missing: create it below.
-  }
-  try {
-    // Absolute target: the OS sandbox binds the library at the same path, so it resolves inside too.
-    symlinkSync(target, path);
-  } catch (error) {
-    // A folder the agent may not write (made by another user) gets no link; its own
-    // tools say so when they try to write there.
-    if (!["EEXIST", "EACCES", "EPERM", "EROFS"].includes((error as NodeJS.ErrnoException).code ?? "")) throw error;
-  }
 }
 
 export function describeIssues(error: z.ZodError): string {

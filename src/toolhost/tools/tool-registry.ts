@@ -5,9 +5,24 @@ import { fileGrepTool } from "./file-grep.js";
 import { fileListTool } from "./file-list.js";
 import { fileReadTool } from "./file-read.js";
 import { fileWriteTool } from "./file-write.js";
+import { createLibraryTools, withLibraryRefresh, type LibrarySettings } from "./library-tools.js";
 import { createShellExecTool } from "./shell-exec.js";
 
-/** Every tool an agent's toolhost serves, in the order `tool.list` shows them. */
-export function createTools(options: { allowedCommands: readonly string[] }): Tool[] {
-  return [fileReadTool, fileListTool, fileWriteTool, fileEditTool, fileGrepTool, fileGlobTool, createShellExecTool(options.allowedCommands)];
+/**
+ * Every tool an agent's toolhost serves, in the order `tool.list` shows them. With the
+ * experience library enabled, its tools come last and writes into it refresh its index.
+ */
+export function createTools(options: { allowedCommands: readonly string[]; library?: LibrarySettings | undefined }): Tool[] {
+  const { library } = options;
+  const writing = (tool: Tool) => (library ? withLibraryRefresh(tool, library) : tool);
+  return [
+    fileReadTool,
+    fileListTool,
+    writing(fileWriteTool),
+    writing(fileEditTool),
+    fileGrepTool,
+    fileGlobTool,
+    createShellExecTool(options.allowedCommands),
+    ...(library ? createLibraryTools(library) : []),
+  ];
 }

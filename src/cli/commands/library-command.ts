@@ -1,0 +1,82 @@
+import { parseIndexLines } from "../../knowledge/library/library-search.js";
+import { openLibraryMaintenance } from "../../runtime/library-maintenance.js";
+import { systemClock } from "../../store/clock.js";
+import { openStore } from "../../store/store.js";
+import { bootstrap } from "../bootstrap.js";
+import { CLI_ENTRY, UsageError, writeLine, type Command } from "../cli-context.js";
+import { parseFlags } from "../parse-flags.js";
+
+const usage = `Usage: laoding library <enable|disable|reset|list|index|rebuild> <agent> [--workspace DIR]
+
+  enable    turn the agent's team experience library on (overrides agents.json)
+  disable   turn it off: no link, no signpost, no library tools, not bound in the sandbox
+  reset     drop the override: agents.json's experienceLibrary decides again
+            (a running bot applies enable/disable/reset at the agent's next message)
+  list      the library's documents: file, title, last verified
+  index     print INDEX.md (regenerated first when it is out of date)
+  rebuild   regenerate INDEX.md from the documents now
+
+list, index and rebuild run through the agent's own toolhost, with its authority.
+
+Options:
+  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+  -h, --help        show this help`;
+
+const ACTIONS = ["enable", "disable", "reset", "list", "index", "rebuild"] as const;
+type Action = (typeof ACTIONS)[number];
+
+export const libraryCommand: Command = {
+  name: "library",
+  summary: "switch an agent's team experience library on or off; list, print or rebuild its index",
+  usage,
+  async run(context) {
+    const { values, positionals } = parseFlags(context.args, { workspace: { type: "string" } }, usage, true);
+    if (values.help) return writeLine(context.stdout, usage), 0;
+    const [action, agentId, ...extra] = positionals;
+    if (!ACTIONS.includes(action as Action)) throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);
+    if (!agentId || extra.length > 0) throw new UsageError("name exactly one agent", usage);
+    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
+    const agent = boot.agents.find((candidate) => candidate.id === agentId);
+    if (!agent) throw new UsageError(`no agent "${agentId}"; known: ${boot.agents.map((candidate) => candidate.id).join(", ")}`, usage);
+    const store = openStore(boot.layout.databaseFile, systemClock);
+    try {
+      if (action === "enable" || action === "disable" || action === "reset") {
+        store.agentSettings.setExperienceLibrary(agent.id, action === "reset" ? undefined : action === "enable");
+        const effective = store.agentSettings.experienceLibrary(agent.id) ?? agent.experienceLibrary;
+        writeLine(
+          context.stdout,
+          `agent ${agent.id}: experience library ${effective ? "enabled" : "disabled"} (${action === "reset" ? "as agents.json says" : `override; agents.json says ${agent.experienceLibrary ? "enabled" : "disabled"}`}); a running bot applies it at the agent's next message`,
+        );
+        return 0;
+      }
+      const maintenance = openLibraryMaintenance({
+        config: boot.loaded.config,
+        layout: boot.layout,
+        agent,
+        store,
+        logger: boot.logger,
+        cliEntry: CLI_ENTRY,
+        onWarning: (warning) => writeLine(context.stderr, `warning: ${warning}`),
+      });
+      try {
+        if (action === "rebuild") {
+          writeLine(context.stdout, await maintenance.refresh(true));
+        } else if (action === "index") {
+          context.stdout.write(await maintenance.readIndex());
+        } else {
+          const entries = parseIndexLines(await maintenance.readIndex());
+          for (const entry of entries) {
+            const [, title = "", , , verified = ""] = entry.line.slice(2).split(" | ");
+            writeLine(context.stdout, `${entry.file}  ${title}  (${verified})`);
+          }
+          writeLine(context.stdout, `${entries.length} document(s) in ${boot.layout.agentTrees(agent.id).experienceDir}`);
+        }
+      } finally {
+        await maintenance.close();
+      }
+      return 0;
+    } finally {
+      store.close();
+    }
+  },
+};
