@@ -26,7 +26,7 @@ export async function realWorkspace(settings: Record<string, string>): Promise<R
   const workspaceDir = join(tempDir("laoding-iso-", "file"), "rt");
   const seeded = await runLaoding(["init", "--workspace", workspaceDir], { repoRoot });
   if (seeded.code !== 0) throw new Error(seeded.stderr);
-  const env = Object.entries({ REACT_MAX_STEPS: "4", LLM_API_KEY: "sk-secret-in-env-file-123", LOG_LEVEL: "warn", ...settings })
+  const env = Object.entries({ REACT_MAX_STEPS: "4", LLM_API_KEY: "sk-secret-in-env-file-123", LOG_LEVEL: "error", ...settings })
     .map(([key, value]) => `${key}=${value}`)
     .join("\n");
   writeFileSync(join(workspaceDir, "configs/env"), `${env}\n`);
