@@ -3,8 +3,8 @@ export type Locale = "zh" | "en";
 
 const TEXTS = {
   help: {
-    zh: "我是 {name}。直接告诉我你要做什么，我会用技能和工具帮你完成。\n\n命令：\n/help 显示帮助\n/new 开始新的对话\n/context 查看上一轮发给模型的提示词各部分",
-    en: "I'm {name}. Tell me what you need and I'll use my skills and tools to get it done.\n\nCommands:\n/help show this help\n/new start a fresh conversation\n/context show the prompt sections of the last turn",
+    zh: "我是 {name}。直接告诉我你要做什么，我会用技能和工具帮你完成。\n\n命令：\n/help 显示帮助\n/start 介绍我自己\n/new 开始新的对话\n/context 查看上一轮发给模型的提示词各部分",
+    en: "I'm {name}. Tell me what you need and I'll use my skills and tools to get it done.\n\nCommands:\n/help show this help\n/start introduce myself\n/new start a fresh conversation\n/context show the prompt sections of the last turn",
   },
   operatorHelp: {
     zh: "\n\n运维命令：\n/capability_gaps 查看能力缺口\n/reload_skills 重新加载技能",

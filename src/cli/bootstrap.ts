@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { personaFile, readAgentsFile, type AgentDefinition } from "../config/agents.js";
-import { loadConfig, resolveWorkspaceDir, type LoadedConfig } from "../config/load-config.js";
+import { describeUnknownKey, loadConfig, resolveWorkspaceDir, type LoadedConfig } from "../config/load-config.js";
 import { checkWorkspaceLocation } from "../config/workspace-location.js";
 import { createRuntimeLayout, type RuntimeLayout } from "../config/runtime-layout.js";
 import { checkShareLayout } from "../config/share-layout-check.js";
@@ -68,7 +68,10 @@ export function bootstrap(context: CliContext, options: BootOptions): Boot {
     ...(logFile ? { file: { sink: logFile, notices: context.stderr } } : {}),
   });
   for (const { key, path } of loaded.unknownKeys) {
-    logger.warn({ key, path }, "unknown variable in env file (typo?); it is ignored");
+    const warning = describeUnknownKey(key, path);
+    logger.warn({ key, path }, warning);
+    // Said on the console too, whatever the log level: a typo silently ignored costs hours.
+    context.stderr.write(`warning: ${warning}\n`);
   }
   return { loaded, layout, agents, logger, ...(seedReport ? { seedReport } : {}), ...(logFile ? { logFile } : {}) };
 }

@@ -86,7 +86,12 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   }
 
   if (values.SHARE_DIR === values.WORK_DIR) problems.push(`SHARE_DIR and WORK_DIR are both "${String(values.WORK_DIR)}": they must be different folders`);
+  const unknownKeys = layers.flatMap((layer) =>
+    layer.source.kind === "file" ? layer.unknown.map((key) => ({ key, path: (layer.source as { path: string }).path })) : [],
+  );
   if (problems.length > 0) {
+    // A typo'd key is often why a value is missing: say it here too, not only once the rest is valid.
+    for (const { key, path } of unknownKeys) problems.push(describeUnknownKey(key, path));
     throw new ConfigError(`invalid configuration:\n  - ${problems.join("\n  - ")}`, {
       hint: "Fix the values above (see configs/env.example for every variable)",
     });
@@ -99,10 +104,36 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     repoRoot: options.repoRoot,
     workspaceDir,
     filesRead: layers.flatMap((layer) => (layer.source.kind === "file" ? [layer.source.path] : [])),
-    unknownKeys: layers.flatMap((layer) =>
-      layer.source.kind === "file" ? layer.unknown.map((key) => ({ key, path: (layer.source as { path: string }).path })) : [],
-    ),
+    unknownKeys,
   };
+}
+
+/** "LLM_MODLE in configs/env is not a LaodingBot variable (did you mean LLM_MODEL?)" */
+export function describeUnknownKey(key: string, path: string): string {
+  const guess = closestVariable(key);
+  return `${key} in ${path} is not a LaodingBot variable${guess ? ` (did you mean ${guess}?)` : ""}; it is ignored`;
+}
+
+function closestVariable(key: string): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of VARIABLE_NAMES) {
+    const distance = editDistance(key.toUpperCase(), name);
+    if (distance <= 2 && (!best || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      const swap = i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1] ? (previous[j - 2] as number) + 1 : Infinity;
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1), swap);
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
 }
 
 /**

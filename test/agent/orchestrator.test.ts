@@ -243,6 +243,12 @@ describe("commands", () => {
     expect(existsSync(bot.layout.databaseFile)).toBe(true);
   });
 
+  it("in Chinese, /help lists /start and /start does not mix in an English description", async () => {
+    const bot = await startTestBot({ env: { BOT_LOCALE: "zh" } });
+    expect(await bot.send("/help")).toMatch(/\/start 介绍我自己/);
+    expect(await bot.send("/start")).toBe("你好，我是 Laoding。\n发送 /help 查看我能做什么。");
+  });
+
   it("speaks Chinese by default", async () => {
     const bot = await startTestBot({ env: { BOT_LOCALE: "zh" } });
     expect(await bot.send("/new")).toBe("好的，已开始新的对话。之前的内容我不会再参考。");

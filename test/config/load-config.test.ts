@@ -90,6 +90,14 @@ describe("config precedence", () => {
     writeFile(join(workspaceDir, "configs", "env"), "REACT_MAX_STPES=2\n");
     expect(load(repoRoot, env).unknownKeys).toEqual([{ key: "REACT_MAX_STPES", path: join(workspaceDir, "configs", "env") }]);
   });
+
+  it("names a typo'd key with its likely meaning even when the configuration is invalid", () => {
+    const { repoRoot, workspaceDir, env } = setup();
+    writeFile(join(workspaceDir, "configs", "env"), "LLM_MODLE=gpt\nLLM_TIMEOUT_MS=fast\n");
+    const error = captureError(() => load(repoRoot, env));
+    expect(error.message).toMatch(/LLM_TIMEOUT_MS="fast" from .*: .*expected milliseconds/);
+    expect(error.message).toContain(`LLM_MODLE in ${join(workspaceDir, "configs", "env")} is not a LaodingBot variable (did you mean LLM_MODEL?); it is ignored`);
+  });
 });
 
 describe("config validation", () => {

@@ -1,7 +1,7 @@
 /** /help, /start, /new and /context: the commands every chat user has. */
 import type { AgentDefinition } from "../../config/agents.js";
 import type { PromptManifest } from "../prompt/system-prompt.js";
-import { text } from "../texts.js";
+import { text, type Locale } from "../texts.js";
 import type { ChatCommand } from "./chat-commands.js";
 
 export function builtinCommands(options: {
@@ -21,7 +21,7 @@ export function builtinCommands(options: {
     {
       name: "start",
       operatorOnly: false,
-      run: ({ message, locale }) => text(locale, "start", { name: nameOf(message.agentId), description: options.agent(message.agentId)?.description ?? "" }).replace(/ \n/, "\n"),
+      run: ({ message, locale }) => text(locale, "start", { name: nameOf(message.agentId), description: describedIn(locale, options.agent(message.agentId)?.description) }).replace(/ \n/, "\n"),
     },
     {
       name: "new",
@@ -42,4 +42,14 @@ export function builtinCommands(options: {
       },
     },
   ];
+}
+
+/**
+ * The operator's description of the agent, when it is written in the bot's language: a
+ * Chinese greeting with an English sentence inside reads as a mistake.
+ */
+function describedIn(locale: Locale, description: string | undefined): string {
+  if (!description) return "";
+  const chinese = /[\u4e00-\u9fff]/.test(description);
+  return (locale === "zh") === chinese ? description : "";
 }
