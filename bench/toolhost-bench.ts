@@ -55,7 +55,7 @@ function launchesFor(workspaceDir: string): ToolhostLaunches {
 export function toolhostPool(workspaceDir: string) {
   const launches = launchesFor(workspaceDir);
   return new ToolhostPool({
-    settings: { callTimeoutMs: 30_000, shellTimeoutMs: 30_000, shellMaxTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
+    settings: { callTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
     spawn: (agentId) => spawnToolhostChild(launches.agents.get(agentId) as NonNullable<ReturnType<ToolhostLaunches["agents"]["get"]>>),
     logger: pino({ level: "silent" }),
   });

@@ -12,7 +12,7 @@ import { createShellExecTool } from "./shell-exec.js";
  * Every tool an agent's toolhost serves, in the order `tool.list` shows them. With the
  * experience library enabled, its tools come last and writes into it refresh its index.
  */
-export function createTools(options: { allowedCommands: readonly string[]; library?: LibrarySettings | undefined }): Tool[] {
+export function createTools(options: { allowedCommands: readonly string[]; network: boolean; library?: LibrarySettings | undefined }): Tool[] {
   const { library } = options;
   const writing = (tool: Tool) => (library ? withLibraryRefresh(tool, library) : tool);
   return [
@@ -22,7 +22,7 @@ export function createTools(options: { allowedCommands: readonly string[]; libra
     writing(fileEditTool),
     fileGrepTool,
     fileGlobTool,
-    createShellExecTool(options.allowedCommands),
+    createShellExecTool(options.allowedCommands, options.network),
     ...(library ? createLibraryTools(library) : []),
   ];
 }
