@@ -21,17 +21,18 @@ export async function serveMcp(options: { boot: Boot; agentId: string; launches:
   const { boot, agentId } = options;
   const store = openStore(boot.layout.databaseFile, systemClock);
   const pool = createToolhostPool({ config: boot.loaded.config, launches: options.launches, store, logger: boot.logger });
-  const { server, idle } = createMcpToolServer({
+  const mcp = createMcpToolServer({
     client: pool.client(agentId),
     cwd: chatFolder(boot.layout.agentTrees(agentId), "mcp", options.session),
     version: PACKAGE_VERSION,
     newTraceId,
   });
   const transport = new StdioServerTransport();
+  const { server } = mcp;
   const closed = new Promise<void>((resolve) => (server.onclose = resolve));
   // A client that goes away closes stdin (answers to what it sent still go out); a signal stops at once.
   const stop = () => void server.close();
-  process.stdin.once("end", () => void idle().then(stop));
+  process.stdin.once("end", () => void mcp.idle().then(stop));
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
   await server.connect(transport);

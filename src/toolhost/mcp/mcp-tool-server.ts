@@ -27,7 +27,7 @@ export type McpToolServerOptions = {
 export type McpToolServer = {
   server: Server;
   /** Resolves once no request is being answered: a client that ends its input still gets its answers. */
-  idle(): Promise<void>;
+  idle: () => Promise<void>;
 };
 
 export function createMcpToolServer(options: McpToolServerOptions): McpToolServer {
