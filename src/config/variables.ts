@@ -319,6 +319,13 @@ export const VARIABLES = {
     group: "ToolHost",
     doc: "Interval of heartbeat pings; a child that misses two in a row is restarted.",
   },
+  TOOLHOST_IDLE_STOP_MS: {
+    schema: integer(0, 86_400_000),
+    expected: "milliseconds from 0 to 86400000 (0: never)",
+    defaultValue: "600000",
+    group: "ToolHost",
+    doc: "An agent's toolhost child that has run no tool call for this long is stopped, and starts again on the next call (about a second): a bot with many agents holds memory only for the busy ones. 0 keeps every child running.",
+  },
   TOOLHOST_RESTART_LIMIT: {
     schema: integer(1, 100),
     expected: "a whole number from 1 to 100",

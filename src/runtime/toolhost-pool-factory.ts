@@ -18,6 +18,7 @@ export function createToolhostPool(options: { config: Config; launches: Toolhost
       maxFrameBytes: config.TOOLHOST_MAX_FRAME_BYTES,
       startTimeoutMs: DEFAULT_START_TIMEOUT_MS,
       stopGraceMs: DEFAULT_STOP_GRACE_MS,
+      idleStopMs: config.TOOLHOST_IDLE_STOP_MS,
     },
     spawn: (agentId) => {
       const launch = options.launches.agents.get(agentId);

@@ -43,6 +43,9 @@ export type ClientSetup = {
   startTimeoutMs?: number;
   /** "test" (default): stopped after each test; "file": kept for the whole file. */
   scope?: "test" | "file";
+  /** The supervisor's clock (cool-downs), for tests that move time instead of waiting. */
+  clock?: { now(): number };
+  idleStopMs?: number;
 };
 
 export function makeClient(setup: ClientSetup = {}) {
@@ -60,6 +63,7 @@ export function makeClient(setup: ClientSetup = {}) {
     stopGraceMs: setup.stopGraceMs ?? 1_000,
     restart: { maxCrashes: 5, windowMs: 60_000, baseDelayMs: 10, maxDelayMs: 50, coolDownMs: 60_000, random: () => 1, ...setup.restart },
     logger: silentLogger,
+    ...(setup.clock ? { clock: setup.clock } : {}),
   });
   (setup.scope === "file" ? fileSupervisors : supervisors).push(supervisor);
   const audits: unknown[] = [];
@@ -69,6 +73,7 @@ export function makeClient(setup: ClientSetup = {}) {
     concurrency: setup.concurrency ?? 4,
     queueMax: setup.queueMax ?? 16,
     callTimeoutMs: setup.callTimeoutMs ?? 5_000,
+    ...(setup.idleStopMs ? { idleStopMs: setup.idleStopMs } : {}),
     onCall: (audit) => audits.push(audit),
   });
   return { client, supervisor, spawns, audits };

@@ -152,18 +152,24 @@ describe("5. start-up failures", () => {
 describe("6. restart storm", () => {
   it("restarts stop at the limit, calls fail fast, a later probe restores service, nothing leaks", async () => {
     let mode = "die-after-50ms";
-    const { client, supervisor, spawns } = makeClient({ spawn: () => spawnFixture(mode), restart: { maxCrashes: 4, baseDelayMs: 5, maxDelayMs: 20, coolDownMs: 400, windowMs: 60_000 } });
+    // The cool-down is read from this clock: the test moves it instead of waiting.
+    let now = 1_000_000;
+    const clock = { now: () => now };
+    const { client, supervisor, spawns } = makeClient({ spawn: () => spawnFixture(mode), clock, restart: { maxCrashes: 4, baseDelayMs: 5, maxDelayMs: 20, coolDownMs: 60_000, windowMs: 60_000 } });
     const fdsBefore = openFdCount();
     // The first child may die before it answers: the storm starts either way.
     await client.ping().catch(() => undefined);
-    await waitFor(() => supervisor.state === "failed", 10_000, "the storm to hit the limit");
+    expect(await supervisor.whenState((state) => state === "failed", 10_000)).toBe("failed");
     expect(spawns).toHaveLength(4);
     // Fail fast: UNAVAILABLE, not a TIMEOUT after waiting for the call deadline, and no spawn.
     expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE" } });
     expect(spawns).toHaveLength(4);
     await waitFor(() => spawns.every((child) => child.exitCode !== null || child.signalCode !== null), 5_000, "every stormed child to be reaped");
     mode = "normal";
-    await new Promise((resolve) => setTimeout(resolve, 450));
+    // Still cooling down a minute less one millisecond later; then the next call probes.
+    now += 59_999;
+    expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE" } });
+    now += 1;
     expect(await client.callTool({ name: "file.read", args: { probe: 1 } })).toMatchObject({ ok: true });
     expect(spawns).toHaveLength(5);
     expect(openFdCount()).toBeLessThanOrEqual(fdsBefore + 4);
@@ -260,12 +266,14 @@ describe("14. graceful stop", () => {
     const { client, supervisor, spawns } = makeClient({ mode: "ignore-sigterm", stopGraceMs: 200 });
     await client.ping();
     const pid = supervisor.pid;
+    const states: string[] = [];
+    supervisor.onDidChangeState(({ newState }) => states.push(newState));
     await supervisor.stop();
     expect(isAlive(pid)).toBe(false);
     // It ignored SIGTERM, so only the SIGKILL after the grace period ended it.
     expect(spawns[0]?.signalCode).toBe("SIGKILL");
-    expect(supervisor.state).toBe("stopped");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // A restart would have gone through back-off while the exit was handled: it did not.
+    expect(states).toEqual(["stopping", "stopped"]);
     expect(spawns).toHaveLength(1);
     expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE" } });
     await supervisor.stop();

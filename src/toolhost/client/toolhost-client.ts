@@ -13,6 +13,7 @@
  */
 import { createHash } from "node:crypto";
 import { failure, pingMethod, toolCallMethod, toolListMethod, type ParamsOf, type ResultOf, type ToolInfo, type ToolResult } from "../protocol.js";
+import { Emitter } from "vscode-jsonrpc";
 import { Semaphore } from "./semaphore.js";
 import { ToolhostError } from "./toolhost-error.js";
 import type { ToolhostSupervisor } from "./toolhost-supervisor.js";
@@ -45,6 +46,8 @@ export type ToolhostClientOptions = {
   concurrency: number;
   queueMax: number;
   callTimeoutMs: number;
+  /** Stop the child after this long without a call (it starts again on the next); 0 never. */
+  idleStopMs?: number;
   onCall?: (audit: ToolCallAudit) => void;
   clock?: { now(): number };
 };
@@ -65,11 +68,43 @@ export class ToolhostClient {
   private exclusive: Promise<void> | undefined;
   /** Crashes per call fingerprint (session, tool, arguments). */
   private readonly crashes = new Map<string, number>();
+  /** Calls between callTool's start and its answer (queued ones included). */
+  private active = 0;
+  private readonly activity = new Emitter<number>();
 
   constructor(private readonly options: ToolhostClientOptions) {
     this.semaphore = new Semaphore(options.concurrency, options.queueMax);
     this.clock = options.clock ?? { now: () => Date.now() };
-    options.supervisor.blameCrashesOn(() => this.sent > 0);
+    const { supervisor } = options;
+    supervisor.blameCrashesOn(() => this.sent > 0);
+    const idleStopMs = options.idleStopMs ?? 0;
+    if (idleStopMs > 0) {
+      // Every child that comes up is parked once it has served nothing for idleStopMs.
+      supervisor.onDidChangeState(({ newState }) => {
+        if (newState !== "running") return;
+        const generation = supervisor.generation;
+        void this.whenIdleFor(idleStopMs).then(() => {
+          if (supervisor.generation === generation) void supervisor.park();
+        });
+      });
+    }
+  }
+
+  /** Resolves once no call has been in progress for `ms` (calls that come and go restart the wait). */
+  whenIdleFor(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          listener.dispose();
+          resolve();
+        }, ms);
+        timer.unref();
+      };
+      const listener = this.activity.event((active) => (active === 0 ? arm() : clearTimeout(timer)));
+      if (this.active === 0) arm();
+    });
   }
 
   get agentId(): string {
@@ -101,7 +136,13 @@ export class ToolhostClient {
 
   async callTool(request: ToolCallRequest): Promise<ToolResult> {
     const started = this.clock.now();
-    const result = await this.callOnce(request);
+    this.activity.fire((this.active += 1));
+    let result: ToolResult;
+    try {
+      result = await this.callOnce(request);
+    } finally {
+      this.activity.fire((this.active -= 1));
+    }
     this.options.onCall?.({
       ...(request.traceId ? { traceId: request.traceId } : {}),
       ...(request.sessionId !== undefined ? { sessionId: request.sessionId } : {}),

@@ -17,6 +17,8 @@ export type ToolhostSettings = {
   maxFrameBytes: number;
   startTimeoutMs: number;
   stopGraceMs: number;
+  /** A child with no call for this long is stopped and starts again on the next; 0 never. */
+  idleStopMs?: number;
 };
 
 export type ToolhostPoolOptions = {
@@ -31,7 +33,6 @@ export const DEFAULT_STOP_GRACE_MS = 3_000;
 
 /** A retired client is stopped once it has had no call for this long (a turn in progress may still use it). */
 export const RETIRE_IDLE_MS = 30_000;
-const RETIRE_POLL_MS = 250;
 
 export class ToolhostPool {
   private readonly clients = new Map<string, ToolhostClient>();
@@ -68,6 +69,7 @@ export class ToolhostPool {
         concurrency: settings.concurrency,
         queueMax: settings.queueMax,
         callTimeoutMs: settings.callTimeoutMs,
+        ...(settings.idleStopMs ? { idleStopMs: settings.idleStopMs } : {}),
         ...(this.options.onCall ? { onCall: this.options.onCall } : {}),
       });
       this.clients.set(agentId, client);
@@ -85,16 +87,7 @@ export class ToolhostPool {
     if (!client) return;
     this.clients.delete(agentId);
     this.retired.add(client);
-    let idleSince = Date.now();
-    const timer = setInterval(() => {
-      const { running, queued } = client.load;
-      if (running + queued > 0) idleSince = Date.now();
-      else if (Date.now() - idleSince >= idleMs) {
-        clearInterval(timer);
-        void client.supervisor.stop().finally(() => this.retired.delete(client));
-      }
-    }, Math.min(RETIRE_POLL_MS, idleMs));
-    timer.unref();
+    void client.whenIdleFor(idleMs).then(() => client.supervisor.stop().finally(() => this.retired.delete(client)));
   }
 
   async stopAll(): Promise<void> {

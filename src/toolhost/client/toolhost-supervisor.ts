@@ -3,18 +3,24 @@
  *   idle -> starting -> running -> (crash) -> backoff -> starting ...
  *                                 (too many crashes) -> failed -> (cool-down, next use) -> starting
  *   any -> stopping -> stopped    (an intentional stop never restarts)
+ *   running -> parking -> idle    (no traffic for a while: the next use starts a child again)
+ * Every change is an event (`onDidChangeState`, as in vscode-languageclient): callers wait
+ * for a state instead of polling for it.
  * A new child must answer `ping` before calls go to it (readiness gating). Heartbeat
  * pings bypass the call semaphore; two missed in a row count as a hang and the child is
  * killed, which is handled as a crash.
  */
 import type { ChildProcess } from "node:child_process";
 import type { Logger } from "pino";
+import { Emitter, type Event } from "vscode-jsonrpc";
 import { pingMethod } from "../protocol.js";
 import { ChildConnection, type ExitInfo } from "./child-connection.js";
 import { RestartPolicy, type RestartPolicyOptions } from "./restart-policy.js";
 import { ToolhostError } from "./toolhost-error.js";
 
-export type SupervisorState = "idle" | "starting" | "running" | "backoff" | "failed" | "stopping" | "stopped";
+export type SupervisorState = "idle" | "starting" | "running" | "backoff" | "failed" | "parking" | "stopping" | "stopped";
+
+export type StateChange = { oldState: SupervisorState; newState: SupervisorState };
 
 export type SupervisorOptions = {
   agentId: string;
@@ -32,7 +38,8 @@ export type SupervisorOptions = {
 const MISSED_HEARTBEATS_LIMIT = 2;
 
 export class ToolhostSupervisor {
-  private stateValue: SupervisorState = "idle";
+  private stateNow: SupervisorState = "idle";
+  private readonly stateChanges = new Emitter<StateChange>();
   private current: ChildConnection | undefined;
   private starting: Promise<ChildConnection> | undefined;
   private backoffTimer: NodeJS.Timeout | undefined;
@@ -51,7 +58,37 @@ export class ToolhostSupervisor {
   }
 
   get state(): SupervisorState {
-    return this.stateValue;
+    return this.stateNow;
+  }
+
+  /** Fires on every state change, after it happened. */
+  get onDidChangeState(): Event<StateChange> {
+    return this.stateChanges.event;
+  }
+
+  private get stateValue(): SupervisorState {
+    return this.stateNow;
+  }
+
+  private set stateValue(newState: SupervisorState) {
+    const oldState = this.stateNow;
+    if (oldState === newState) return;
+    this.stateNow = newState;
+    this.stateChanges.fire({ oldState, newState });
+  }
+
+  /** Resolves with the state once `accept` holds (now or at a later change), or undefined after `timeoutMs`. */
+  whenState(accept: (state: SupervisorState) => boolean, timeoutMs: number): Promise<SupervisorState | undefined> {
+    if (accept(this.stateNow)) return Promise.resolve(this.stateNow);
+    return new Promise((resolve) => {
+      const finish = (state: SupervisorState | undefined) => {
+        clearTimeout(timer);
+        listener.dispose();
+        resolve(state);
+      };
+      const listener = this.onDidChangeState(({ newState }) => accept(newState) && finish(newState));
+      const timer = setTimeout(() => finish(undefined), timeoutMs);
+    });
   }
 
   /** Increases with every child started: a retry after a restart goes to a new generation. */
@@ -81,10 +118,29 @@ export class ToolhostSupervisor {
         return this.start();
       case "idle":
         return this.start();
+      case "parking":
+        // The idle child is on its way out: the next one starts once it is gone.
+        return this.whenState((state) => state !== "parking", this.options.stopGraceMs + 1_000).then(() => this.ready());
       case "stopping":
       case "stopped":
         return this.unavailable("the toolhost is stopped");
     }
+  }
+
+  /**
+   * Stops an idle child to give its memory back (TOOLHOST_IDLE_STOP_MS); unlike `stop`,
+   * the supervisor stays usable and the next call starts a new child. Only a running
+   * child is parked.
+   */
+  async park(): Promise<void> {
+    const connection = this.current;
+    if (this.stateValue !== "running" || !connection) return;
+    this.stateValue = "parking";
+    this.stopHeartbeat();
+    await this.terminate(connection);
+    if (this.current === connection) this.current = undefined;
+    if (this.stateValue === "parking") this.stateValue = "idle";
+    this.options.logger.info("toolhost stopped after being idle; the next call starts it again");
   }
 
   /** Tells the supervisor how to know whether a call in flight can be blamed for a crash. */
@@ -94,14 +150,16 @@ export class ToolhostSupervisor {
 
   /** Waits until a child is running again (or gives up): used to retry a read after a restart. */
   async readyAfterRestart(timeoutMs: number): Promise<ChildConnection> {
-    const deadline = this.clock.now() + timeoutMs;
-    for (;;) {
-      // A child that died but whose exit is still being processed (its last answers read)
-      // is as good as in back-off: the restart is coming.
-      const restarting = this.stateValue === "backoff" || (this.stateValue === "running" && !this.current?.alive);
-      if (!restarting || this.clock.now() >= deadline) return this.ready();
-      await new Promise((resolve) => setTimeout(resolve, 10));
+    // A child that died but whose exit is still being processed (its last answers read)
+    // is as good as in back-off: the restart is coming.
+    const dying = this.stateValue === "running" && !this.current?.alive;
+    if (this.stateValue === "backoff" || dying) {
+      const deadline = this.clock.now() + timeoutMs;
+      // Out of "running" first (the exit is handled), then out of back-off (the new child starts).
+      if (dying) await this.whenState((state) => state !== "running", timeoutMs);
+      await this.whenState((state) => state !== "backoff", Math.max(0, deadline - this.clock.now()));
     }
+    return this.ready();
   }
 
   /** Graceful stop: SIGTERM, SIGKILL after the grace period. Idempotent; never restarts. */
@@ -111,14 +169,17 @@ export class ToolhostSupervisor {
     clearTimeout(this.backoffTimer);
     this.stopHeartbeat();
     const connection = this.current ?? (await this.starting?.catch(() => undefined));
-    if (connection) {
-      connection.kill("SIGTERM");
-      const grace = setTimeout(() => connection.kill("SIGKILL"), this.options.stopGraceMs);
-      await connection.exited;
-      clearTimeout(grace);
-    }
+    if (connection) await this.terminate(connection);
     this.current = undefined;
     this.stateValue = "stopped";
+  }
+
+  /** SIGTERM, then SIGKILL after the grace period; resolves once the child is gone. */
+  private async terminate(connection: ChildConnection): Promise<void> {
+    connection.kill("SIGTERM");
+    const grace = setTimeout(() => connection.kill("SIGKILL"), this.options.stopGraceMs);
+    await connection.exited;
+    clearTimeout(grace);
   }
 
   private unavailable(reason: string): Promise<never> {
@@ -184,12 +245,12 @@ export class ToolhostSupervisor {
     if (this.current !== connection) return;
     this.current = undefined;
     this.stopHeartbeat();
-    if (this.stateValue === "stopping" || this.stateValue === "stopped") return;
+    if (this.stateValue === "stopping" || this.stateValue === "stopped" || this.stateValue === "parking") return;
     this.onCrash(info.reason);
   }
 
   private onCrash(reason: string): void {
-    if (this.stateValue === "stopping" || this.stateValue === "stopped") return;
+    if (this.stateValue === "stopping" || this.stateValue === "stopped" || this.stateValue === "parking") return;
     this.lastFailure = reason;
     // A crash with calls in flight is theirs: it never counts toward the agent's budget.
     const blamed = this.blame();
