@@ -59,6 +59,8 @@ export type LaunchSetup = {
   execPath?: string;
   /** The library switch per agent (agent_settings over agents.json); default agents.json. */
   libraryEnabled?: (agent: AgentDefinition) => boolean;
+  /** Children for an operator's maintenance (admin API, `laoding share`): they serve the operator.* tools too. */
+  operatorTools?: boolean;
 };
 
 /** Labels of the operator's folders (their modes are the operator's, not the agent's). */
@@ -161,7 +163,8 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
           identityFiles: writeIdentityFiles(join(layout.dataDir, "sandbox", agent.id), agent.id, uid, layout.agentTrees(agent.id).workTree),
         };
     const plan = (mode: "bwrap" | "none", jail: boolean): AgentLaunch => {
-      const startup = toolhostStartupFor(config, layout, agent, mode, setup.libraryEnabled?.(agent) ?? agent.experienceLibrary);
+      const planned = toolhostStartupFor(config, layout, agent, mode, setup.libraryEnabled?.(agent) ?? agent.experienceLibrary);
+      const startup = setup.operatorTools ? { ...planned, operatorTools: true } : planned;
       const options: ChildLaunchOptions = { startup, node: { execPath, args: nodeArgs }, codePaths, jail, ...(runAs ? { runAs } : {}) };
       return { agentId: agent.id, mode, jail, ...(uid !== undefined ? { uid } : {}), startup, launch: planChildLaunch(options) };
     };
