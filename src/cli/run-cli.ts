@@ -10,11 +10,12 @@ import { gapsCommand } from "./commands/gaps-command.js";
 import { initCommand } from "./commands/init-command.js";
 import { logsCommand } from "./commands/logs-command.js";
 import { libraryCommand } from "./commands/library-command.js";
+import { shareCommand } from "./commands/share-command.js";
 import { skillsCommand } from "./commands/skills-command.js";
 import { startCommand } from "./commands/start-command.js";
 import { toolhostCommand } from "./commands/toolhost-command.js";
 
-export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, libraryCommand, adminCommand, logsCommand, toolhostCommand];
+export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, libraryCommand, shareCommand, adminCommand, logsCommand, toolhostCommand];
 
 export function mainUsage(commands: Command[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));
