@@ -17,9 +17,9 @@ export function normalizeSkillName(name: string): string {
     .replace(/-+$/, "");
 }
 
-/** A folder name that only the Go-era rules allowed, and that normalises to a valid name. */
+/** A Go-era folder name: lowercase with underscores (`skill_builder`), normalising to a valid name. */
 export function isGoEraSkillName(name: string): boolean {
-  return !SKILL_NAME_PATTERN.test(name) && /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(name) && SKILL_NAME_PATTERN.test(normalizeSkillName(name));
+  return name.includes("_") && /^[a-z0-9][a-z0-9_-]*$/.test(name) && SKILL_NAME_PATTERN.test(normalizeSkillName(name));
 }
 
 /** A Go-era gap draft (`auto_<intent_key>`), which belongs to one agent's own skills. */

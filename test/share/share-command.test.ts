@@ -157,4 +157,12 @@ describe("laoding share", () => {
     const unknown = writeFile(join(tempDir("laoding-map4-"), "mapping.json"), JSON.stringify({ version: 1, items: [{ path: "x", agents: ["zed"] }] }));
     expect(await share$("plan", unknown)).toMatchObject({ code: 1, stderr: expect.stringContaining("unknown agents: zed") });
   }, 60_000);
+
+  it("skills validate accepts a Go-era skill in the workspace, naming what it is loaded as", async () => {
+    writeFile(join(workspace.layout.baseSkillsDir, "auto_weekly_digest", "skill.md"), "---\nname: auto_weekly_digest\ndescription: Go-era draft\n---\nSteps.\n");
+    const result = await runLaoding(["skills", "validate", "--agent", "a", "--workspace", workspace.workspaceDir], { repoRoot: workspace.repoRoot });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`note ${join(workspace.layout.baseSkillsDir, "auto_weekly_digest", "skill.md")}: Go-era name "auto_weekly_digest" loaded as auto-weekly-digest (folder left as it is)`);
+    expect(result.stdout).toContain("all skills are valid");
+  });
 });
