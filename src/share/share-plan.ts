@@ -79,7 +79,7 @@ function destinationState(copy: Omit<PlannedCopy, "state">, found: OperatorStat 
 /** Regular files below a legacy item (or the item itself), sorted; links and devices are conflicts. */
 function legacyFiles(root: string, conflicts: string[]): { path: string; mode: number }[] {
   const stats = lstatSync(root);
-  if (stats.isFile()) return [{ path: root, mode: stats.mode & 0o7777 }];
+  if (stats.isFile()) return [{ path: root, mode: stats.mode & 0o777 }];
   if (!stats.isDirectory()) {
     conflicts.push(`${root}: a ${stats.isSymbolicLink() ? "link" : "special file"} is not copied; copy what it points to by hand`);
     return [];

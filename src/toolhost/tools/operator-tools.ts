@@ -66,7 +66,7 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
     name: "operator.write",
     description: "Create or replace a file atomically from base64 bytes, with an exact mode when given. Never writes through a link.",
     readOnly: false,
-    inputSchema: z.object({ path: z.string(), base64: z.string(), mode: z.number().int().min(0).max(0o7777).optional(), within: within.optional() }).strict(),
+    inputSchema: z.object({ path: z.string(), base64: z.string(), mode: z.number().int().min(0).max(0o777).describe("Permission bits only: no setuid, setgid or sticky").optional(), within: within.optional() }).strict(),
     async execute(args, context) {
       const bytes = Buffer.from(args.base64, "base64");
       if (bytes.length > context.limits.writeMaxBytes) throw new ToolError("FILE_TOO_LARGE", `content is ${bytes.length} bytes; the maximum is ${context.limits.writeMaxBytes}`);
