@@ -51,6 +51,7 @@ export function adminRoutes(service: AdminService): AdminRoute[] {
     { method: "DELETE", path: `${library}/docs`, handle: (request) => service.deleteDoc(agentId(request), checkDocName(request.query.get("file"), "file", "write")) },
     { method: "POST", path: `${library}/index/rebuild`, handle: (request) => service.rebuildIndex(agentId(request)) },
     { method: "GET", path: "/v1/agents/:id/capability-gaps", handle: (request) => service.capabilityGaps(agentId(request), sinceHours(request.query.get("sinceHours"))) },
+    { method: "GET", path: "/v1/agents/:id/skill-drafts/:name", handle: (request) => service.readDraft(agentId(request), draftName(request.params.name)) },
     { method: "DELETE", path: "/v1/agents/:id/skill-drafts/:name", handle: (request) => service.retireDraft(agentId(request), draftName(request.params.name)) },
   ];
 }

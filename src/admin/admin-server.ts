@@ -61,12 +61,12 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   const server = createServer((request, response) => {
     const started = clock.now();
     const url = new URL(request.url ?? "/", "http://admin.invalid");
-    const requestId = randomUUID();
+    const traceId = randomUUID();
     response.on("finish", () => {
-      options.logger.info({ requestId, method: request.method, path: url.pathname, status: response.statusCode, durationMs: clock.now() - started }, "admin request");
+      options.logger.info({ traceId, method: request.method, path: url.pathname, status: response.statusCode, durationMs: clock.now() - started }, "admin request");
     });
     void handle(request, response, url, authorized(request)).catch((error: unknown) => {
-      options.logger.error({ err: error, requestId, path: url.pathname }, "admin request failed");
+      options.logger.error({ err: error, traceId, path: url.pathname }, "admin request failed");
       if (!response.headersSent) send(response, 500, { ok: false, error: { code: "INTERNAL", message: "internal error; the server log has the details" } });
       else response.destroy();
     });

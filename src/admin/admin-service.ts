@@ -15,7 +15,8 @@ import type { Store } from "../store/store.js";
 import type { OperatorDoc } from "../toolhost/tools/operator-tools.js";
 import { AdminError } from "./admin-errors.js";
 
-export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; documentCount: number };
+export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; documentCount: number; gapCount: number; draftCount: number };
+export type DraftDetail = { name: string; intentKey: string; status: string; path: string; content: string };
 export type LibraryListing = { enabled: boolean; docs: OperatorDoc[]; indexContent: string };
 export type RetiredDraft = { name: string; intentKey: string; archivedTo: string | null };
 export type Health = { ok: true; version: string; agents?: string[]; channels?: string[]; sandbox?: string };
@@ -40,6 +41,11 @@ export function createAdminService(options: {
   const enabled = (agent: AgentDefinition) => store.agentSettings.experienceLibrary(agent.id) ?? agent.experienceLibrary;
   const library = (agent: AgentDefinition) => maintenance.agent(agent.id);
   const docPath = (agent: AgentDefinition, fileName: string) => join(library(agent).trees.experienceDir, fileName);
+  const liveDraft = (agent: AgentDefinition, name: string) => {
+    const draft = store.clusters.drafts(agent.id).find((row) => row.skillName === name && row.status !== "rejected");
+    if (!draft) throw new AdminError("DRAFT_NOT_FOUND", `agent ${agent.id} has no live skill draft named "${name}"; GET /v1/agents/${agent.id}/capability-gaps lists its drafts`);
+    return draft;
+  };
 
   return {
     health(full: boolean): Health {
@@ -53,6 +59,9 @@ export function createAdminService(options: {
           name: agent.name,
           libraryEnabled: enabled(agent),
           documentCount: await toolhost(() => library(agent).files.libraryCount()),
+          // Within the default lookback, as `laoding gaps` counts them.
+          gapCount: store.gaps.countSince(agent.id, options.clock.now() - options.defaultLookbackHours * 3_600_000),
+          draftCount: store.clusters.drafts(agent.id).filter((draft) => draft.status === "drafted").length,
         })),
       );
     },
@@ -96,14 +105,21 @@ export function createAdminService(options: {
       const hours = sinceHours ?? options.defaultLookbackHours;
       return { ...agentGapReport(store.clusters, agent.id, options.clock.now() - hours * 3_600_000), sinceHours: hours };
     },
+    /** A live draft's row and its SKILL.md text, read through the agent's toolhost. */
+    async readDraft(agentId: string, name: string): Promise<DraftDetail> {
+      const agent = agentOf(agentId);
+      const draft = liveDraft(agent, name);
+      const path = join(library(agent).trees.skillsDir, name, "SKILL.md");
+      const bytes = await toolhost(() => library(agent).files.readFile(path, library(agent).trees.skillsDir), name, "DRAFT_NOT_FOUND");
+      return { name, intentKey: draft.intentKey, status: draft.status, path, content: bytes.toString("utf8") };
+    },
     /**
      * Retires a draft: its folder moves to `agents/<A>/archive/skills/<date>-<name>` and its
      * row stays as a tombstone (status rejected), so the gap loop does not draft it again.
      */
     async retireDraft(agentId: string, name: string): Promise<RetiredDraft> {
       const agent = agentOf(agentId);
-      const draft = store.clusters.drafts(agent.id).find((row) => row.skillName === name && row.status !== "rejected");
-      if (!draft) throw new AdminError("DRAFT_NOT_FOUND", `agent ${agent.id} has no live skill draft named "${name}"; GET /v1/agents/${agent.id}/capability-gaps lists its drafts`);
+      const draft = liveDraft(agent, name);
       const trees = library(agent).trees;
       const folder = join(trees.skillsDir, name);
       const [found] = await toolhost(() => library(agent).files.stat([folder]));
@@ -129,12 +145,14 @@ export function createAdminService(options: {
 }
 
 /** Runs a toolhost call, mapping its failures to admin errors (a missing document is a 404). */
-async function toolhost<T>(run: () => Promise<T>, fileName?: string): Promise<T> {
+async function toolhost<T>(run: () => Promise<T>, fileName?: string, missing: "DOC_NOT_FOUND" | "DRAFT_NOT_FOUND" = "DOC_NOT_FOUND"): Promise<T> {
   try {
     return await run();
   } catch (error) {
     if (!(error instanceof OperatorCallError)) throw new AdminError("TOOLHOST_FAILED", `the agent's toolhost failed: ${(error as Error).message}`, { cause: error });
-    if (error.code === "PATH_NOT_FOUND" && fileName) throw new AdminError("DOC_NOT_FOUND", `no document "${fileName}" in this library; GET .../experience-library/docs lists them`);
+    if (error.code === "PATH_NOT_FOUND" && fileName) {
+      throw new AdminError(missing, missing === "DOC_NOT_FOUND" ? `no document "${fileName}" in this library; GET .../experience-library/docs lists them` : `the draft "${fileName}" has no SKILL.md any more`);
+    }
     if (error.code === "PATH_NOT_ALLOWED") throw new AdminError("PATH_NOT_ALLOWED", `refused by the agent's sandbox: ${error.message} (a link that leads out of the library is never followed)`);
     if (error.code === "FILE_TOO_LARGE") throw new AdminError("BODY_TOO_LARGE", error.message);
     throw new AdminError("TOOLHOST_FAILED", `the agent's toolhost refused: ${error.message}`, { cause: error });

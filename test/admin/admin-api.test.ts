@@ -84,8 +84,8 @@ describe("admin API: routes", () => {
     const result = await call("GET", "/v1/agents");
     expect(result.status).toBe(200);
     expect(result.json.data).toEqual([
-      { id: "a", name: "A", libraryEnabled: true, documentCount: 2 },
-      { id: "b", name: "B", libraryEnabled: true, documentCount: 0 },
+      { id: "a", name: "A", libraryEnabled: true, documentCount: 2, gapCount: 3, draftCount: 1 },
+      { id: "b", name: "B", libraryEnabled: true, documentCount: 0, gapCount: 0, draftCount: 0 },
     ]);
   }, 30_000);
 
@@ -138,6 +138,13 @@ describe("admin API: routes", () => {
     expect(result.status).toBe(200);
     expect(result.json.data).toMatchObject({ agent: "a", sinceHours: 24, clusters: [{ intentKey: "export_report", reason: "no_skill", count: 3, samples: expect.arrayContaining(["export the report 0"]), draft: { skillName: "auto-export-report", status: "drafted" } }] });
     expect(await call("GET", "/v1/agents/a/capability-gaps?sinceHours=-1")).toMatchObject({ status: 400, json: { error: { code: "INVALID_REQUEST" } } });
+  });
+
+  it("GET skill-drafts/:name shows the draft's row and SKILL.md", async () => {
+    const result = await call("GET", "/v1/agents/a/skill-drafts/auto-export-report");
+    expect(result).toMatchObject({ status: 200, json: { data: { name: "auto-export-report", intentKey: "export_report", status: "drafted", content: expect.stringContaining("name: auto-export-report") } } });
+    expect(await call("GET", "/v1/agents/a/skill-drafts/auto-nothing")).toMatchObject({ status: 404, json: { error: { code: "DRAFT_NOT_FOUND" } } });
+    expect(await call("GET", "/v1/agents/a/skill-drafts/..%2F..%2Fetc")).toMatchObject({ status: 400, json: { error: { code: "INVALID_REQUEST" } } });
   });
 
   it("DELETE skill-drafts/:name archives the folder under a dated name and keeps a tombstone row", async () => {
@@ -205,6 +212,21 @@ describe("admin API: refusals", () => {
       expect(JSON.stringify(result.json)).not.toContain("root:x:0:0");
     }
     expect(readFileSync("/etc/passwd", "utf8")).not.toContain("owned");
+  });
+
+  it("a chunked body without a length is cut off at the limit with 413", async () => {
+    const { request } = await import("node:http");
+    const url = new URL(`${admin.url}${docs}/content`);
+    const status = await new Promise<number>((resolve, reject) => {
+      const outgoing = request({ host: url.hostname, port: url.port, path: url.pathname, method: "PUT", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "transfer-encoding": "chunked" } }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      outgoing.on("error", reject);
+      for (let index = 0; index < 10; index += 1) outgoing.write("x".repeat(1000));
+      outgoing.end();
+    });
+    expect(status).toBe(413);
   });
 
   it("oversized bodies are 413, malformed ones 400, other media types 415", async () => {
