@@ -53,7 +53,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   const expected = digest(token);
   const authorized = (request: IncomingMessage) => {
     const header = request.headers.authorization ?? "";
-    const match = /^Bearer (.+)$/.exec(header);
+    const match = /^Bearer +(.+)$/i.exec(header);
     // Both sides hashed to the same length first: timingSafeEqual then leaks nothing, not even the length.
     return match !== null && timingSafeEqual(digest(match[1] as string), expected);
   };
@@ -103,9 +103,11 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   };
 
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    const refuse = (error: NodeJS.ErrnoException) =>
+      reject(new AdminStartError(`the admin API cannot listen on ${options.host}:${options.port} (${error.code ?? error.message}): choose another ADMIN_PORT or ADMIN_HOST, or stop what uses it`, { cause: error }));
+    server.once("error", refuse);
     server.listen(options.port, options.host, () => {
-      server.off("error", reject);
+      server.off("error", refuse);
       resolve();
     });
   });

@@ -5,6 +5,8 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { pino } from "pino";
+import { startAdminServer } from "../../src/admin/admin-server.js";
 import { createTools } from "../../src/toolhost/tools/tool-registry.js";
 import { runLaoding } from "../helpers/cli.js";
 import { fakeRepo, tempDir } from "../helpers/temp-dir.js";
@@ -37,6 +39,24 @@ describe("laoding admin", () => {
     const result = await runLaoding(["start", "--workspace", workspaceDir], { repoRoot, env: { ADMIN_PORT: "18787" } });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("ADMIN_TOKEN is not set");
+  });
+});
+
+describe("admin server start", () => {
+  it("a port in use is a clear start error naming the address and what to change", async () => {
+    const logger = pino({ level: "silent" });
+    const first = await startAdminServer({ host: "127.0.0.1", port: 0, token: "a-token-of-enough-length", bodyMaxBytes: 1024, routes: [], logger });
+    try {
+      const port = Number(new URL(first.url).port);
+      await expect(startAdminServer({ host: "127.0.0.1", port, token: "a-token-of-enough-length", bodyMaxBytes: 1024, routes: [], logger })).rejects.toThrow(
+        `the admin API cannot listen on 127.0.0.1:${port} (EADDRINUSE): choose another ADMIN_PORT or ADMIN_HOST`,
+      );
+      // The scheme is case-insensitive (RFC 9110); the route table is empty, so an authorized request finds no route.
+      const response = await fetch(`${first.url}/v1/x`, { headers: { authorization: "bearer a-token-of-enough-length" } });
+      expect(response.status).toBe(404);
+    } finally {
+      await first.close();
+    }
   });
 });
 
