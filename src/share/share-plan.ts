@@ -12,11 +12,18 @@ import { join, relative } from "node:path";
 import type { RuntimeLayout } from "../config/runtime-layout.js";
 import { isGoEraDraftName, isGoEraSkillName, normalizeGoEraSkillText, normalizeSkillName } from "../knowledge/go-era-skill.js";
 import type { MaintenancePool } from "../runtime/library-maintenance.js";
+import { DEFAULT_TOOL_LIMITS } from "../toolhost/tools/define-tool.js";
 import type { OperatorStat } from "../toolhost/tools/operator-tools.js";
 import { RESERVED_SHARE_NAMES, type LoadedMapping } from "./share-mapping.js";
 
-/** Largest file copied through a toolhost (its write limit); bigger ones are conflicts to copy by hand. */
-export const COPY_MAX_BYTES = 8 * 1024 * 1024;
+/**
+ * Largest file copied through a toolhost: its write limit, and what fits one protocol
+ * frame as base64. Bigger files are conflicts to copy by hand.
+ */
+export function copyMaxBytes(maxFrameBytes: number): number {
+  return Math.min(DEFAULT_TOOL_LIMITS.writeMaxBytes, Math.floor((maxFrameBytes - FRAME_ENVELOPE_BYTES) / 4) * 3);
+}
+const FRAME_ENVELOPE_BYTES = 4096;
 
 export type CopyState = "copy" | "same" | "conflict";
 export type PlannedCopy = {
@@ -35,7 +42,7 @@ export type PlannedCopy = {
 export type GoSkill = { folder: string; file: string; becomes: string; action: string };
 export type SharePlan = { mappingHash: string; shareDir: string; copies: PlannedCopy[]; conflicts: string[]; goSkills: GoSkill[]; unmapped: string[] };
 
-export async function planShare(layout: RuntimeLayout, loaded: LoadedMapping, maintenance: MaintenancePool): Promise<SharePlan> {
+export async function planShare(layout: RuntimeLayout, loaded: LoadedMapping, maintenance: MaintenancePool, maxCopyBytes: number): Promise<SharePlan> {
   const { mapping } = loaded;
   const conflicts: string[] = [];
   const wanted: Omit<PlannedCopy, "state">[] = [];
@@ -59,7 +66,7 @@ export async function planShare(layout: RuntimeLayout, loaded: LoadedMapping, ma
   for (const [agentId, group] of groupBy(wanted, (copy) => copy.agentId)) {
     const stats = await maintenance.agent(agentId).files.stat(group.map((copy) => copy.dest), true);
     group.forEach((copy, index) => {
-      const state = destinationState(copy, stats[index]);
+      const state = destinationState(copy, stats[index], maxCopyBytes);
       copies.push({ ...copy, ...state });
       if (state.state === "conflict") conflicts.push(`${copy.dest} (agent ${agentId}): ${state.reason}`);
     });
@@ -67,8 +74,8 @@ export async function planShare(layout: RuntimeLayout, loaded: LoadedMapping, ma
   return { mappingHash: loaded.hash, shareDir: layout.shareDir, copies, conflicts, goSkills, unmapped: unmappedItems(layout, loaded) };
 }
 
-function destinationState(copy: Omit<PlannedCopy, "state">, found: OperatorStat | undefined): { state: CopyState; reason?: string } {
-  if (copy.sizeBytes > COPY_MAX_BYTES) return { state: "conflict", reason: `${copy.sizeBytes} bytes is over the ${COPY_MAX_BYTES}-byte limit of a copy through the toolhost; copy it by hand as the agent's uid` };
+function destinationState(copy: Omit<PlannedCopy, "state">, found: OperatorStat | undefined, maxCopyBytes: number): { state: CopyState; reason?: string } {
+  if (copy.sizeBytes > maxCopyBytes) return { state: "conflict", reason: `${copy.sizeBytes} bytes is over the ${maxCopyBytes}-byte limit of a copy through the toolhost; copy it by hand as the agent's uid` };
   if (!found || "error" in found) return { state: "conflict", reason: `the agent's toolhost cannot reach it (${found && "error" in found ? found.error : "no answer"})` };
   if (found.type === "missing") return { state: "copy" };
   if (found.type !== "file") return { state: "conflict", reason: `a ${found.type} is already there` };

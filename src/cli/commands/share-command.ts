@@ -5,7 +5,7 @@ import { prepareToolhostLaunches } from "../../runtime/toolhost-launch.js";
 import { createToolhostPool } from "../../runtime/toolhost-pool-factory.js";
 import { applyShare } from "../../share/share-apply.js";
 import { loadShareMapping, type LoadedMapping } from "../../share/share-mapping.js";
-import { octal, planShare, type SharePlan } from "../../share/share-plan.js";
+import { copyMaxBytes, octal, planShare, type SharePlan } from "../../share/share-plan.js";
 import { readVerifyRecord, verifyRecordFile, writeVerifyRecord } from "../../share/share-record.js";
 import { copyProblems, isolationProblems, legacyItemPaths } from "../../share/share-verify.js";
 import { systemClock } from "../../store/clock.js";
@@ -51,7 +51,7 @@ export const shareCommand: Command = {
     const store = openStore(boot.layout.databaseFile, systemClock);
     const maintenance = openMaintenancePool({ config: boot.loaded.config, layout: boot.layout, agents: boot.agents, store, logger: boot.logger, cliEntry: CLI_ENTRY, onWarning: (warning) => writeLine(context.stderr, `warning: ${warning}`) });
     try {
-      const plan = await planShare(boot.layout, loaded, maintenance);
+      const plan = await planShare(boot.layout, loaded, maintenance, copyMaxBytes(boot.loaded.config.TOOLHOST_MAX_FRAME_BYTES));
       const out = (line: string) => writeLine(context.stdout, line);
       if (action === "plan") return printPlan(plan, loaded, out);
       if (action === "apply") {
