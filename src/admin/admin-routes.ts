@@ -4,6 +4,7 @@
  * envelopes and logging. New routes (and the page at `/`) are added here.
  */
 import { z } from "zod";
+import { AGENT_ID_PATTERN } from "../config/agents.js";
 import { SKILL_NAME_PATTERN } from "../knowledge/skill.js";
 import { describeIssues } from "../validation/describe-issues.js";
 import { AdminError } from "./admin-errors.js";
@@ -23,7 +24,6 @@ export type AdminRoute = {
   handle(request: RouteRequest): unknown;
 };
 
-const AGENT_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** Largest document text accepted by PUT (the body limit applies first). */
 export const DOC_MAX_CHARS = 4 * 1024 * 1024;
 
@@ -59,7 +59,7 @@ export function adminRoutes(service: AdminService): AdminRoute[] {
 function agentId(request: RouteRequest): string {
   const id = request.params.id ?? "";
   // A malformed id names no agent: the same 404 as an unknown one.
-  if (!AGENT_ID.test(id)) throw new AdminError("AGENT_NOT_FOUND", `no agent "${id.slice(0, 80)}"; agent ids are lowercase letters, digits, _ and -`);
+  if (!AGENT_ID_PATTERN.test(id)) throw new AdminError("AGENT_NOT_FOUND", `no agent "${id.slice(0, 80)}"; agent ids are lowercase letters, digits, _ and -`);
   return id;
 }
 

@@ -13,6 +13,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { AGENT_ID_PATTERN } from "../config/agents.js";
 import { ConfigError } from "../config/config-error.js";
 import { isGoEraDraftName } from "../knowledge/go-era-skill.js";
 import { describeIssues } from "../validation/describe-issues.js";
@@ -27,7 +28,7 @@ const relativePath = z
   .refine((path) => !path.startsWith("/") && !path.includes("\0") && !path.includes("\\") && path.split("/").every((part) => part !== "" && part !== "." && part !== ".."), {
     message: "must be a relative path inside the folder: no leading /, no empty, . or .. segments, no \\ or NUL",
   });
-const agentId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: "is not an agent id" });
+const agentId = z.string().regex(AGENT_ID_PATTERN, { message: "is not an agent id" });
 
 export const shareMappingSchema = z
   .object({
