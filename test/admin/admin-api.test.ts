@@ -26,11 +26,14 @@ beforeAll(async () => {
   writeFileSync(join(library("a"), "2026-03-01-deploy-notes.md"), "---\ntitle: Deploy notes\nkeywords: deploy, ssh\nsummary: How we deploy\napplicable: prod\nlast_verified: 2026-03-02\n---\nUse the script.\n");
   writeFileSync(join(library("a"), "2026-02-01-old-tip.md"), "---\ntitle: Old tip\n---\nbody\n");
   symlinkSync("/etc/passwd", join(library("a"), "2026-01-01-escape.md"));
+  // A link to a's own private area: inside a's roots, outside its library. Only the library check stops it.
+  writeFileSync(join(workspace.layout.agentTrees("a").privateDir, "private.md"), "private-note-of-a\n");
+  symlinkSync(join(workspace.layout.agentTrees("a").privateDir, "private.md"), join(library("a"), "2026-01-02-sideways.md"));
   // A draft made by the gap loop: its folder in a's own skills and its row.
   const draftDir = join(workspace.layout.agentTrees("a").skillsDir, "auto-export-report");
   mkdirSync(draftDir, { recursive: true });
   writeFileSync(join(draftDir, "SKILL.md"), "---\nname: auto-export-report\ndescription: draft\nstatus: draft\n---\nbody\n");
-  giveToAgent(workspace, "a", library("a"), workspace.layout.agentTrees("a").skillsDir);
+  giveToAgent(workspace, "a", library("a"), workspace.layout.agentTrees("a").skillsDir, join(workspace.layout.agentTrees("a").privateDir, "private.md"));
   const store = openStore(workspace.layout.databaseFile, systemClock);
   for (let index = 0; index < 3; index += 1) {
     store.gaps.record({ agentId: "a", traceId: `t${index}`, intentKey: "export_report", reason: "no_skill", gapClass: "capability", userText: `export the report ${index}` });
@@ -212,6 +215,15 @@ describe("admin API: refusals", () => {
       expect(JSON.stringify(result.json)).not.toContain("root:x:0:0");
     }
     expect(readFileSync("/etc/passwd", "utf8")).not.toContain("owned");
+    for (const result of [
+      await call("GET", `${docs}/content?file=2026-01-02-sideways.md`),
+      await call("PUT", `${docs}/content`, { body: { fileName: "2026-01-02-sideways.md", content: "owned" } }),
+      await call("DELETE", `${docs}?file=2026-01-02-sideways.md`),
+    ]) {
+      expect(result).toMatchObject({ status: 403, json: { ok: false, error: { code: "PATH_NOT_ALLOWED" } } });
+      expect(JSON.stringify(result.json)).not.toContain("private-note-of-a");
+    }
+    expect(readFileSync(join(workspace.layout.agentTrees("a").privateDir, "private.md"), "utf8")).toBe("private-note-of-a\n");
   });
 
   it("a chunked body without a length is cut off at the limit with 413", async () => {
