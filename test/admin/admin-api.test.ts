@@ -2,7 +2,7 @@
  * The admin API for real: the server on 127.0.0.1:0, a seeded workspace with agents a and
  * b, real SQLite, and the operator's real toolhost children doing every file operation.
  */
-import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -224,6 +224,9 @@ describe("admin API: refusals", () => {
       expect(JSON.stringify(result.json)).not.toContain("private-note-of-a");
     }
     expect(readFileSync(join(workspace.layout.agentTrees("a").privateDir, "private.md"), "utf8")).toBe("private-note-of-a\n");
+    // A refused delete removes neither the link nor what it points to.
+    expect(lstatSync(join(library("a"), "2026-01-02-sideways.md")).isSymbolicLink()).toBe(true);
+    expect(lstatSync(join(library("a"), "2026-01-01-escape.md")).isSymbolicLink()).toBe(true);
   });
 
   it("a chunked body without a length is cut off at the limit with 413", async () => {

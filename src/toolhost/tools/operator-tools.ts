@@ -83,13 +83,17 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
     readOnly: false,
     inputSchema: z.object({ path: z.string(), within: within.optional() }).strict(),
     async execute(args, context) {
-      const resolved = context.sandbox.resolve(args.path, context.cwd, "write");
-      assertWithin(context, args.within, resolved.realPath, args.path);
-      const stats = lstatOrUndefined(resolved.realPath);
+      // The name itself is deleted, never what a link points to: resolve the folder, not the name.
+      const absolute = resolve(context.cwd, args.path);
+      const target = join(context.sandbox.resolve(dirname(absolute), context.cwd, "write").realPath, basename(absolute));
+      context.sandbox.assertInside(target, args.path);
+      assertWithin(context, args.within, target, args.path);
+      const stats = lstatOrUndefined(target);
       if (!stats) throw new ToolError("PATH_NOT_FOUND", `${args.path} does not exist`);
+      if (stats.isSymbolicLink()) throw new ToolError("PATH_NOT_ALLOWED", `${args.path} is a link; only regular files are deleted`);
       if (!stats.isFile()) throw new ToolError("PATH_NOT_ALLOWED", `${args.path} is not a regular file`);
       try {
-        unlinkSync(resolved.realPath);
+        unlinkSync(target);
       } catch (error) {
         throw fsError(error, args.path);
       }
