@@ -165,4 +165,19 @@ describe("laoding share", () => {
     expect(result.stdout).toContain(`note ${join(workspace.layout.baseSkillsDir, "auto_weekly_digest", "skill.md")}: Go-era name "auto_weekly_digest" loaded as auto-weekly-digest (folder left as it is)`);
     expect(result.stdout).toContain("all skills are valid");
   });
+
+  it("apply refuses a plan with conflicts and writes nothing, not even a backup", async () => {
+    writeFile(join(share(), "tools", "run.sh"), "echo new\n");
+    const dest = join(privateOf("b"), "tools", "run.sh");
+    writeFile(dest, "echo mine\n");
+    const mapping = writeFile(join(tempDir("laoding-map5-"), "mapping.json"), JSON.stringify({ version: 1, items: [{ path: "tools", agents: ["b"] }] }));
+    const plan = await share$("plan", mapping);
+    expect(plan.stdout).toContain(`CONFLICT  ${join(share(), "tools", "run.sh")} -> ${dest} (agent b, 9 bytes, mode 0644): a different file is already there`);
+    const backups = readdirSync(join(workspace.layout.dataDir, "share-backups"));
+    const apply = await share$("apply", mapping);
+    expect(apply.code).toBe(1);
+    expect(apply.stderr).toContain("nothing was copied: the plan has 1 conflict(s)");
+    expect(readdirSync(join(workspace.layout.dataDir, "share-backups"))).toEqual(backups);
+    expect(readFileSync(dest, "utf8")).toBe("echo mine\n");
+  }, 60_000);
 });
