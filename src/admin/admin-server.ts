@@ -62,7 +62,8 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     const started = clock.now();
     const url = new URL(request.url ?? "/", "http://admin.invalid");
     const traceId = randomUUID();
-    response.on("finish", () => {
+    // "close", not "finish": a request the client gave up on is logged too.
+    response.once("close", () => {
       options.logger.info({ traceId, method: request.method, path: url.pathname, status: response.statusCode, durationMs: clock.now() - started }, "admin request");
     });
     void handle(request, response, url, authorized(request)).catch((error: unknown) => {
