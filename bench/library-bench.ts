@@ -75,7 +75,7 @@ export async function runLibraryBench(): Promise<string> {
   seedDocs(layout.agentTrees("main").experienceDir, 10_000);
   const launches = prepareToolhostLaunches({ config: loaded.config, layout, agents: readAgentsFile(layout.agentsFile), cliEntry: ENTRY });
   const pool = new ToolhostPool({
-    settings: { callTimeoutMs: 60_000, shellTimeoutMs: 30_000, shellMaxTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 1, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
+    settings: { callTimeoutMs: 60_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 1, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
     spawn: (agentId) => spawnToolhostChild(launches.agents.get(agentId) as AgentLaunch),
     logger: pino({ level: "silent" }),
   });

@@ -31,7 +31,7 @@ const CALLS_IN_FLIGHT = 5;
 
 type Row = { name: string; pingP50: number; pingP99: number; read1: number; read8: number; coldMs: number; childRss: number };
 
-async function seedWorkspace(sandbox: string): Promise<{ workspaceDir: string; file: string }> {
+export async function seedWorkspace(sandbox: string): Promise<{ workspaceDir: string; file: string }> {
   const base = mkdtempSync(join(tmpdir(), "laoding-bench-"));
   chmodSync(base, 0o755);
   const workspaceDir = join(base, "rt");
@@ -52,10 +52,10 @@ function launchesFor(workspaceDir: string): ToolhostLaunches {
   return prepareToolhostLaunches({ config: loaded.config, layout, agents: readAgentsFile(layout.agentsFile), cliEntry: ENTRY });
 }
 
-function toolhostPool(workspaceDir: string) {
+export function toolhostPool(workspaceDir: string) {
   const launches = launchesFor(workspaceDir);
   return new ToolhostPool({
-    settings: { callTimeoutMs: 30_000, shellTimeoutMs: 30_000, shellMaxTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
+    settings: { callTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
     spawn: (agentId) => spawnToolhostChild(launches.agents.get(agentId) as NonNullable<ReturnType<ToolhostLaunches["agents"]["get"]>>),
     logger: pino({ level: "silent" }),
   });

@@ -67,7 +67,9 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     launches,
     toolhosts,
     replan: (agent, enabled) => {
-      const planned = prepareToolhostLaunches({ ...launchSetup, agents: [agent], libraryEnabled: () => enabled });
+      // The mode chosen at start-up stays: a switch must never quietly drop an agent from bwrap to none.
+      const current = launches.agents.get(agent.id)?.mode ?? config.TOOLHOST_SANDBOX;
+      const planned = prepareToolhostLaunches({ ...launchSetup, config: { ...config, TOOLHOST_SANDBOX: current }, agents: [agent], libraryEnabled: () => enabled });
       for (const warning of planned.warnings) options.logger.warn(warning);
       return planned.agents.get(agent.id) as AgentLaunch;
     },

@@ -164,7 +164,7 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
         };
     const plan = (mode: "bwrap" | "none", jail: boolean): AgentLaunch => {
       const planned = toolhostStartupFor(config, layout, agent, mode, setup.libraryEnabled?.(agent) ?? agent.experienceLibrary);
-      const startup = setup.operatorTools ? { ...planned, operatorTools: true } : planned;
+      const startup = { ...planned, ...(runAs ? { privateFiles: true } : {}), ...(setup.operatorTools ? { operatorTools: true } : {}) };
       const options: ChildLaunchOptions = { startup, node: { execPath, args: nodeArgs }, codePaths, jail, ...(runAs ? { runAs } : {}) };
       return { agentId: agent.id, mode, jail, ...(uid !== undefined ? { uid } : {}), startup, launch: planChildLaunch(options) };
     };
@@ -185,12 +185,14 @@ function chooseLaunch(
     const sandboxed = plan("bwrap", true);
     const problem = probe(sandboxed, execPath);
     if (problem === undefined) return sandboxed;
+    // The uid cannot enter its own folders: no mode would fix that, and none must not hide it.
+    if (problem.kind === "folders") throw new SandboxUnavailableError(foldersProblemText(sandboxed, problem.text));
     if (requested === "bwrap") {
       throw new SandboxUnavailableError(
-        `TOOLHOST_SANDBOX=bwrap but agent ${sandboxed.agentId}'s sandbox cannot start: ${problem}. Install bubblewrap (apt-get install bubblewrap) and make sure user namespaces are allowed (sysctl kernel.unprivileged_userns_clone=1), or set TOOLHOST_SANDBOX=none to run without the OS sandbox`,
+        `TOOLHOST_SANDBOX=bwrap but agent ${sandboxed.agentId}'s sandbox cannot start: ${problem.text}. Install bubblewrap (apt-get install bubblewrap) and make sure user namespaces are allowed (sysctl kernel.unprivileged_userns_clone=1), or set TOOLHOST_SANDBOX=none to run without the OS sandbox`,
       );
     }
-    warnings.push(`agent ${sandboxed.agentId}: bubblewrap is not usable (${problem}); shell commands run WITHOUT the OS sandbox${isRoot ? " (agents are still kept apart by their uids)" : " (trust mode: every chat user is trusted)"}`);
+    warnings.push(`agent ${sandboxed.agentId}: bubblewrap is not usable (${problem.text}); shell commands run WITHOUT the OS sandbox${isRoot ? " (agents are still kept apart by their uids)" : " (trust mode: every chat user is trusted)"}`);
   }
   if (!isRoot) return plan("none", false);
   const direct = plan("none", false);
@@ -199,10 +201,16 @@ function chooseLaunch(
   const jailed = plan("none", true);
   const jailProblem = probe(jailed, execPath);
   if (jailProblem === undefined) return jailed;
+  // In the jail every ancestor is passable: a uid that still cannot enter is the folder's own mode or owner.
+  if (jailProblem.kind === "folders") throw new SandboxUnavailableError(foldersProblemText(jailed, jailProblem.text));
   const closed = closedAncestor(direct.startup.workTree);
   throw new SandboxUnavailableError(
-    `agent ${direct.agentId}'s uid ${direct.uid} cannot reach its folders (${unreachable}) and bubblewrap, which would bind them, cannot run (${jailProblem}). Install bubblewrap (apt-get install bubblewrap), move the workspace out of a private folder (AGENT_WORKSPACE_DIR=/srv/laoding)${closed ? `, or let the agents pass through ${closed} (chmod o+x ${closed})` : ""}`,
+    `agent ${direct.agentId}'s uid ${direct.uid} cannot reach its folders (${unreachable.text}) and bubblewrap, which would bind them, cannot run (${jailProblem.text}). Install bubblewrap (apt-get install bubblewrap), move the workspace out of a private folder (AGENT_WORKSPACE_DIR=/srv/laoding)${closed ? `, or let the agents pass through ${closed} (chmod o+x ${closed})` : ""}`,
   );
+}
+
+function foldersProblemText(launch: AgentLaunch, problem: string): string {
+  return `agent ${launch.agentId}'s toolhost cannot start: ${problem}. The bot gives each agent's folders to its uid when it starts as root; check that nothing else changes their owner or mode (ls -ld the folder), or give them back with chown -R ${launch.uid ?? "<uid>"}:${launch.uid ?? "<uid>"} <folder>`;
 }
 
 /**
@@ -210,13 +218,18 @@ function chooseLaunch(
  * agent's uid can enter every writable root and, for the bwrap mode, that the nested
  * command sandbox starts. Returns the problem, or undefined when it works.
  */
-function probe(launch: AgentLaunch, execPath: string): string | undefined {
+/** The probe's exit code when the uid cannot enter or write one of its own folders. */
+const FOLDERS_EXIT = 3;
+
+type ProbeProblem = { kind: "folders" | "sandbox"; text: string };
+
+function probe(launch: AgentLaunch, execPath: string): ProbeProblem | undefined {
   const { startup } = launch;
   const writable = startup.roots.filter((root) => root.writable && existsSync(root.path)).map((root) => root.path);
   const readOnly = startup.roots.filter((root) => !root.writable && existsSync(root.path)).map((root) => root.path);
   // ALLOWED_DIRS extras are the operator's folders, with the operator's modes.
   const own = startup.roots.filter((root) => root.writable && !OPERATOR_ROOT_LABELS.has(root.label) && existsSync(root.path)).map((root) => root.path);
-  const checks = own.map((dir) => `[ -x ${quote(dir)} ] && [ -w ${quote(dir)} ] || { echo "uid $(id -u) cannot enter or write ${dir.replaceAll('"', "")}" >&2; exit 3; }`);
+  const checks = own.map((dir) => `[ -x ${quote(dir)} ] && [ -w ${quote(dir)} ] || { echo "uid $(id -u) cannot enter or write ${dir.replaceAll('"', "")}" >&2; exit ${FOLDERS_EXIT}; }`);
   if (launch.mode === "bwrap") {
     const nested = bwrapCommandArgs({ agentId: startup.agentId, home: startup.workTree, memoryLimitBytes: startup.memoryLimitBytes, writable, readOnly, network: startup.network, tmpSizeBytes: startup.tmpSizeBytes, bwrapPath: startup.bwrapPath }, startup.workTree, "probe");
     checks.push(`${quote(startup.bwrapPath)} ${nested.map(quote).join(" ")} -- /bin/true || { echo "the per-command sandbox cannot start" >&2; exit 4; }`);
@@ -226,9 +239,10 @@ function probe(launch: AgentLaunch, execPath: string): string | undefined {
   const nodeIndex = launch.launch.args.lastIndexOf(execPath);
   const args = nodeIndex === -1 ? launch.launch.args : [...launch.launch.args.slice(0, nodeIndex), "/bin/sh", "-c", script];
   const result = spawnSync(launch.launch.file, args, { env: launch.launch.env, encoding: "utf8", timeout: 15_000, stdio: ["ignore", "pipe", "pipe"] });
-  if (result.error) return (result.error as NodeJS.ErrnoException).code === "ENOENT" ? `${launch.launch.file} is not installed` : result.error.message;
-  if (result.status !== 0) return (result.stderr || `exit code ${result.status}`).trim().split("\n").filter((line) => line.length > 0).pop();
-  return undefined;
+  if (result.error) return { kind: "sandbox", text: (result.error as NodeJS.ErrnoException).code === "ENOENT" ? `${launch.launch.file} is not installed` : result.error.message };
+  if (result.status === 0) return undefined;
+  const text = (result.stderr || `exit code ${result.status}`).trim().split("\n").filter((line) => line.length > 0).pop() ?? `exit code ${result.status}`;
+  return { kind: result.status === FOLDERS_EXIT ? "folders" : "sandbox", text };
 }
 
 /** The first folder above `path` that others may not pass through (mode without o+x). */

@@ -10,8 +10,6 @@ export function createToolhostPool(options: { config: Config; launches: Toolhost
   return new ToolhostPool({
     settings: {
       callTimeoutMs: config.TOOLHOST_CALL_TIMEOUT_MS,
-      shellTimeoutMs: config.SHELL_TIMEOUT_MS,
-      shellMaxTimeoutMs: config.SHELL_MAX_TIMEOUT_MS,
       heartbeatMs: config.TOOLHOST_HEARTBEAT_MS,
       restartLimit: config.TOOLHOST_RESTART_LIMIT,
       restartWindowMs: config.TOOLHOST_RESTART_WINDOW_MS,

@@ -65,12 +65,27 @@ export const pingMethod = {
   }),
 } as const;
 
+/** A tool's hints, in MCP's annotation names (define-tool.ts says what each means). */
+export const toolAnnotationsSchema = z.object({
+  readOnlyHint: z.boolean(),
+  destructiveHint: z.boolean(),
+  idempotentHint: z.boolean(),
+  openWorldHint: z.boolean(),
+});
+
+export const toolInfoSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  inputSchema: z.record(z.string(), z.unknown()),
+  annotations: toolAnnotationsSchema,
+  /** Set when the caller picks the deadline through an argument (milliseconds), within these bounds. */
+  deadline: z.object({ argument: z.string(), defaultMs: z.number().int().positive(), maxMs: z.number().int().positive() }).optional(),
+});
+
 export const toolListMethod = {
   method: "tool.list",
   params: z.object({}).strict(),
-  result: z.object({
-    tools: z.array(z.object({ name: z.string(), description: z.string(), inputSchema: z.record(z.string(), z.unknown()) })),
-  }),
+  result: z.object({ tools: z.array(toolInfoSchema) }),
 } as const;
 
 export const toolCallMethod = {
@@ -87,12 +102,11 @@ export const toolCallMethod = {
   result: toolResultSchema,
 } as const;
 
+export type ToolInfo = z.infer<typeof toolInfoSchema>;
+
 export type MethodDescriptor = { method: string; params: z.ZodType; result: z.ZodType };
 export type ParamsOf<M extends MethodDescriptor> = z.input<M["params"]>;
 export type ResultOf<M extends MethodDescriptor> = z.output<M["result"]>;
-
-/** Tools that only read: the client may retry them once after a restart. */
-export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set(["file.read", "file.list", "file.grep", "file.glob"]);
 
 /** The observation a model reads for a failed tool call. */
 export function formatFailure(error: ToolFailure): string {

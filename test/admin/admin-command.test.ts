@@ -63,9 +63,9 @@ describe("admin server start", () => {
 describe("operator tools", () => {
   it("are served only to a maintenance child, never to a chat agent's", () => {
     const library = { dir: "/nonexistent/lib", locale: "en" as const };
-    const chat = createTools({ allowedCommands: [], library }).map((tool) => tool.name);
+    const chat = createTools({ allowedCommands: [], network: false, library }).map((tool) => tool.name);
     expect(chat.some((name) => name.startsWith("operator."))).toBe(false);
-    const operator = createTools({ allowedCommands: [], library, operatorTools: true }).map((tool) => tool.name);
+    const operator = createTools({ allowedCommands: [], network: false, library, operatorTools: true }).map((tool) => tool.name);
     expect(operator.filter((name) => name.startsWith("operator."))).toEqual(["operator.read", "operator.write", "operator.delete", "operator.move", "operator.stat", "operator.library-docs"]);
   });
 });

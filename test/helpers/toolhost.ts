@@ -69,8 +69,6 @@ export function makeClient(setup: ClientSetup = {}) {
     concurrency: setup.concurrency ?? 4,
     queueMax: setup.queueMax ?? 16,
     callTimeoutMs: setup.callTimeoutMs ?? 5_000,
-    shellTimeoutMs: 5_000,
-    shellMaxTimeoutMs: 10_000,
     onCall: (audit) => audits.push(audit),
   });
   return { client, supervisor, spawns, audits };

@@ -3,7 +3,7 @@
  * do before the toolhost child ran with A's authority only.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { agentUid } from "../../src/toolhost/sandbox/agent-identity.js";
@@ -40,6 +40,13 @@ describe.runIf(isRoot)("none mode as root isolates agents by uid (finding 2)", (
     // The workspace root and the share root can be passed through, not listed.
     expect(output(await shell(`ls ${layout.workspaceDir}`))).toMatch(/^EXIT_NONZERO: .*Permission denied/);
     expect(output(await shell(`ls ${layout.experienceRoot}`))).toMatch(/^EXIT_NONZERO: .*Permission denied/);
+    // The host's /tmp is shared in none mode, but what an agent leaves there is its own (umask 077).
+    const left = `/tmp/laoding-a-left-${process.pid}.txt`;
+    expect(await shell(`python3 ${writeScript(cwd, "leave.py", `open("${left}", "w").write("A's scratch")\n`)}`)).toMatchObject({ ok: true });
+    const b = realClient(workspace, "b").client;
+    const bCwd = join(layout.agentTrees("b").workTree, "chat");
+    expect(output(await b.callTool({ name: "shell.exec", args: { command: `cat ${left}` }, cwd: bCwd }))).toMatch(/^EXIT_NONZERO: .*Permission denied/);
+    rmSync(left, { force: true });
     const bomb = await shell(`python3 ${writeScript(cwd, "bomb.py", "import os, time\nfor i in range(10000):\n    try:\n        if os.fork() == 0:\n            time.sleep(30); os._exit(0)\n    except OSError as error:\n        print('EAGAIN', error.errno); break\n")}`);
     expect(bomb).toMatchObject({ ok: true, output: "EAGAIN 11\n" });
   });

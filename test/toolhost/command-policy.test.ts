@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { checkCommand } from "../../src/toolhost/shell/command-policy.js";
 
-const allowed = new Set(["ls", "cat", "grep", "echo", "find", "git", "wc", "sort", "awk", "sed", "env", "python3", "node", "perl", "ruby", "php", "id", "timeout", "nohup", "nice", "xargs", "bash", "export", "declare", "read", "tar", "sleep"]);
+const allowed = new Set(["rg", "ssh", "scp", "sftp", "sqlite3", "make", "npx", "npm", "tsc", "ls", "cat", "grep", "echo", "find", "git", "wc", "sort", "awk", "sed", "env", "python3", "node", "perl", "ruby", "php", "id", "timeout", "nohup", "nice", "xargs", "bash", "export", "declare", "read", "tar", "sleep"]);
 
 describe("shell allowlist", () => {
   it.each([
@@ -15,6 +15,14 @@ describe("shell allowlist", () => {
     ["find . -name '*.md'", ["find"]],
     ["git log --oneline # a comment; rm -rf /", ["git"]],
     ["cd sub && pwd && test -f x && printf '%s' ok", ["cd", "pwd", "test", "printf"]],
+    ["python3 -m json.tool x.json", ["python3"]],
+    ["python3 --version", ["python3"]],
+    ["rg -n foo src", ["rg"]],
+    ["ssh -p 22 -o ConnectTimeout=5 host uptime", ["ssh"]],
+    ["sqlite3 -safe db.sqlite 'select 1'", ["sqlite3"]],
+    ["make -j2 all CC=gcc", ["make"]],
+    ["npx tsc --noEmit", ["npx", "tsc"]],
+    ["npm test", ["npm"]],
   ])("allows %s", (line, commands) => {
     expect(checkCommand(line, allowed)).toEqual({ allowed: true, commands });
   });
@@ -210,6 +218,28 @@ describe("shell allowlist", () => {
       ["echo $'\\'' ok\nrm x", /rm is not on ALLOWED_COMMANDS/],
       ["ls <<< x", /redirection "<<<x" is not allowed/],
       ["cat <<EOF", /redirection/],
+      // Review A4: programs that run other programs through an option, a config or their input.
+      ["echo 'import os' | python3", /without a script file it runs code piped to it/],
+      ["cat x.js | node -", /without a script file/],
+      ["rg --pre sh foo", /rg --pre runs a program/],
+      ["rg --pre=./x foo", /rg --pre=.\/x runs a program/],
+      ["ssh -o ProxyCommand='sh -c id' host", /ssh -o ProxyCommand runs a local program/],
+      ["ssh -p 22 -oLocalCommand=id -oPermitLocalCommand=yes host", /ssh -o LocalCommand runs a local program/],
+      ["ssh -F cfg host", /ssh -F reads a config file/],
+      ["scp -S ./prog a host:b", /scp -S runs a program/],
+      ["sftp -D /bin/sh host", /sftp -D runs a program/],
+      ["sqlite3 db.sqlite '.shell id'", /add -safe/],
+      ["echo .system id | sqlite3 db.sqlite", /add -safe/],
+      ["make --eval='x:;id' x", /make --eval=x:;id runs code/],
+      ["make 'X!=id'", /make X!=id runs code/],
+      ["make 'CC=$(shell id)'", /runs code given on the command line/],
+      ["make SHELL=./evil", /runs code/],
+      ["make -f - all", /makefile from its input/],
+      ["npx bash -c id", /bash runs other commands/],
+      ["npx -c 'id'", /npx: -c runs a shell command line/],
+      ["npm exec -- sh -c id", /sh runs other commands/],
+      ["npm x --call id", /npm: --call runs a shell command line/],
+      ["npx --yes rm x", /rm is not on ALLOWED_COMMANDS/],
     ])("refuses %j", (line, reason) => {
       const verdict = checkCommand(line, allowed);
       expect(verdict.allowed, JSON.stringify(verdict)).toBe(false);

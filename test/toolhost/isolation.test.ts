@@ -12,6 +12,10 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { agentUid } from "../../src/toolhost/sandbox/agent-identity.js";
 import type { ToolResult } from "../../src/toolhost/protocol.js";
 import { hashTree, realClient, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
+
+// Its own uid range: the process limit and the "nothing survives" checks count every
+// process of the uid, and other test files run agent "a" at the same time.
+const UID_BASE = 42_000;
 import { livePids, type makeClient } from "../helpers/toolhost.js";
 
 // Exactly what the tests run: nothing (curl, node) is added to ALLOWED_COMMANDS behind the operator's back.
@@ -33,7 +37,7 @@ for (const mode of ["bwrap", "none"] as const) {
     let before: string;
 
     beforeAll(async () => {
-      workspace = await realWorkspace({ TOOLHOST_SANDBOX: mode, ALLOWED_COMMANDS: ALLOWED, TOOL_OUTPUT_MAX_BYTES: "8192", TOOLHOST_NPROC_LIMIT: "48", SHELL_TIMEOUT_MS: "5000" });
+      workspace = await realWorkspace({ TOOLHOST_SANDBOX: mode, ALLOWED_COMMANDS: ALLOWED, TOOL_OUTPUT_MAX_BYTES: "8192", TOOLHOST_NPROC_LIMIT: "48", SHELL_TIMEOUT_MS: "5000", TOOLHOST_UID_BASE: String(UID_BASE) });
       const { layout } = workspace;
       bTrees = layout.agentTrees("b");
       chatA = join(layout.agentTrees("a").workTree, "chat");
@@ -172,7 +176,7 @@ for (const mode of ["bwrap", "none"] as const) {
         if (isRoot) expect(bomb).toMatchObject({ ok: true, output: expect.stringMatching(/^EAGAIN 11 after \d+/) });
         expect(await callA("shell.exec", { command: "echo still responsive" })).toMatchObject({ ok: true, output: "still responsive\n" });
         // The toolhost child (and, under tsx, its esbuild service) runs as the agent's uid; nothing else may be left.
-        if (isRoot) expect(livePids({ uid: agentUid("a", 20_000) }).filter((pid) => !livePids({ pattern: /child-entry|esbuild --service/ }).includes(pid))).toEqual([]);
+        if (isRoot) expect(livePids({ uid: agentUid("a", UID_BASE) }).filter((pid) => !livePids({ pattern: /child-entry|esbuild --service/ }).includes(pid))).toEqual([]);
       });
 
       it("13. no capabilities, no mounts, no host secrets, only A's trees, no network", async () => {
@@ -191,7 +195,7 @@ for (const mode of ["bwrap", "none"] as const) {
         if (environment.ok) {
           expect(environment.output).not.toMatch(/secret|sk-|TOKEN|LLM_|TELEGRAM|FEISHU|ADMIN/i);
         }
-        if (isRoot) expect(await callA("shell.exec", { command: "id -u" })).toMatchObject({ ok: true, output: `${agentUid("a", 20_000)}\n` });
+        if (isRoot) expect(await callA("shell.exec", { command: "id -u" })).toMatchObject({ ok: true, output: `${agentUid("a", UID_BASE)}\n` });
         const server = await listen();
         try {
           const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;

@@ -241,7 +241,8 @@ describe("an answer written just before the child exits", () => {
   it("is delivered, not turned into TOOLHOST_CRASHED, whichever event Node reports first", async () => {
     for (let round = 0; round < 5; round += 1) {
       const { client, supervisor } = makeClient({ mode: "answer-then-exit" });
-      await client.ping();
+      // The tool list first (a call needs its hints), so the call goes out at once.
+      await client.listTools();
       const pid = supervisor.pid;
       const answer = client.callTool({ name: "file.write", args: {} });
       // The child answers and exits 100 ms after the call reaches it. Hold the loop until

@@ -7,11 +7,12 @@
  * Crash accounting (one user's request must never take the agent down for the others):
  * a crash with calls in flight is blamed on them, not counted toward the agent's restart
  * budget; a read-only call is retried once, alone on the new child, so a second crash is
- * unambiguously its own; writes and shell are never retried (they may have happened);
+ * unambiguously its own (read-only is the tool's own `readOnlyHint`, from tool.list); writes
+ * and shell are never retried (they may have happened);
  * a call that crashed the child twice is refused for the rest of its session.
  */
 import { createHash } from "node:crypto";
-import { READ_ONLY_TOOLS, failure, pingMethod, toolCallMethod, toolListMethod, type ParamsOf, type ResultOf, type ToolResult } from "../protocol.js";
+import { failure, pingMethod, toolCallMethod, toolListMethod, type ParamsOf, type ResultOf, type ToolInfo, type ToolResult } from "../protocol.js";
 import { Semaphore } from "./semaphore.js";
 import { ToolhostError } from "./toolhost-error.js";
 import type { ToolhostSupervisor } from "./toolhost-supervisor.js";
@@ -36,7 +37,7 @@ export type ToolCallAudit = {
   durationMs: number;
 };
 
-export type ToolInfo = ResultOf<typeof toolListMethod>["tools"][number];
+export type { ToolInfo };
 
 export type ToolhostClientOptions = {
   agentId: string;
@@ -44,14 +45,12 @@ export type ToolhostClientOptions = {
   concurrency: number;
   queueMax: number;
   callTimeoutMs: number;
-  /** shell.exec gets its own timeout plus this margin, so the child reports TIMEOUT first. */
-  shellTimeoutMs: number;
-  shellMaxTimeoutMs: number;
   onCall?: (audit: ToolCallAudit) => void;
   clock?: { now(): number };
 };
 
-const SHELL_DEADLINE_MARGIN_MS = 2_000;
+/** A tool with its own deadline argument gets that deadline plus this margin, so the child reports TIMEOUT first. */
+const DEADLINE_MARGIN_MS = 2_000;
 /** A call that crashed the child this many times is refused for the rest of its session. */
 const CRASHES_BEFORE_QUARANTINE = 2;
 
@@ -124,13 +123,15 @@ export class ToolhostClient {
         return failure("TOOLHOST_CRASHED", request.name, "this call crashed the toolhost twice; it is not run again in this session (change it, or start a new conversation)");
       }
       release = await this.semaphore.acquire(request.signal);
+      // The tool's own declaration decides its deadline and whether a crash may be retried.
+      const info = (await this.listTools()).find((tool) => tool.name === request.name);
       const params = {
         name: request.name,
         args: request.args,
         ...(request.traceId ? { traceId: request.traceId } : {}),
         ...(request.cwd ? { cwd: request.cwd } : {}),
       };
-      const timeoutMs = this.deadlineFor(request);
+      const timeoutMs = this.deadlineFor(info, request.args);
       const options = { timeoutMs, ...(request.signal ? { signal: request.signal } : {}) };
       try {
         return await this.send(params, options, timeoutMs);
@@ -138,7 +139,7 @@ export class ToolhostClient {
         if (!(error instanceof ToolhostError) || error.code !== "TOOLHOST_CRASHED") throw error;
         const crashes = (this.crashes.get(fingerprint) ?? 0) + 1;
         this.crashes.set(fingerprint, crashes);
-        if (!READ_ONLY_TOOLS.has(request.name) || crashes >= CRASHES_BEFORE_QUARANTINE) throw error;
+        if (info?.annotations.readOnlyHint !== true || crashes >= CRASHES_BEFORE_QUARANTINE) throw error;
         // A read cannot have changed anything: once more on the restarted child, alone, so
         // that a second crash is its own and never takes another call down with it.
         try {
@@ -183,10 +184,12 @@ export class ToolhostClient {
     }
   }
 
-  private deadlineFor(request: ToolCallRequest): number {
-    if (request.name !== "shell.exec") return this.options.callTimeoutMs;
-    const asked = typeof request.args.timeout_ms === "number" ? request.args.timeout_ms : this.options.shellTimeoutMs;
-    return Math.max(this.options.callTimeoutMs, Math.min(asked, this.options.shellMaxTimeoutMs) + SHELL_DEADLINE_MARGIN_MS);
+  private deadlineFor(info: ToolInfo | undefined, args: Record<string, unknown>): number {
+    const deadline = info?.deadline;
+    if (!deadline) return this.options.callTimeoutMs;
+    const asked = args[deadline.argument];
+    const wanted = typeof asked === "number" && asked > 0 ? asked : deadline.defaultMs;
+    return Math.max(this.options.callTimeoutMs, Math.min(wanted, deadline.maxMs) + DEADLINE_MARGIN_MS);
   }
 }
 

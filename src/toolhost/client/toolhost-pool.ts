@@ -9,8 +9,6 @@ import { ToolhostSupervisor } from "./toolhost-supervisor.js";
 
 export type ToolhostSettings = {
   callTimeoutMs: number;
-  shellTimeoutMs: number;
-  shellMaxTimeoutMs: number;
   heartbeatMs: number;
   restartLimit: number;
   restartWindowMs: number;
@@ -70,8 +68,6 @@ export class ToolhostPool {
         concurrency: settings.concurrency,
         queueMax: settings.queueMax,
         callTimeoutMs: settings.callTimeoutMs,
-        shellTimeoutMs: settings.shellTimeoutMs,
-        shellMaxTimeoutMs: settings.shellMaxTimeoutMs,
         ...(this.options.onCall ? { onCall: this.options.onCall } : {}),
       });
       this.clients.set(agentId, client);

@@ -2,14 +2,22 @@
  * File modes and owners that make the kernel keep agents apart when the bot runs as
  * root (DECISIONS.md): the workspace root, the work root and share/ are 0711 (agents pass
  * through, cannot list), base skills 0755, data/, configs/ and bot_context/ 0700, and
- * each agent tree 0700 owned by that agent's uid. Run once at start-up, before any of
- * the agent's processes exist, so nothing can swap a folder while it walks: it never
- * follows a link (lchown on the link itself, no descent), and it never changes a file
- * with several hard links (it could be a link to a host file, made by an older version
- * that ran the shell as root).
+ * each agent tree 0700 owned by that agent's uid.
+ *
+ * This runs as root over folders an agent writes, possibly while that agent's commands
+ * still run (a re-plan when its library is switched, `laoding library`, a command left
+ * over from an earlier run). A walk by path would let the agent swap a folder for a link
+ * between a check and the act (renameat2 RENAME_EXCHANGE), and root would then chown or
+ * chmod a host path. So the walk never acts on a path: every folder is opened with
+ * O_NOFOLLOW and pinned by its descriptor, its entries are reached through
+ * /proc/self/fd/<fd>/<name> (so only the last name is looked up, never followed), and
+ * owners and modes are changed on descriptors. A tree that is a link or not a folder is
+ * moved aside (unless an operator's root-owned folder holds it) and made anew; files with
+ * several hard links are left alone (they could be links to host files, made by an older
+ * version that ran the shell as root).
  */
-import { chmodSync, lchownSync, lstatSync, mkdirSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, type Stats } from "node:fs";
+import { basename, dirname } from "node:path";
 
 export type TreeLayout = {
   workspaceDir: string;
@@ -26,52 +34,184 @@ export type AgentTreeOwner = { agentId: string; uid: number; trees: string[] };
 
 export type SecureReport = { warnings: string[] };
 
-export function secureWorkspace(layout: TreeLayout, owners: AgentTreeOwner[]): SecureReport {
+/** Deeper than this, a tree is left as it is (and said): a descriptor is held per level. */
+export const MAX_TREE_DEPTH = 128;
+
+const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+// O_NONBLOCK: a name that became a FIFO between lstat and open must not hang the bot.
+const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+export function secureWorkspace(layout: TreeLayout, owners: AgentTreeOwner[], now: () => Date = () => new Date()): SecureReport {
   const warnings: string[] = [];
   for (const dir of [layout.workspaceDir, layout.workRoot, layout.shareDir, layout.experienceRoot, layout.agentsPrivateRoot]) setMode(dir, 0o711, true);
   setMode(layout.baseSkillsDir, 0o755, false);
   for (const dir of layout.privateDirs) setMode(dir, 0o700, false);
   for (const owner of owners) {
     for (const tree of owner.trees) {
-      mkdirSync(tree, { recursive: true, mode: 0o700 });
-      const skipped = giveTree(tree, owner.uid);
-      chmodSync(tree, 0o700);
-      if (skipped.length > 0) warnings.push(`agent ${owner.agentId}: left ${skipped.length} file(s) with several hard links owned as they were (first: ${skipped[0]})`);
+      const said = (text: string) => warnings.push(`agent ${owner.agentId}: ${text}`);
+      const treeFd = openTree(tree, now, said);
+      try {
+        fchownSync(treeFd, owner.uid, owner.uid);
+        fchmodSync(treeFd, 0o700);
+        const walk = { uid: owner.uid, hardLinked: [] as string[], tooDeep: [] as string[] };
+        giveEntries(treeFd, tree, 1, walk);
+        if (walk.hardLinked.length > 0) said(`left ${walk.hardLinked.length} file(s) with several hard links owned as they were (first: ${walk.hardLinked[0]})`);
+        if (walk.tooDeep.length > 0) said(`left ${walk.tooDeep.length} folder(s) nested deeper than ${MAX_TREE_DEPTH} levels owned as they were (first: ${walk.tooDeep[0]})`);
+      } finally {
+        closeSync(treeFd);
+      }
     }
   }
   return { warnings };
 }
 
+/** The bot's own folders: their ancestors are the operator's, so a link here is the operator's layout. */
 function setMode(dir: string, mode: number, create: boolean): void {
   if (create) mkdirSync(dir, { recursive: true });
-  let stats;
+  let fd: number;
   try {
-    stats = lstatSync(dir);
+    fd = openSync(dir, DIRECTORY_FLAGS);
+  } catch {
+    // Missing, or a link: its target's mode is the operator's choice.
+    return;
+  }
+  try {
+    fchmodSync(fd, mode);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Opens a tree's folder without following a link in its last name. A tree may sit in a
+ * folder the agent writes (its own skills in its private area), so a link or a file
+ * there is the agent's doing unless that folder is root's alone: then it is the
+ * operator's layout and is followed.
+ */
+function openTree(tree: string, now: () => Date, said: (text: string) => void): number {
+  mkdirSync(dirname(tree), { recursive: true });
+  const parentFd = openSync(dirname(tree), constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    const name = basename(tree);
+    const entry = `/proc/self/fd/${parentFd}/${name}`;
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const stats = lstatOrUndefined(entry);
+      if (stats === undefined) {
+        tryMkdir(entry);
+        continue;
+      }
+      if (stats.isSymbolicLink() && operatorOwned(fstatSync(parentFd))) return openSync(entry, constants.O_RDONLY | constants.O_DIRECTORY);
+      if (!stats.isDirectory()) {
+        const aside = `${name}.moved-${now().toISOString().replace(/[:.]/g, "-")}`;
+        const target = stats.isSymbolicLink() ? ` (a link to ${readlinkOrUnknown(entry)})` : "";
+        renameSync(entry, `/proc/self/fd/${parentFd}/${aside}`);
+        said(`${tree} was not a folder${target}; moved it aside to ${aside} and made a new folder`);
+        continue;
+      }
+      try {
+        return openSync(entry, DIRECTORY_FLAGS);
+      } catch (error) {
+        // Swapped between lstat and open: look again.
+        if (!["ELOOP", "ENOTDIR", "ENOENT"].includes((error as NodeJS.ErrnoException).code ?? "")) throw error;
+      }
+    }
+    throw new Error(`${tree} keeps changing while the bot sets its owner; stop whatever is renaming it and start again`);
+  } finally {
+    closeSync(parentFd);
+  }
+}
+
+/** Root's alone: owned by root and writable by no one else. */
+function operatorOwned(stats: Stats): boolean {
+  return stats.uid === 0 && (stats.mode & 0o022) === 0;
+}
+
+type Walk = { uid: number; hardLinked: string[]; tooDeep: string[] };
+
+/** Gives `walk.uid` every entry below the pinned folder `dirFd` that it does not own yet. */
+function giveEntries(dirFd: number, shownPath: string, depth: number, walk: Walk): void {
+  let names: string[];
+  try {
+    names = readdirSync(`/proc/self/fd/${dirFd}`);
   } catch {
     return;
   }
-  // A link here would be the operator's choice of layout; its target's mode is theirs.
-  if (stats.isDirectory()) chmodSync(dir, mode);
+  for (const name of names) {
+    const entry = `/proc/self/fd/${dirFd}/${name}`;
+    const stats = lstatOrUndefined(entry);
+    if (stats === undefined) continue;
+    const owned = stats.uid === walk.uid && stats.gid === walk.uid;
+    if (stats.isDirectory()) {
+      if (depth >= MAX_TREE_DEPTH) {
+        walk.tooDeep.push(`${shownPath}/${name}`);
+        continue;
+      }
+      const fd = openOrUndefined(entry, DIRECTORY_FLAGS);
+      if (fd === undefined) continue;
+      try {
+        if (!owned) fchownSync(fd, walk.uid, walk.uid);
+        giveEntries(fd, `${shownPath}/${name}`, depth + 1, walk);
+      } finally {
+        closeSync(fd);
+      }
+    } else if (owned) {
+      continue;
+    } else if (stats.isSymbolicLink()) {
+      // lchown changes the link itself; the last name of `entry` is never followed.
+      lchownSync(entry, walk.uid, walk.uid);
+    } else if (stats.isFile()) {
+      giveFile(entry, `${shownPath}/${name}`, walk);
+    }
+    // FIFOs, sockets and devices keep their owners: an agent cannot make devices, and
+    // opening a device or a FIFO as root has side effects.
+  }
 }
 
-/** Gives `uid` every entry of a tree it does not own yet; returns what it left alone. */
-function giveTree(root: string, uid: number): string[] {
-  const skipped: string[] = [];
-  const stack = [root];
-  while (stack.length > 0) {
-    const path = stack.pop() as string;
-    let stats;
-    try {
-      stats = lstatSync(path);
-    } catch {
-      continue;
+function giveFile(entry: string, shownPath: string, walk: Walk): void {
+  const fd = openOrUndefined(entry, FILE_FLAGS);
+  if (fd === undefined) return;
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return;
+    if (stats.nlink > 1) {
+      walk.hardLinked.push(shownPath);
+      return;
     }
-    if (stats.isFile() && stats.nlink > 1) {
-      skipped.push(path);
-      continue;
-    }
-    if (stats.uid !== uid || stats.gid !== uid) lchownSync(path, uid, uid);
-    if (stats.isDirectory()) for (const name of readdirSync(path)) stack.push(join(path, name));
+    fchownSync(fd, walk.uid, walk.uid);
+  } finally {
+    closeSync(fd);
   }
-  return skipped;
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function openOrUndefined(path: string, flags: number): number | undefined {
+  try {
+    return openSync(path, flags);
+  } catch {
+    // Gone or swapped for a link since lstat: nothing of ours to change.
+    return undefined;
+  }
+}
+
+function tryMkdir(path: string): void {
+  try {
+    mkdirSync(path, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+}
+
+function readlinkOrUnknown(path: string): string {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return "?";
+  }
 }

@@ -18,7 +18,7 @@
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import type { IdentityFiles } from "./agent-identity.js";
-import { agentNamespaces, TOOL_PATH } from "./command-launchers.js";
+import { agentNamespaces, outermostPaths, TOOL_PATH } from "./command-launchers.js";
 import { withInheritedFdsClosed } from "./fd-closer.js";
 import { STARTUP_VARIABLE, type ToolhostStartup } from "./startup-message.js";
 
@@ -109,7 +109,7 @@ function jailArgs(options: ChildLaunchOptions, env: Record<string, string>): str
   for (const dir of ancestorsOf([...code, ...writable, ...readOnly])) args.push("--perms", "0755", "--dir", dir);
   for (const path of code) args.push("--ro-bind", path, path);
   // Later mounts win: writable trees, then read-only carve-outs inside them.
-  for (const dir of writable) args.push("--bind", dir, dir);
+  for (const dir of outermostPaths(writable)) args.push("--bind", dir, dir);
   for (const dir of readOnly) args.push("--ro-bind", dir, dir);
   // Root without capabilities cannot enter the agent's 0700 tree: start at /; the child needs no cwd.
   args.push("--remount-ro", "/", "--chdir", "/");

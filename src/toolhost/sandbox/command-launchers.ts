@@ -17,6 +17,7 @@
  * before bash starts.
  */
 import { withInheritedFdsClosed } from "./fd-closer.js";
+import { isWithin } from "./path-sandbox.js";
 import { CALL_TAG_VARIABLE, OWNER_TAG_VARIABLE } from "../process-tags.js";
 import type { Launcher } from "../shell/shell-runner.js";
 
@@ -77,6 +78,17 @@ export function agentNamespaces(agentId: string, network: boolean): string[] {
   ];
 }
 
+/**
+ * The paths not inside another of them (by segments). A tree inside another bound tree
+ * (own skills in the private area) is visible through the outer bind already, and binding
+ * it again would make bwrap follow whatever the agent left at that name: a link there
+ * would put a host folder into the sandbox.
+ */
+export function outermostPaths(paths: string[]): string[] {
+  const unique = [...new Set(paths)];
+  return unique.filter((path) => !unique.some((other) => other !== path && isWithin(other, path)));
+}
+
 export function bwrapCommandArgs(options: BwrapCommandOptions, cwd: string, marker: string): string[] {
   const args = [
     "--die-with-parent",
@@ -99,7 +111,7 @@ export function bwrapCommandArgs(options: BwrapCommandOptions, cwd: string, mark
     "--size", String(options.tmpSizeBytes), "--perms", "1777", "--tmpfs", "/tmp",
   ];
   // Later mounts win: the writable trees after the read-only root and the fresh /tmp.
-  for (const dir of options.writable) args.push("--bind", dir, dir);
+  for (const dir of outermostPaths(options.writable)) args.push("--bind", dir, dir);
   for (const dir of options.readOnly) args.push("--ro-bind", dir, dir);
   args.push("--chdir", cwd);
   return args;

@@ -49,6 +49,12 @@ export const toolhostStartupSchema = z
     /** RLIMIT_DATA of every shell command. */
     memoryLimitBytes: positiveInt,
     maxFrameBytes: positiveInt,
+    /**
+     * Set when the child runs as the agent's own uid (the bot is root): everything its
+     * tools and commands create is private to that uid (umask 077), so agents that share
+     * the host's /tmp in none mode cannot read each other's files there.
+     */
+    privateFiles: z.boolean().optional(),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
   })
   .strict();

@@ -19,6 +19,7 @@ import {
   toolListMethod,
   type MethodDescriptor,
   type ResultOf,
+  type ToolInfo,
   type ToolResult,
 } from "../protocol.js";
 import type { ShellRunner } from "../shell/shell-runner.js";
@@ -72,25 +73,23 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
     }
   };
 
-  connection.onRequest(pingMethod.method, track((params: unknown): ResultOf<typeof pingMethod> => {
-    validateParams(pingMethod, params);
-    return {
-      ok: true,
-      pid: process.pid,
-      agentId: options.agentId,
-      uptimeMs: clock.now() - startedAt,
-      sandbox: options.shell.mode,
-      protocolVersion: PROTOCOL_VERSION,
-    };
+  /** One handler per method: params validated before, the result checked after, against the shared descriptor. */
+  const handle = <M extends MethodDescriptor>(descriptor: M, run: (params: z.output<M["params"]>, token: CancellationToken) => ResultOf<M> | Promise<ResultOf<M>>) =>
+    connection.onRequest(descriptor.method, track(async (params: unknown, token: CancellationToken) => checkedResult(descriptor, await run(validateParams(descriptor, params), token))));
+
+  handle(pingMethod, () => ({
+    ok: true as const,
+    pid: process.pid,
+    agentId: options.agentId,
+    uptimeMs: clock.now() - startedAt,
+    sandbox: options.shell.mode,
+    protocolVersion: PROTOCOL_VERSION,
   }));
 
-  connection.onRequest(toolListMethod.method, track((params: unknown): ResultOf<typeof toolListMethod> => {
-    validateParams(toolListMethod, params);
-    return { tools: options.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.jsonSchema })) };
-  }));
+  const toolList = options.tools.map((tool) => toolInfo(tool, options.limits));
+  handle(toolListMethod, () => ({ tools: toolList }));
 
-  connection.onRequest(toolCallMethod.method, track(async (params: unknown, token): Promise<ToolResult> => {
-    const call = validateParams(toolCallMethod, params);
+  handle(toolCallMethod, async (call, token): Promise<ToolResult> => {
     const tool = tools.get(call.name);
     if (!tool) return failure("UNKNOWN_TOOL", call.name, `no tool named ${call.name}; available: ${[...tools.keys()].join(", ")}`);
     const controller = new AbortController();
@@ -124,7 +123,7 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
     } finally {
       cancellation.dispose();
     }
-  }));
+  });
 
   connection.listen();
   return {
@@ -139,6 +138,24 @@ function validateParams<M extends MethodDescriptor>(descriptor: M, params: unkno
     throw new ResponseError(RPC_ERRORS.invalidParams, `invalid params for ${descriptor.method}: ${describeIssues(parsed.error)}`);
   }
   return parsed.data as z.output<M["params"]>;
+}
+
+/** A result that breaks the contract is this child's bug: said as a protocol fault, never sent as it is. */
+function checkedResult<M extends MethodDescriptor>(descriptor: M, result: ResultOf<M>): ResultOf<M> {
+  const parsed = descriptor.result.safeParse(result);
+  if (!parsed.success) throw new ResponseError(RPC_ERRORS.internalError, `the toolhost built an invalid result for ${descriptor.method}: ${describeIssues(parsed.error)}`);
+  return result;
+}
+
+/** What tool.list says of a tool: its declaration, with its deadline bounds taken from this agent's limits. */
+function toolInfo(tool: Tool, limits: ToolLimits): ToolInfo {
+  return {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.jsonSchema,
+    annotations: tool.hints,
+    ...(tool.deadline ? { deadline: { argument: tool.deadline.argument, defaultMs: tool.deadline.defaultMs(limits), maxMs: tool.deadline.maxMs(limits) } } : {}),
+  };
 }
 
 /** The session folder: inside the working tree, created on first use; default the tree itself. */

@@ -44,7 +44,17 @@ const WRAPPERS: Record<string, (args: Word[]) => { target: Word[] } | { problem:
   timeout: (args) => skipOptions(args, /^-(s|k)$|^--(signal|kill-after)$/, 1),
   nice: (args) => skipOptions(args, /^-n$|^--adjustment$/, 0),
   stdbuf: (args) => skipOptions(args, /^-[ioe]$/, 0),
+  // npx (and `npm exec`) run any program on PATH, not only packages' programs.
+  npx: packageRunner,
+  npm: (args) => (/^(exec|x)$/.test(args[0]?.text ?? "") ? packageRunner(args.slice(1)) : undefined),
 };
+
+function packageRunner(args: Word[]): { target: Word[] } | { problem: string } {
+  const unwrapped = skipOptions(args, /^(-p|--package)$/, 0);
+  const own = "target" in unwrapped ? args.slice(0, args.length - unwrapped.target.length) : [];
+  const call = own.find(({ text }) => /^(-c|--call)(=|$)/.test(text));
+  return call ? { problem: `${call.text} runs a shell command line` } : unwrapped;
+}
 
 /** Skips a wrapper's options (those matching `withValue` take the next word) and `positional` leading operands. */
 function skipOptions(args: Word[], withValue: RegExp, positional: number): { target: Word[] } | { problem: string } {

@@ -17,8 +17,12 @@ function shortFlags(word: string): string {
   return /^-[A-Za-z0-9]/.test(word) ? (/^-([A-Za-z0-9]+)/.exec(word)?.[1] ?? "") : "";
 }
 
-/** Interpreters: code on the command line (`-c`, `-e`, `--eval`...) is refused; a script file is not. */
-function inlineCodeRule(shortCode: string, longCode: RegExp): Rule {
+/**
+ * Interpreters: code on the command line (`-c`, `-e`, `--eval`...) is refused, and so is
+ * code piped in (`echo ... | python3`: no script named); a script file is not.
+ * `standalone` are the options that need no script (`-m module`, `--version`).
+ */
+function inlineCodeRule(shortCode: string, longCode: RegExp, standalone = /^(-V|-v|--version|-h|--help)$/): Rule {
   return (args) => {
     for (const { text } of args) {
       if (text === "--") break;
@@ -26,11 +30,57 @@ function inlineCodeRule(shortCode: string, longCode: RegExp): Rule {
       const flags = shortFlags(text);
       const bad = [...flags].find((flag) => shortCode.includes(flag));
       if (bad) return `-${bad} runs code given on the command line; write a script with file.write and run that`;
-      if (!text.startsWith("-")) break;
+      if (standalone.test(text)) return undefined;
+      if (!text.startsWith("-")) return undefined;
+    }
+    return "without a script file it runs code piped to it; write a script with file.write and run that";
+  };
+}
+
+/** `-o Name=value` / `-oName=value` options of ssh, scp and sftp that name a local program. */
+const SSH_PROGRAM_OPTION = /^(ProxyCommand|LocalCommand|PermitLocalCommand|KnownHostsCommand|Match)\b/i;
+
+/** Options of ssh, scp and sftp that take a value (the next word when not attached). */
+const SSH_VALUE_FLAGS = "BbcDEeFIiJLlmOoPpQRSWwX";
+
+/**
+ * ssh and its kin: options that run a local program (`-o ProxyCommand=...`, scp -S,
+ * sftp -S/-D) and config files (-F), which could name one. Every word is looked at:
+ * ssh takes options after their values.
+ */
+function sshRule(name: string, programFlags: string): Rule {
+  return (args) => {
+    for (let index = 0; index < args.length; index += 1) {
+      const text = (args[index] as Word).text;
+      if (!/^-[A-Za-z0-9]/.test(text)) continue;
+      for (let at = 1; at < text.length; at += 1) {
+        const flag = text[at] as string;
+        if (!SSH_VALUE_FLAGS.includes(flag)) continue;
+        const value = text.slice(at + 1) || args[index + 1]?.text || "";
+        if (programFlags.includes(flag)) return `${name} -${flag} runs a program`;
+        if (flag === "F") return `${name} -F reads a config file, which can name programs to run`;
+        if (flag === "o" && SSH_PROGRAM_OPTION.test(value.replace(/^["']/, ""))) return `${name} -o ${value.split(/[= ]/)[0]} runs a local program`;
+        break;
+      }
     }
     return undefined;
   };
 }
+
+/** sqlite3 runs `.shell`, `.system`, `.load` and pipes from its input: only its safe mode is allowed. */
+const sqliteRule: Rule = (args) =>
+  args.some(({ text }) => /^--?safe$/.test(text)) ? undefined : "sqlite3 runs programs through .shell, .system and pipes unless started with -safe; add -safe";
+
+/** make: recipes are the agent's own files (a script), but code on the command line is not. */
+const makeRule: Rule = (args) => {
+  for (let index = 0; index < args.length; index += 1) {
+    const text = (args[index] as Word).text;
+    if (/^(--eval|-E)(=|$)/.test(text)) return `make ${text} runs code given on the command line`;
+    if (/^(-f|--file|--makefile)$/.test(text) && /^(-|\/dev\/stdin|\/proc\/)/.test(args[index + 1]?.text ?? "")) return "make reading a makefile from its input runs code piped to it; write a Makefile with file.write";
+    if (/^[^-][^=]*(!=|=)/.test(text) && (/^[^=]*!=/.test(text) || /\$[({]|^(SHELL|MAKESHELL|\.SHELLFLAGS)[:+?]?=/.test(text))) return `make ${text} runs code given on the command line`;
+  }
+  return undefined;
+};
 
 const pythonRule = inlineCodeRule("c", /^--command(=|$)/);
 const nodeInline = inlineCodeRule("ep", /^--(eval|print)(=|$)/);
@@ -151,6 +201,13 @@ export const PROGRAM_RULES: Record<string, Rule> = {
   zip: optionRule("zip", /^(-T|-TT|--unzip-command)|^-[a-zA-Z]*TT/, "runs a program"),
   wget: optionRule("wget", /^--use-askpass/, "runs a program"),
   wait: optionRule("wait", /^-[a-zA-Z]*p/, "assigns a variable"),
+  rg: optionRule("rg", /^--pre(=|$)/, "runs a program on every file searched"),
+  ssh: sshRule("ssh", ""),
+  scp: sshRule("scp", "S"),
+  sftp: sshRule("sftp", "SD"),
+  sqlite3: sqliteRule,
+  make: makeRule,
+  gmake: makeRule,
 };
 
 /** A python3.12-style name uses the python rule. */

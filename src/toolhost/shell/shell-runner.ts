@@ -16,6 +16,9 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
+
+/** Output past this many times the capture limit is a flood: the command is killed. */
+export const FLOOD_FACTOR = 4;
 import { CALL_TAG_VARIABLE, killTagged } from "../process-tags.js";
 
 export type LaunchSpec = {
@@ -127,7 +130,7 @@ export function createShellRunner(launcher: Launcher): ShellRunner {
             if (tail.length > half) tail = tail.subarray(tail.length - half);
           }
           // A flood: stop reading and kill, so neither side's memory grows with it.
-          if (totalBytes > request.maxCaptureBytes * 4 && !flooded) {
+          if (totalBytes > request.maxCaptureBytes * FLOOD_FACTOR && !flooded) {
             flooded = true;
             stop();
           }

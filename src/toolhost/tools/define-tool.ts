@@ -1,6 +1,8 @@
 /**
- * Tools are declared once: name, description, zod input schema, and `execute`. The JSON
- * Schema in `tool.list` is derived from the zod schema, never written twice.
+ * Tools are declared once: name, description, zod input schema, hints and `execute`. The
+ * JSON Schema in `tool.list` is derived from the zod schema, never written twice, and the
+ * hints (MCP's annotation names) travel with it: the parent decides retries and deadlines
+ * from them, and MCP clients see them as they are.
  *
  * Every answer is bounded here, once for all tools: the output (of a success or of a
  * failure) to `limits.outputMaxBytes` and the error reason to REASON_MAX_BYTES, both
@@ -48,12 +50,30 @@ export type ToolContext = {
 
 export type ToolOutput = { output: string; truncated: boolean };
 
+/**
+ * What a call may do, in MCP's annotation names. `readOnlyHint`: changes nothing, so the
+ * parent may run it again after a crash; `destructiveHint`: may overwrite or delete;
+ * `idempotentHint`: a second identical call changes nothing more; `openWorldHint`: reaches
+ * beyond the agent's folders (the network).
+ */
+export type ToolHints = { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+
+/** Hints of a tool that only reads the agent's folders. */
+export const READS_ONLY: ToolHints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+/**
+ * A tool whose deadline the caller chooses through one argument (milliseconds), within
+ * the agent's limits; every other tool has the parent's call deadline.
+ */
+export type DeadlineSpec = { argument: string; defaultMs(limits: ToolLimits): number; maxMs(limits: ToolLimits): number };
+
 export type Tool = {
   name: string;
   description: string;
   inputSchema: z.ZodType;
   jsonSchema: Record<string, unknown>;
-  readOnly: boolean;
+  hints: ToolHints;
+  deadline?: DeadlineSpec;
   execute(args: unknown, context: ToolContext): Promise<ToolOutput>;
 };
 
@@ -61,7 +81,8 @@ export function defineTool<S extends z.ZodType>(spec: {
   name: string;
   description: string;
   inputSchema: S;
-  readOnly: boolean;
+  hints: ToolHints;
+  deadline?: DeadlineSpec;
   execute(args: z.output<S>, context: ToolContext): Promise<ToolOutput>;
 }): Tool {
   const jsonSchema = z.toJSONSchema(spec.inputSchema, { io: "input" }) as Record<string, unknown>;

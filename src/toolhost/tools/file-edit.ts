@@ -8,7 +8,7 @@ export const fileEditTool = defineTool({
   name: "file.edit",
   description:
     "Replace an exact string in a file. `old_string` must match exactly once unless `replace_all` is true. Reports how many occurrences were replaced.",
-  readOnly: false,
+  hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   inputSchema: z
     .object({
       path: z.string(),

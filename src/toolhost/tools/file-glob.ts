@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ToolError } from "../tool-error.js";
-import { defineTool } from "./define-tool.js";
+import { defineTool, READS_ONLY } from "./define-tool.js";
 import { globMatcher } from "./glob-pattern.js";
 import { searchRoot } from "./search-root.js";
 import { walkBudget } from "./walk-budget.js";
@@ -9,7 +9,7 @@ import { walkTree } from "./walk-tree.js";
 export const fileGlobTool = defineTool({
   name: "file.glob",
   description: "Find files by glob pattern (**, *, ?, {a,b}, [abc]) relative to `path` (default: the working folder). Links are never followed.",
-  readOnly: true,
+  hints: READS_ONLY,
   inputSchema: z.object({ pattern: z.string().min(1).max(500), path: z.string().optional() }).strict(),
   async execute(args, context) {
     const matches = globMatcher(args.pattern, "pattern");

@@ -2,7 +2,7 @@ import { closeSync, readSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { z } from "zod";
 import type { PathSandbox } from "../sandbox/path-sandbox.js";
-import { defineTool } from "./define-tool.js";
+import { defineTool, READS_ONLY } from "./define-tool.js";
 import { openForRead } from "./file-access.js";
 import { globMatcher } from "./glob-pattern.js";
 import { searchRoot } from "./search-root.js";
@@ -17,7 +17,7 @@ export const fileGrepTool = defineTool({
   name: "file.grep",
   description:
     "Search files for a regular expression (RE2 syntax: like JavaScript's without backreferences or lookaround; matching is linear-time). `path` is a file or folder (default: the working folder); `glob` filters file names (e.g. *.md). Returns file:line: text, capped at max_results. Links are never followed.",
-  readOnly: true,
+  hints: READS_ONLY,
   inputSchema: z
     .object({
       pattern: z.string().min(1).max(1_000),

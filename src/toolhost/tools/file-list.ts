@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { z } from "zod";
 import { ToolError } from "../tool-error.js";
-import { defineTool } from "./define-tool.js";
+import { defineTool, READS_ONLY } from "./define-tool.js";
 import { fsError } from "./file-access.js";
 import { walkBudget } from "./walk-budget.js";
 import { walkTree } from "./walk-tree.js";
@@ -9,7 +9,7 @@ import { walkTree } from "./walk-tree.js";
 export const fileListTool = defineTool({
   name: "file.list",
   description: "List a folder's entries with type and size. `depth` (default 1, at most 5) descends into subfolders. Links are shown, never followed.",
-  readOnly: true,
+  hints: READS_ONLY,
   inputSchema: z
     .object({
       path: z.string().describe("Folder path, relative to the working folder or absolute"),

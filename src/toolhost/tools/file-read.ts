@@ -1,6 +1,6 @@
 import { closeSync, readSync } from "node:fs";
 import { z } from "zod";
-import { defineTool } from "./define-tool.js";
+import { defineTool, READS_ONLY } from "./define-tool.js";
 import { openForRead } from "./file-access.js";
 
 const CHUNK_BYTES = 64 * 1024;
@@ -11,7 +11,7 @@ export const fileReadTool = defineTool({
   name: "file.read",
   description:
     "Read a text file. Optional 1-based line `offset` and line `limit` page through large files. Output is capped; binary files are reported, not dumped.",
-  readOnly: true,
+  hints: READS_ONLY,
   inputSchema: z
     .object({
       path: z.string().describe("File path, relative to the working folder or absolute"),

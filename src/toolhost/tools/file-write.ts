@@ -6,7 +6,8 @@ import { atomicWrite } from "./file-access.js";
 export const fileWriteTool = defineTool({
   name: "file.write",
   description: "Create or replace a text file (atomically). Missing parent folders are created. Never writes through a link.",
-  readOnly: false,
+  // Overwrites what was there; writing the same content twice leaves the same file.
+  hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   inputSchema: z.object({ path: z.string(), content: z.string() }).strict(),
   async execute(args, context) {
     const bytes = Buffer.byteLength(args.content, "utf8");

@@ -13,7 +13,7 @@ import { ensureFresh, rebuildIndex, type IndexResult, type LibraryLocale } from 
 import { createIndexSearcher } from "../../knowledge/library/library-search.js";
 import { isWithin } from "../sandbox/path-sandbox.js";
 import { ToolError } from "../tool-error.js";
-import { defineTool, type Tool, type ToolContext } from "./define-tool.js";
+import { defineTool, READS_ONLY, type Tool, type ToolContext } from "./define-tool.js";
 import { headTail } from "./truncate-output.js";
 
 export type LibrarySettings = { dir: string; locale: LibraryLocale };
@@ -26,7 +26,7 @@ export function createLibraryTools(library: LibrarySettings): Tool[] {
     name: "library.search",
     description:
       "Search the team experience library (your team's notes from past work) by title, keywords, summary and file name. Returns ranked INDEX.md lines `file | title | keywords | summary | verified`; read the hits in full with file.read (they are in the library folder).",
-    readOnly: true,
+    hints: READS_ONLY,
     inputSchema: z
       .object({
         query: z.string().trim().min(1).max(200).describe("Words to look for, Chinese or English"),
@@ -47,7 +47,8 @@ export function createLibraryTools(library: LibrarySettings): Tool[] {
   const index = defineTool({
     name: "library.index",
     description: `Regenerate the team experience library's ${INDEX_FILE} if it is out of date (or always, with rebuild: true) and report how many documents it lists. Read or grep ${INDEX_FILE} itself for its lines.`,
-    readOnly: false,
+    // Writes only INDEX.md, from the documents: the same every time.
+    hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     inputSchema: z.object({ rebuild: z.boolean().optional() }).strict(),
     async execute(args) {
       const dir = libraryDir(library);

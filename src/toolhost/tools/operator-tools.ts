@@ -13,7 +13,7 @@ import { isLibraryDocName, parseLibraryDoc } from "../../knowledge/library/libra
 import { ensureFresh, listLibraryDocs, readHead } from "../../knowledge/library/library-index.js";
 import { isWithin } from "../sandbox/path-sandbox.js";
 import { ToolError } from "../tool-error.js";
-import { defineTool, type Tool, type ToolContext } from "./define-tool.js";
+import { defineTool, READS_ONLY, type Tool, type ToolContext } from "./define-tool.js";
 import { atomicWrite, fsError, lstatOrUndefined, openForRead } from "./file-access.js";
 import type { LibrarySettings } from "./library-tools.js";
 
@@ -36,7 +36,7 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
   const read = defineTool({
     name: "operator.read",
     description: "Read a file's bytes as base64, one page at a time (offset, then the answer's next).",
-    readOnly: true,
+    hints: READS_ONLY,
     inputSchema: z.object({ path: z.string(), offset: z.number().int().min(0).optional(), within: within.optional() }).strict(),
     async execute(args, context) {
       const resolved = context.sandbox.resolve(args.path, context.cwd, "read");
@@ -65,7 +65,7 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
   const write = defineTool({
     name: "operator.write",
     description: "Create or replace a file atomically from base64 bytes, with an exact mode when given. Never writes through a link.",
-    readOnly: false,
+    hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     inputSchema: z.object({ path: z.string(), base64: z.string(), mode: z.number().int().min(0).max(0o777).describe("Permission bits only: no setuid, setgid or sticky").optional(), within: within.optional() }).strict(),
     async execute(args, context) {
       const bytes = Buffer.from(args.base64, "base64");
@@ -80,7 +80,8 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
   const remove = defineTool({
     name: "operator.delete",
     description: "Delete one regular file (never a link, a folder or a device).",
-    readOnly: false,
+    // Not idempotent for a retry: a second delete would answer "not found" for a file the first one removed.
+    hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     inputSchema: z.object({ path: z.string(), within: within.optional() }).strict(),
     async execute(args, context) {
       // The name itself is deleted, never what a link points to: resolve the folder, not the name.
@@ -104,7 +105,7 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
   const move = defineTool({
     name: "operator.move",
     description: "Move a file or folder to a path that does not exist yet (same file system); missing parent folders are created.",
-    readOnly: false,
+    hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     inputSchema: z.object({ from: z.string(), to: z.string() }).strict(),
     async execute(args, context) {
       const from = context.sandbox.resolve(args.from, context.cwd, "write");
@@ -126,7 +127,7 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
   const stat = defineTool({
     name: "operator.stat",
     description: "Type, size, mode and modification time of up to 200 paths (links are not followed), with each file's sha256 when asked.",
-    readOnly: true,
+    hints: READS_ONLY,
     inputSchema: z.object({ paths: z.array(z.string()).min(1).max(MAX_STAT_PATHS), hash: z.boolean().optional() }).strict(),
     async execute(args, context) {
       return json(args.paths.map((path) => statOne(path, args.hash === true, context)));
@@ -137,7 +138,7 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
   const docs = defineTool({
     name: "operator.library-docs",
     description: "Refresh the experience library's index, then one page of its documents with their frontmatter fields, size and modification time.",
-    readOnly: false,
+    hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     inputSchema: z.object({ offset: z.number().int().min(0).optional(), limit: z.number().int().min(1).max(MAX_DOCS_PAGE).optional() }).strict(),
     async execute(args, context) {
       const dir = context.sandbox.resolve(library.dir, context.cwd, "write").realPath;

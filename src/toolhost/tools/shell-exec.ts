@@ -1,16 +1,18 @@
 import { z } from "zod";
 import { checkCommand, SAFE_BUILTINS } from "../shell/command-policy.js";
+import { FLOOD_FACTOR } from "../shell/shell-runner.js";
 import { ToolError } from "../tool-error.js";
 import { defineTool } from "./define-tool.js";
 import { capturedText } from "./truncate-output.js";
 
 /** Builds shell.exec for an allowlist; every simple command of the line is checked. */
-export function createShellExecTool(allowedCommands: readonly string[]) {
+export function createShellExecTool(allowedCommands: readonly string[], network: boolean) {
   const allowed = new Set(allowedCommands);
   return defineTool({
     name: "shell.exec",
     description: `Run a command line with bash in the working folder. Every command of a pipeline or list must be one of: ${[...allowed].sort().join(", ")} (and the builtins ${[...SAFE_BUILTINS].join(", ")}). No command substitution, subshells or file redirections (use file.write). Output is capped (head + tail); nothing started by the command survives it.`,
-    readOnly: false,
+    hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: network },
+    deadline: { argument: "timeout_ms", defaultMs: (limits) => limits.shellTimeoutMs, maxMs: (limits) => limits.shellMaxTimeoutMs },
     inputSchema: z
       .object({
         command: z.string().min(1).max(10_000),
@@ -31,7 +33,7 @@ export function createShellExecTool(allowedCommands: readonly string[]) {
       const { text: body, truncated } = capturedText(result.head, result.tail, result.totalBytes, context.limits.outputMaxBytes);
       if (result.timedOut) throw new ToolError("TIMEOUT", `the command ran longer than ${timeoutMs} ms and was killed`, body);
       if (result.cancelled) throw new ToolError("TIMEOUT", "the call was cancelled and the command killed", body);
-      const flooded = result.flooded ? `\n…[output passed ${context.limits.outputMaxBytes * 4} bytes; the command was killed]` : "";
+      const flooded = result.flooded ? `\n…[output passed ${context.limits.outputMaxBytes * FLOOD_FACTOR} bytes; the command was killed]` : "";
       if (!result.flooded && result.exitCode !== 0) {
         const how = result.exitCode === null ? `was killed by ${result.signal ?? "a signal"}` : `exited with code ${result.exitCode}`;
         throw new ToolError("EXIT_NONZERO", `the command ${how}`, body);
