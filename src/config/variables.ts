@@ -236,14 +236,28 @@ export const VARIABLES = {
     expected: "a TCP port from 0 to 65535 (0 = off)",
     defaultValue: "0",
     group: "Admin",
-    doc: "Port of the admin HTTP API and page on 127.0.0.1; 0 disables it.",
+    doc: "Port of the admin HTTP API (on ADMIN_HOST); `laoding start` serves it when set, `laoding admin` serves only it. 0 disables it in `laoding start`. See docs/admin-api.md.",
+  },
+  ADMIN_HOST: {
+    schema: z.string().regex(/^[A-Za-z0-9.:-]+$/, { message: "not a host name or IP address" }),
+    expected: "an IP address or host name to bind (default 127.0.0.1)",
+    defaultValue: "127.0.0.1",
+    group: "Admin",
+    doc: "Address the admin API binds. Keep the loopback default and reach it through an SSH tunnel or a reverse proxy with TLS; the token is sent in clear over plain HTTP.",
   },
   ADMIN_TOKEN: {
     schema: z.string().min(16, { message: "shorter than 16 characters" }),
     expected: "a random string of at least 16 characters",
     secret: true,
     group: "Admin",
-    doc: "Bearer token required by every admin endpoint.",
+    doc: "Bearer token required by every admin endpoint (only GET /v1/health answers without it, with version only). The admin API refuses to start without it. Generate one with `openssl rand -hex 24`.",
+  },
+  ADMIN_BODY_MAX_BYTES: {
+    schema: integer(1_024, 64 * 1024 * 1024),
+    expected: "bytes from 1024 to 67108864",
+    defaultValue: String(1024 * 1024),
+    group: "Admin",
+    doc: "Largest request body the admin API reads (a document PUT); larger bodies are refused with 413 BODY_TOO_LARGE.",
   },
 
   // Logging

@@ -16,6 +16,8 @@ export type SkillSnapshot = {
   readonly problems: readonly SkillProblem[];
   /** Skills of the agent that shadow a base skill of the same name. */
   readonly shadowed: readonly string[];
+  /** Go-era skills: loaded under their normalised name, or skipped for a clash (`skippedFor` names the other). */
+  readonly goEra: readonly GoEraNote[];
   get(name: string): Skill | undefined;
 };
 
@@ -29,15 +31,18 @@ export type SkillChanges = {
 };
 
 export type SkillSource = { dir: string; source: Skill["source"] };
+export type GoEraNote = { path: string; folder: string; name: string; skippedFor?: string };
 
 export class SkillCatalog {
   private current: SkillSnapshot;
+  /** Go-era notes already logged: each is warned about once, not at every reload. */
+  private readonly warned = new Set<string>();
 
   constructor(
     private readonly sources: SkillSource[],
     private readonly logger: Logger,
   ) {
-    this.current = buildSnapshot(sources, 1, logger);
+    this.current = buildSnapshot(sources, 1, logger, this.warned);
   }
 
   get snapshot(): SkillSnapshot {
@@ -53,7 +58,7 @@ export class SkillCatalog {
     const previous = this.current;
     let next: SkillSnapshot;
     try {
-      next = buildSnapshot(this.sources, previous.version + 1, this.logger, previous);
+      next = buildSnapshot(this.sources, previous.version + 1, this.logger, this.warned, previous);
     } catch (error) {
       const reason = (error as Error).message;
       this.logger.error({ err: error }, "skill reload failed; keeping the previous skills");
@@ -64,11 +69,19 @@ export class SkillCatalog {
   }
 }
 
-function buildSnapshot(sources: SkillSource[], version: number, logger: Logger, previous?: SkillSnapshot): SkillSnapshot {
+function buildSnapshot(sources: SkillSource[], version: number, logger: Logger, warned: Set<string>, previous?: SkillSnapshot): SkillSnapshot {
   const previousByPath = new Map((previous?.skills ?? []).map((skill) => [skill.path, skill]));
   const byName = new Map<string, Skill>();
   const problems: SkillProblem[] = [];
   const shadowed: string[] = [];
+  const goEra: GoEraNote[] = [];
+  const note = (entry: GoEraNote, message: string) => {
+    goEra.push(entry);
+    const key = `${entry.path}\0${entry.skippedFor ?? ""}`;
+    if (warned.has(key)) return;
+    warned.add(key);
+    logger.warn(entry, message);
+  };
   for (const { dir, source } of sources) {
     for (const path of skillFiles(dir)) {
       const result = readSkillFile(path, source, dir);
@@ -80,6 +93,13 @@ function buildSnapshot(sources: SkillSource[], version: number, logger: Logger, 
       }
       const skill = result.ok ? result.value : (kept as Skill);
       const existing = byName.get(skill.name);
+      // A Go-era name that clashes with another skill after normalisation is skipped, naming both (DECISIONS.md).
+      if (existing && (skill.goEraFolder || existing.goEraFolder)) {
+        const [skipped, other] = skill.goEraFolder ? [skill, existing] : [existing, skill];
+        note({ path: skipped.path, folder: skipped.goEraFolder as string, name: skipped.name, skippedFor: other.path }, "Go-era skill skipped: its normalised name clashes with another skill");
+        byName.set(skill.name, other);
+        continue;
+      }
       if (existing) {
         shadowed.push(skill.name);
         logger.info({ name: skill.name, kept: path, shadowed: existing.path }, "agent skill overrides a base skill of the same name");
@@ -88,7 +108,10 @@ function buildSnapshot(sources: SkillSource[], version: number, logger: Logger, 
     }
   }
   const skills = [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
-  return Object.freeze({ version, skills: Object.freeze(skills), problems: Object.freeze(problems), shadowed: Object.freeze(shadowed), get: (name: string) => byName.get(name) });
+  for (const skill of skills) {
+    if (skill.goEraFolder) note({ path: skill.path, folder: skill.goEraFolder, name: skill.name }, "Go-era skill loaded under its Agent Skills name; its folder is left as it is");
+  }
+  return Object.freeze({ version, skills: Object.freeze(skills), problems: Object.freeze(problems), shadowed: Object.freeze(shadowed), goEra: Object.freeze(goEra), get: (name: string) => byName.get(name) });
 }
 
 /** SKILL.md (or a legacy lowercase skill.md) in each immediate subfolder. */

@@ -8,6 +8,7 @@ import { isWithin } from "../toolhost/sandbox/path-sandbox.js";
 import { basename, dirname } from "node:path";
 import { z } from "zod";
 import { parseFrontmatter, textValue, type ParseResult } from "./frontmatter.js";
+import { isGoEraSkillName, normalizeSkillName } from "./go-era-skill.js";
 
 export const SKILL_NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 export const SKILL_STATUSES = ["draft", "active", "deprecated"] as const;
@@ -36,6 +37,8 @@ export type Skill = {
   path: string;
   /** Where it came from: "base" or the agent's own folder. */
   source: "base" | "agent";
+  /** Set for a Go-era skill (`skill_builder/skill.md`): its folder name, loaded under `name`. */
+  goEraFolder?: string;
 };
 
 export type SkillProblem = { path: string; reason: string };
@@ -44,12 +47,15 @@ export function parseSkillText(text: string, path: string, source: Skill["source
   const parsed = parseFrontmatter(text);
   if (!parsed.ok) return parsed;
   const data = Object.fromEntries(Object.entries(parsed.value.data).map(([key, value]) => [key, textValue(value)]));
+  const folder = basename(dirname(path));
+  // A Go-era folder (underscores) loads under the Agent Skills form of its name; the folder stays as it is.
+  const goEra = isGoEraSkillName(folder);
+  if (goEra && (data.name === undefined || data.name === folder || data.name === normalizeSkillName(folder))) data.name = normalizeSkillName(folder);
   const result = skillFrontmatter.safeParse(data);
   if (!result.success) {
     return { ok: false, error: result.error.issues.map((issue) => `${issue.path.join(".") || "frontmatter"} ${issue.message}`).join("; ") };
   }
-  const folder = basename(dirname(path));
-  if (result.data.name !== folder) return { ok: false, error: `name "${result.data.name}" does not match its folder "${folder}"` };
+  if (result.data.name !== (goEra ? normalizeSkillName(folder) : folder)) return { ok: false, error: `name "${result.data.name}" does not match its folder "${folder}"` };
   const skill: Skill = {
     name: result.data.name,
     description: result.data.description,
@@ -58,6 +64,7 @@ export function parseSkillText(text: string, path: string, source: Skill["source
     path,
     source,
   };
+  if (goEra) skill.goEraFolder = folder;
   if (result.data.origin) skill.origin = result.data.origin;
   if (result.data.intent_key) skill.intentKey = result.data.intent_key;
   if (result.data.created) skill.created = result.data.created;

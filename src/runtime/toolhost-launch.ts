@@ -59,6 +59,8 @@ export type LaunchSetup = {
   execPath?: string;
   /** The library switch per agent (agent_settings over agents.json); default agents.json. */
   libraryEnabled?: (agent: AgentDefinition) => boolean;
+  /** Children for an operator's maintenance (admin API, `laoding share`): they serve the operator.* tools too. */
+  operatorTools?: boolean;
 };
 
 /** Labels of the operator's folders (their modes are the operator's, not the agent's). */
@@ -162,7 +164,7 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
         };
     const plan = (mode: "bwrap" | "none", jail: boolean): AgentLaunch => {
       const planned = toolhostStartupFor(config, layout, agent, mode, setup.libraryEnabled?.(agent) ?? agent.experienceLibrary);
-      const startup = runAs ? { ...planned, privateFiles: true } : planned;
+      const startup = { ...planned, ...(runAs ? { privateFiles: true } : {}), ...(setup.operatorTools ? { operatorTools: true } : {}) };
       const options: ChildLaunchOptions = { startup, node: { execPath, args: nodeArgs }, codePaths, jail, ...(runAs ? { runAs } : {}) };
       return { agentId: agent.id, mode, jail, ...(uid !== undefined ? { uid } : {}), startup, launch: planChildLaunch(options) };
     };

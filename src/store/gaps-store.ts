@@ -55,6 +55,7 @@ export function createGapsStore(db: Db, clock: Clock) {
   const recent = db.prepare<[string, number, number], GapRow>(
     `SELECT ${COLUMNS} FROM capability_gaps WHERE agent_id = ? AND created_at >= ? ORDER BY id DESC LIMIT ?`,
   );
+  const countSince = db.prepare<[string, number], { count: number }>(`SELECT count(*) AS count FROM capability_gaps WHERE agent_id = ? AND created_at >= ?`);
 
   return {
     record(gap: NewGap): number {
@@ -78,5 +79,7 @@ export function createGapsStore(db: Db, clock: Clock) {
     get: (id: number): GapRow | undefined => byId.get(id),
     byTrace: (traceId: string): GapRow[] => byTrace.all(traceId),
     recent: (agentId: string, sinceMs: number, limit = 100): GapRow[] => recent.all(agentId, sinceMs, limit),
+    /** How many gaps an agent recorded since a time (an index range scan of gaps_recent). */
+    countSince: (agentId: string, sinceMs: number): number => countSince.get(agentId, sinceMs)?.count ?? 0,
   };
 }

@@ -169,3 +169,25 @@ function captureError(run: () => unknown): Error {
   }
   throw new Error("expected an error");
 }
+
+describe("a Go-era configs/env", () => {
+  it("is read as it is: export lines, quotes and comments load; keys only the Go bot knew are warnings, not failures", () => {
+    const { repoRoot, workspaceDir, env } = setup();
+    const goEra = [
+      "# LaodingBot (Go) configuration",
+      "export REACT_MAX_STEPS=12",
+      'LLM_BASE_URL="https://api.deepseek.com/v1"',
+      "LLM_MODEL='deepseek-chat'",
+      "ALLOWED_COMMANDS=ls,cat,grep,python3   # tools the agent may run",
+      "GAP_DRAFT_TRIGGER_COUNT=3",
+      "GAP_CLUSTER_LOOKBACK_HOURS=72",
+      "BOT_LOCALE=zh",
+      "GO_WORKER_POOL=8",
+      "",
+    ].join("\n");
+    writeFile(join(workspaceDir, "configs", "env"), goEra);
+    const loaded = load(repoRoot, env);
+    expect(loaded.config).toMatchObject({ REACT_MAX_STEPS: 12, LLM_BASE_URL: "https://api.deepseek.com/v1", LLM_MODEL: "deepseek-chat", ALLOWED_COMMANDS: ["ls", "cat", "grep", "python3"], GAP_DRAFT_TRIGGER_COUNT: 3, GAP_CLUSTER_LOOKBACK_HOURS: 72, BOT_LOCALE: "zh" });
+    expect(loaded.unknownKeys).toEqual([{ key: "GO_WORKER_POOL", path: join(workspaceDir, "configs", "env") }]);
+  });
+});

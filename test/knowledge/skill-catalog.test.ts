@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
@@ -85,5 +85,29 @@ describe("reading an agent's own skills folder", () => {
     expect(catalog.snapshot.skills.map((skill) => skill.name)).toEqual([]);
     expect(JSON.stringify(catalog.snapshot)).not.toContain("HOST-SECRET");
     expect(catalog.snapshot.problems).toEqual([{ path: join(own, "linked-file", "SKILL.md"), reason: "the file is a link; skills are read only from real files" }]);
+  });
+});
+
+describe("Go-era skills", () => {
+  it("load under the Agent Skills form of their name, warned once per skill, folders untouched; a clash is skipped naming both", () => {
+    const base = tempDir();
+    writeSkill(base, "skill_builder", "name: skill_builder\ndescription: Go-era builder", "skill.md");
+    writeSkill(base, "auto_export_report", "description: Go-era draft without a name", "skill.md");
+    writeSkill(base, "deploy-docker", "name: deploy-docker\ndescription: current");
+    writeSkill(base, "deploy_docker", "name: deploy_docker\ndescription: Go-era twin", "skill.md");
+    const warnings: { path?: string; skippedFor?: string; msg: string }[] = [];
+    const recording = pino({ level: "warn" }, { write: (line: string) => void warnings.push(JSON.parse(line) as { msg: string }) });
+    const catalog = new SkillCatalog([{ dir: base, source: "base" }], recording);
+    const snapshot = catalog.snapshot;
+    expect(snapshot.skills.map((skill) => skill.name)).toEqual(["auto-export-report", "deploy-docker", "skill-builder"]);
+    expect(snapshot.get("skill-builder")).toMatchObject({ goEraFolder: "skill_builder", path: join(base, "skill_builder", "skill.md") });
+    expect(snapshot.get("deploy-docker")).toMatchObject({ description: "current" });
+    expect(snapshot.problems).toEqual([]);
+    expect(snapshot.goEra).toContainEqual({ path: join(base, "deploy_docker", "skill.md"), folder: "deploy_docker", name: "deploy-docker", skippedFor: join(base, "deploy-docker", "SKILL.md") });
+    catalog.reload();
+    catalog.reload();
+    expect(warnings.filter((warning) => warning.msg.startsWith("Go-era skill loaded")).map((warning) => warning.path).sort()).toEqual([join(base, "auto_export_report", "skill.md"), join(base, "skill_builder", "skill.md")]);
+    expect(warnings.filter((warning) => warning.msg.startsWith("Go-era skill skipped"))).toHaveLength(1);
+    expect(readdirSync(base).sort()).toEqual(["auto_export_report", "deploy-docker", "deploy_docker", "skill_builder"]);
   });
 });

@@ -1,4 +1,5 @@
 import { formatClusters } from "../../agent/commands/gap-commands.js";
+import { agentGapReport } from "../../agent/gaps/gap-report.js";
 import { systemClock } from "../../store/clock.js";
 import { openStore } from "../../store/store.js";
 import { bootstrap } from "../bootstrap.js";
@@ -47,18 +48,7 @@ export const gapsCommand: Command = {
       const now = systemClock.now();
       const since = now - hours * 3_600_000;
       if (values.json) {
-        const result = agents.map((agent) => {
-          const drafts = store.clusters.drafts(agent.id);
-          return {
-            agent: agent.id,
-            clusters: store.clusters.top(agent.id, since, 50).map((cluster) => ({
-              ...cluster,
-              samples: store.clusters.samples(cluster, since, 5).flatMap((sample) => (sample.userText ? [sample.userText] : [])),
-              draft: drafts.find((draft) => draft.intentKey === cluster.intentKey) ?? null,
-            })),
-            drafts,
-          };
-        });
+        const result = agents.map((agent) => agentGapReport(store.clusters, agent.id, since));
         writeLine(context.stdout, JSON.stringify(result, null, 2));
         return 0;
       }

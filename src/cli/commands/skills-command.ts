@@ -64,6 +64,7 @@ export const skillsCommand: Command = {
             agent,
             skills: snapshot.skills.map((skill) => ({ name: skill.name, status: skill.status, origin: skill.origin ?? null, source: skill.source, description: skill.description, path: skill.path })),
             problems: snapshot.problems,
+            goEra: snapshot.goEra,
           })),
           null,
           2,
@@ -78,6 +79,9 @@ export const skillsCommand: Command = {
           }
         }
         for (const problem of snapshot.problems) writeLine(context.stdout, `  INVALID ${problem.path}: ${problem.reason}`);
+        for (const entry of snapshot.goEra) {
+          writeLine(context.stdout, entry.skippedFor ? `  SKIPPED ${entry.path}: Go-era name "${entry.folder}" becomes ${entry.name}, which ${entry.skippedFor} already is` : `  note ${entry.path}: Go-era name "${entry.folder}" loaded as ${entry.name} (folder left as it is)`);
+        }
       }
     }
     const invalid = results.reduce((count, result) => count + result.snapshot.problems.length, 0);

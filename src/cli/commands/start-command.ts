@@ -4,6 +4,7 @@ import { createBotRuntime } from "../../runtime/bot-runtime.js";
 import { prepareToolhostLaunches } from "../../runtime/toolhost-launch.js";
 import { formatSeedReport } from "../../workspace/seed-workspace.js";
 import { bootstrap, type Boot } from "../bootstrap.js";
+import { startAdminFor } from "./admin-command.js";
 import { CLI_ENTRY, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
 import { parseFlags } from "../parse-flags.js";
 import { runBot } from "../run-bot.js";
@@ -30,7 +31,13 @@ export const startCommand: Command = {
     if (channelName !== "console") {
       throw new Error(`MESSAGE_CHANNEL=${channelName} is not available in this version yet; set MESSAGE_CHANNEL=console`);
     }
-    return serveConsole(context, boot, boot.agents[0]?.id as string);
+    // The admin API beside the bot when ADMIN_PORT is set (docs/admin-api.md).
+    const admin = boot.loaded.config.ADMIN_PORT > 0 ? await startAdminFor(context, boot, boot.loaded.config.ADMIN_PORT) : undefined;
+    try {
+      return await serveConsole(context, boot, boot.agents[0]?.id as string);
+    } finally {
+      await admin?.close();
+    }
   },
 };
 

@@ -141,7 +141,7 @@ function regenerate(dir: string, options: IndexOptions): { regenerated: true; co
 }
 
 /** The first FRONTMATTER_MAX_BYTES of a document; undefined when it vanished or is no longer a file. */
-function readHead(path: string): string | undefined {
+export function readHead(path: string): string | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);

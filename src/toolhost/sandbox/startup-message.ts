@@ -26,6 +26,8 @@ export const toolhostStartupSchema = z
     sessionLink: z.object({ name: z.string().min(1).max(255), target: absolutePath.optional() }).strict().optional(),
     /** The agent's experience library, when enabled: its tools are served and writes into it refresh its index. */
     library: z.object({ dir: absolutePath, locale: z.enum(["zh", "en"]) }).strict().optional(),
+    /** An operator's maintenance child (admin API, `laoding share`): also serves the operator.* tools. Never set for chats. */
+    operatorTools: z.boolean().optional(),
     allowedCommands: z.array(z.string().min(1).max(128)),
     limits: z
       .object({

@@ -65,7 +65,7 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
     reader,
     writer,
     agentId: startup.agentId,
-    tools: createTools({ allowedCommands: startup.allowedCommands, network: startup.network, library: startup.library }),
+    tools: createTools({ allowedCommands: startup.allowedCommands, network: startup.network, library: startup.library, operatorTools: startup.operatorTools }),
     sandbox,
     workTree,
     // An answer must fit a frame whatever TOOL_OUTPUT_MAX_BYTES says.

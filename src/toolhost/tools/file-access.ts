@@ -5,7 +5,7 @@
  * a temp file + rename so a reader never sees half a file.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readlinkSync, renameSync, rmSync, writeFileSync, lstatSync, type Stats } from "node:fs";
+import { chmodSync, closeSync, constants, fstatSync, mkdirSync, openSync, readlinkSync, renameSync, rmSync, writeFileSync, lstatSync, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { PathSandbox } from "../sandbox/path-sandbox.js";
 import { ToolError } from "../tool-error.js";
@@ -31,8 +31,11 @@ export function openForRead(sandbox: PathSandbox, realPath: string, input: strin
   }
 }
 
-/** Writes atomically; refuses to replace a link or a directory. Returns whether the file was new. */
-export function atomicWrite(realPath: string, content: string, input: string): boolean {
+/**
+ * Writes atomically; refuses to replace a link or a directory. Returns whether the file was
+ * new. The mode is kept from the file it replaces unless one is given.
+ */
+export function atomicWrite(realPath: string, content: string | Buffer, input: string, mode?: number): boolean {
   const existing = lstatOrUndefined(realPath);
   if (existing?.isSymbolicLink()) throw new ToolError("PATH_NOT_ALLOWED", `${input} is a link; file tools never write through links`);
   if (existing?.isDirectory()) throw new ToolError("PATH_IS_DIRECTORY", `${input} is a directory`);
@@ -41,7 +44,10 @@ export function atomicWrite(realPath: string, content: string, input: string): b
   createFolders(folder, input);
   const temp = join(folder, `.${basename(realPath)}.tmp-${randomBytes(6).toString("hex")}`);
   try {
-    writeFileSync(temp, content, { flag: "wx", mode: existing ? existing.mode & 0o777 : 0o644 });
+    const wanted = mode ?? (existing ? existing.mode & 0o777 : 0o644);
+    writeFileSync(temp, content, { flag: "wx", mode: wanted });
+    // The umask trims the mode given at creation: set it exactly (an executable script stays one).
+    if (mode !== undefined) chmodSync(temp, mode);
     renameSync(temp, realPath);
   } catch (error) {
     try {

@@ -6,13 +6,15 @@ import { fileListTool } from "./file-list.js";
 import { fileReadTool } from "./file-read.js";
 import { fileWriteTool } from "./file-write.js";
 import { createLibraryTools, withLibraryRefresh, type LibrarySettings } from "./library-tools.js";
+import { createOperatorTools } from "./operator-tools.js";
 import { createShellExecTool } from "./shell-exec.js";
 
 /**
  * Every tool an agent's toolhost serves, in the order `tool.list` shows them. With the
- * experience library enabled, its tools come last and writes into it refresh its index.
+ * experience library enabled, its tools come next and writes into it refresh its index; an
+ * operator's maintenance child also serves the operator.* tools, last.
  */
-export function createTools(options: { allowedCommands: readonly string[]; network: boolean; library?: LibrarySettings | undefined }): Tool[] {
+export function createTools(options: { allowedCommands: readonly string[]; network: boolean; library?: LibrarySettings | undefined; operatorTools?: boolean | undefined }): Tool[] {
   const { library } = options;
   const writing = (tool: Tool) => (library ? withLibraryRefresh(tool, library) : tool);
   return [
@@ -24,5 +26,6 @@ export function createTools(options: { allowedCommands: readonly string[]; netwo
     fileGlobTool,
     createShellExecTool(options.allowedCommands, options.network),
     ...(library ? createLibraryTools(library) : []),
+    ...(options.operatorTools ? createOperatorTools(library) : []),
   ];
 }

@@ -1,0 +1,82 @@
+/**
+ * The admin API's route table (docs/admin-api.md mirrors it). Each route validates its
+ * path parameters, query and body (zod) before it calls the service; the server owns auth,
+ * envelopes and logging. New routes (and the page at `/`) are added here.
+ */
+import { z } from "zod";
+import { AGENT_ID_PATTERN } from "../config/agents.js";
+import { SKILL_NAME_PATTERN } from "../knowledge/skill.js";
+import { describeIssues } from "../validation/describe-issues.js";
+import { AdminError } from "./admin-errors.js";
+import type { AdminService } from "./admin-service.js";
+import { checkDocName } from "./doc-name.js";
+
+export type RouteRequest = { params: Record<string, string>; query: URLSearchParams; body: unknown; authorized: boolean };
+
+export type AdminRoute = {
+  method: "GET" | "PUT" | "PATCH" | "POST" | "DELETE";
+  path: string;
+  /** Reachable without the token (only the health probe). */
+  public?: boolean;
+  /** Reads a JSON body. */
+  body?: boolean;
+  status?: number;
+  handle(request: RouteRequest): unknown;
+};
+
+/** Largest document text accepted by PUT (the body limit applies first). */
+export const DOC_MAX_CHARS = 4 * 1024 * 1024;
+
+const libraryPatch = z.object({ enabled: z.boolean() }).strict();
+const docPut = z.object({ fileName: z.string(), content: z.string().max(DOC_MAX_CHARS) }).strict();
+
+export function adminRoutes(service: AdminService): AdminRoute[] {
+  const library = "/v1/agents/:id/experience-library";
+  return [
+    { method: "GET", path: "/v1/health", public: true, handle: (request) => service.health(request.authorized) },
+    { method: "GET", path: "/v1/agents", handle: () => service.listAgents() },
+    { method: "PATCH", path: library, body: true, handle: (request) => service.setLibrary(agentId(request), parseBody(libraryPatch, request.body).enabled) },
+    { method: "GET", path: `${library}/docs`, handle: (request) => service.listDocs(agentId(request)) },
+    { method: "GET", path: `${library}/docs/content`, handle: (request) => service.readDoc(agentId(request), checkDocName(request.query.get("file"), "file", "read")) },
+    {
+      method: "PUT",
+      path: `${library}/docs/content`,
+      body: true,
+      handle: (request) => {
+        const id = agentId(request);
+        const body = parseBody(docPut, request.body);
+        return service.writeDoc(id, checkDocName(body.fileName, "fileName", "write"), body.content);
+      },
+    },
+    { method: "DELETE", path: `${library}/docs`, handle: (request) => service.deleteDoc(agentId(request), checkDocName(request.query.get("file"), "file", "write")) },
+    { method: "POST", path: `${library}/index/rebuild`, handle: (request) => service.rebuildIndex(agentId(request)) },
+    { method: "GET", path: "/v1/agents/:id/capability-gaps", handle: (request) => service.capabilityGaps(agentId(request), sinceHours(request.query.get("sinceHours"))) },
+    { method: "GET", path: "/v1/agents/:id/skill-drafts/:name", handle: (request) => service.readDraft(agentId(request), draftName(request.params.name)) },
+    { method: "DELETE", path: "/v1/agents/:id/skill-drafts/:name", handle: (request) => service.retireDraft(agentId(request), draftName(request.params.name)) },
+  ];
+}
+
+function agentId(request: RouteRequest): string {
+  const id = request.params.id ?? "";
+  // A malformed id names no agent: the same 404 as an unknown one.
+  if (!AGENT_ID_PATTERN.test(id)) throw new AdminError("AGENT_NOT_FOUND", `no agent "${id.slice(0, 80)}"; agent ids are lowercase letters, digits, _ and -`);
+  return id;
+}
+
+function draftName(value: string | undefined): string {
+  if (!value || value.length > 64 || !SKILL_NAME_PATTERN.test(value)) throw new AdminError("INVALID_REQUEST", "the draft name must be a skill name: lowercase letters, digits and single hyphens");
+  return value;
+}
+
+function sinceHours(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  const hours = Number(value);
+  if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 3650) throw new AdminError("INVALID_REQUEST", `sinceHours must be a positive number of hours, not "${value.slice(0, 40)}"`);
+  return hours;
+}
+
+function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw new AdminError("INVALID_BODY", `the body is not what this route takes: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}

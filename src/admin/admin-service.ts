@@ -1,0 +1,160 @@
+/**
+ * What the admin routes do, over injected collaborators: the agents, the store (library
+ * switch, gap clusters, drafts) and the operator's maintenance toolhosts, through which
+ * every read and write inside an agent's tree goes. Every operation works whether the
+ * agent's library is switched on or off: an operator tidies before enabling.
+ */
+import { join } from "node:path";
+import type { AgentDefinition } from "../config/agents.js";
+import { agentGapReport, type AgentGapReport } from "../agent/gaps/gap-report.js";
+import { INDEX_FILE } from "../knowledge/library/library-doc.js";
+import type { MaintenancePool } from "../runtime/library-maintenance.js";
+import { OperatorCallError } from "../runtime/operator-files.js";
+import type { Clock } from "../store/clock.js";
+import type { Store } from "../store/store.js";
+import type { OperatorDoc } from "../toolhost/tools/operator-tools.js";
+import { AdminError } from "./admin-errors.js";
+
+export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; documentCount: number; gapCount: number; draftCount: number };
+export type DraftDetail = { name: string; intentKey: string; status: string; path: string; content: string };
+export type LibraryListing = { enabled: boolean; docs: OperatorDoc[]; indexContent: string };
+export type RetiredDraft = { name: string; intentKey: string; archivedTo: string | null };
+export type Health = { ok: true; version: string; agents?: string[]; channels?: string[]; sandbox?: string };
+
+export type AdminService = ReturnType<typeof createAdminService>;
+
+export function createAdminService(options: {
+  agents: AgentDefinition[];
+  store: Store;
+  maintenance: MaintenancePool;
+  clock: Clock;
+  version: string;
+  channels: string[];
+  defaultLookbackHours: number;
+}) {
+  const { store, maintenance } = options;
+  const agentOf = (id: string): AgentDefinition => {
+    const agent = options.agents.find((candidate) => candidate.id === id);
+    if (!agent) throw new AdminError("AGENT_NOT_FOUND", `no agent "${id}"; GET /v1/agents lists them`);
+    return agent;
+  };
+  const enabled = (agent: AgentDefinition) => store.agentSettings.experienceLibrary(agent.id) ?? agent.experienceLibrary;
+  const library = (agent: AgentDefinition) => maintenance.agent(agent.id);
+  const docPath = (agent: AgentDefinition, fileName: string) => join(library(agent).trees.experienceDir, fileName);
+  const liveDraft = (agent: AgentDefinition, name: string) => {
+    const draft = store.clusters.drafts(agent.id).find((row) => row.skillName === name && row.status !== "rejected");
+    if (!draft) throw new AdminError("DRAFT_NOT_FOUND", `agent ${agent.id} has no live skill draft named "${name}"; GET /v1/agents/${agent.id}/capability-gaps lists its drafts`);
+    return draft;
+  };
+
+  return {
+    health(full: boolean): Health {
+      if (!full) return { ok: true, version: options.version };
+      return { ok: true, version: options.version, agents: options.agents.map((agent) => agent.id), channels: options.channels, sandbox: maintenance.sandbox };
+    },
+    async listAgents(): Promise<AgentSummary[]> {
+      return Promise.all(
+        options.agents.map(async (agent) => ({
+          id: agent.id,
+          name: agent.name,
+          libraryEnabled: enabled(agent),
+          documentCount: await toolhost(() => library(agent).files.libraryCount()),
+          // Within the default lookback, as `laoding gaps` counts them.
+          gapCount: store.gaps.countSince(agent.id, options.clock.now() - options.defaultLookbackHours * 3_600_000),
+          draftCount: store.clusters.drafts(agent.id).filter((draft) => draft.status === "drafted").length,
+        })),
+      );
+    },
+    setLibrary(agentId: string, on: boolean): { id: string; libraryEnabled: boolean } {
+      const agent = agentOf(agentId);
+      store.agentSettings.setExperienceLibrary(agent.id, on);
+      return { id: agent.id, libraryEnabled: enabled(agent) };
+    },
+    async listDocs(agentId: string): Promise<LibraryListing> {
+      const agent = agentOf(agentId);
+      const files = library(agent).files;
+      const docs = await toolhost(() => files.libraryDocs());
+      const indexContent = (await toolhost(() => files.readFile(docPath(agent, INDEX_FILE), library(agent).trees.experienceDir))).toString("utf8");
+      return { enabled: enabled(agent), docs, indexContent };
+    },
+    async readDoc(agentId: string, fileName: string): Promise<{ fileName: string; content: string }> {
+      const agent = agentOf(agentId);
+      const bytes = await toolhost(() => library(agent).files.readFile(docPath(agent, fileName), library(agent).trees.experienceDir), fileName);
+      return { fileName, content: bytes.toString("utf8") };
+    },
+    async writeDoc(agentId: string, fileName: string, content: string): Promise<{ fileName: string; created: boolean; sizeBytes: number; index: string }> {
+      const agent = agentOf(agentId);
+      const bytes = Buffer.from(content, "utf8");
+      const written = await toolhost(() => library(agent).files.writeFile(docPath(agent, fileName), bytes, { within: library(agent).trees.experienceDir }), fileName);
+      const index = await toolhost(() => library(agent).refresh(false));
+      return { fileName, created: written.startsWith("created"), sizeBytes: bytes.length, index };
+    },
+    async deleteDoc(agentId: string, fileName: string): Promise<{ fileName: string; deleted: true; index: string }> {
+      const agent = agentOf(agentId);
+      await toolhost(() => library(agent).files.deleteFile(docPath(agent, fileName), library(agent).trees.experienceDir), fileName);
+      const index = await toolhost(() => library(agent).refresh(false));
+      return { fileName, deleted: true, index };
+    },
+    async rebuildIndex(agentId: string): Promise<{ report: string; documentCount: number }> {
+      const agent = agentOf(agentId);
+      const report = await toolhost(() => library(agent).refresh(true));
+      return { report, documentCount: await toolhost(() => library(agent).files.libraryCount()) };
+    },
+    capabilityGaps(agentId: string, sinceHours: number | undefined): AgentGapReport & { sinceHours: number } {
+      const agent = agentOf(agentId);
+      const hours = sinceHours ?? options.defaultLookbackHours;
+      return { ...agentGapReport(store.clusters, agent.id, options.clock.now() - hours * 3_600_000), sinceHours: hours };
+    },
+    /** A live draft's row and its SKILL.md text, read through the agent's toolhost. */
+    async readDraft(agentId: string, name: string): Promise<DraftDetail> {
+      const agent = agentOf(agentId);
+      const draft = liveDraft(agent, name);
+      const path = join(library(agent).trees.skillsDir, name, "SKILL.md");
+      const bytes = await toolhost(() => library(agent).files.readFile(path, library(agent).trees.skillsDir), name, "DRAFT_NOT_FOUND");
+      return { name, intentKey: draft.intentKey, status: draft.status, path, content: bytes.toString("utf8") };
+    },
+    /**
+     * Retires a draft: its folder moves to `agents/<A>/archive/skills/<date>-<name>` and its
+     * row stays as a tombstone (status rejected), so the gap loop does not draft it again.
+     */
+    async retireDraft(agentId: string, name: string): Promise<RetiredDraft> {
+      const agent = agentOf(agentId);
+      const draft = liveDraft(agent, name);
+      const trees = library(agent).trees;
+      const folder = join(trees.skillsDir, name);
+      const [found] = await toolhost(() => library(agent).files.stat([folder]));
+      let archivedTo: string | null = null;
+      if (found && "type" in found && found.type === "dir") {
+        const stamp = new Date(options.clock.now()).toISOString();
+        const base = join(trees.privateDir, "archive", "skills", `${stamp.slice(0, 10)}-${name}`);
+        const [taken] = await toolhost(() => library(agent).files.stat([base]));
+        archivedTo = taken && "type" in taken && taken.type === "missing" ? base : `${base}-${stamp.slice(11, 19).replaceAll(":", "")}`;
+        const target = archivedTo;
+        await toolhost(() => library(agent).files.move(folder, target));
+      }
+      const date = new Date(options.clock.now()).toISOString().slice(0, 10);
+      store.clusters.settleDraft(agent.id, draft.intentKey, {
+        status: "rejected",
+        skillName: name,
+        ...(archivedTo ? { path: archivedTo } : {}),
+        reason: `retired by an operator on ${date}${archivedTo ? `; archived at ${archivedTo}` : "; its folder was already gone"}`,
+      });
+      return { name, intentKey: draft.intentKey, archivedTo };
+    },
+  };
+}
+
+/** Runs a toolhost call, mapping its failures to admin errors (a missing document is a 404). */
+async function toolhost<T>(run: () => Promise<T>, fileName?: string, missing: "DOC_NOT_FOUND" | "DRAFT_NOT_FOUND" = "DOC_NOT_FOUND"): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof OperatorCallError)) throw new AdminError("TOOLHOST_FAILED", `the agent's toolhost failed: ${(error as Error).message}`, { cause: error });
+    if (error.code === "PATH_NOT_FOUND" && fileName) {
+      throw new AdminError(missing, missing === "DOC_NOT_FOUND" ? `no document "${fileName}" in this library; GET .../experience-library/docs lists them` : `the draft "${fileName}" has no SKILL.md any more`);
+    }
+    if (error.code === "PATH_NOT_ALLOWED") throw new AdminError("PATH_NOT_ALLOWED", `refused by the agent's sandbox: ${error.message} (a link that leads out of the library is never followed)`);
+    if (error.code === "FILE_TOO_LARGE") throw new AdminError("BODY_TOO_LARGE", error.message);
+    throw new AdminError("TOOLHOST_FAILED", `the agent's toolhost refused: ${error.message}`, { cause: error });
+  }
+}

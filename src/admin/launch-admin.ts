@@ -1,0 +1,53 @@
+/**
+ * The admin API's composition root, shared by `laoding admin` and `laoding start` (when
+ * ADMIN_PORT is set): its own database connection (WAL: the bot's connection sees its
+ * writes at once), the operator's maintenance toolhosts, the service and the server.
+ */
+import type { AgentDefinition } from "../config/agents.js";
+import type { Config } from "../config/load-config.js";
+import type { RuntimeLayout } from "../config/runtime-layout.js";
+import type { Logger } from "../log/logger.js";
+import { openMaintenancePool } from "../runtime/library-maintenance.js";
+import { systemClock } from "../store/clock.js";
+import { openStore } from "../store/store.js";
+import { adminRoutes } from "./admin-routes.js";
+import { createAdminService } from "./admin-service.js";
+import { requireAdminToken, startAdminServer, type AdminServer } from "./admin-server.js";
+
+export type AdminLaunch = { config: Config; layout: RuntimeLayout; agents: AgentDefinition[]; logger: Logger; cliEntry: string; version: string; port: number; onWarning: (warning: string) => void };
+
+export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
+  const { config } = options;
+  // Before anything is opened or probed: no token, no admin API.
+  requireAdminToken(config.ADMIN_TOKEN);
+  const logger = options.logger.child({ component: "admin" });
+  const store = openStore(options.layout.databaseFile, systemClock);
+  let maintenance: ReturnType<typeof openMaintenancePool> | undefined;
+  try {
+    maintenance = openMaintenancePool({ config, layout: options.layout, agents: options.agents, store, logger, cliEntry: options.cliEntry, onWarning: options.onWarning });
+    const service = createAdminService({
+      agents: options.agents,
+      store,
+      maintenance,
+      clock: systemClock,
+      version: options.version,
+      channels: [config.MESSAGE_CHANNEL].flat().map(String),
+      defaultLookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS,
+    });
+    const server = await startAdminServer({ host: config.ADMIN_HOST, port: options.port, token: config.ADMIN_TOKEN, bodyMaxBytes: config.ADMIN_BODY_MAX_BYTES, routes: adminRoutes(service), logger });
+    logger.info({ url: server.url }, "admin API listening");
+    const pool = maintenance;
+    return {
+      ...server,
+      async close() {
+        await server.close();
+        await pool.close();
+        store.close();
+      },
+    };
+  } catch (error) {
+    await maintenance?.close();
+    store.close();
+    throw error;
+  }
+}

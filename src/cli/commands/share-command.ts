@@ -1,0 +1,131 @@
+import { rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { openMaintenancePool } from "../../runtime/library-maintenance.js";
+import { prepareToolhostLaunches } from "../../runtime/toolhost-launch.js";
+import { createToolhostPool } from "../../runtime/toolhost-pool-factory.js";
+import { applyShare } from "../../share/share-apply.js";
+import { loadShareMapping, type LoadedMapping } from "../../share/share-mapping.js";
+import { copyMaxBytes, octal, planShare, type SharePlan } from "../../share/share-plan.js";
+import { readVerifyRecord, verifyRecordFile, writeVerifyRecord } from "../../share/share-record.js";
+import { copyProblems, isolationProblems, legacyItemPaths } from "../../share/share-verify.js";
+import { systemClock } from "../../store/clock.js";
+import { openStore, type Store } from "../../store/store.js";
+import { bootstrap, type Boot } from "../bootstrap.js";
+import { CLI_ENTRY, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
+import { parseFlags } from "../parse-flags.js";
+
+const usage = `Usage: laoding share <plan|apply|verify|cleanup> --mapping FILE [--workspace DIR]
+
+Moves a legacy shared folder (files and scripts at the share root used by all agents)
+to per-agent folders, as the mapping file says (docs/isolation.md has the procedure).
+
+  plan      list every copy it would make, every conflict, and the Go-era skills with
+            what each becomes; writes nothing
+  apply     back up the whole share to data/share-backups/, then copy (never move) each
+            item into agents/<A>/ with its mode; a second run copies nothing
+  verify    check every copy by hash and mode, and start each agent's toolhost to prove
+            it sees only its own trees; the result is recorded for cleanup
+  cleanup   remove the legacy items, only after a passing verify of the same mapping
+
+Options:
+  --mapping FILE    the mapping file (JSON, see docs/isolation.md)
+  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+  -h, --help        show this help`;
+
+const ACTIONS = ["plan", "apply", "verify", "cleanup"] as const;
+type Action = (typeof ACTIONS)[number];
+
+export const shareCommand: Command = {
+  name: "share",
+  summary: "move a legacy shared folder to per-agent folders: plan, apply (with a backup), verify, cleanup",
+  usage,
+  async run(context) {
+    const { values, positionals } = parseFlags(context.args, { mapping: { type: "string" }, workspace: { type: "string" } }, usage, true);
+    if (values.help) return writeLine(context.stdout, usage), 0;
+    const [action, ...extra] = positionals;
+    if (!ACTIONS.includes(action as Action)) throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);
+    if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`, usage);
+    if (!values.mapping) throw new UsageError("--mapping FILE is required", usage);
+    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
+    const loaded = loadShareMapping(resolve(context.cwd, values.mapping), boot.agents.map((agent) => agent.id));
+    const store = openStore(boot.layout.databaseFile, systemClock);
+    const maintenance = openMaintenancePool({ config: boot.loaded.config, layout: boot.layout, agents: boot.agents, store, logger: boot.logger, cliEntry: CLI_ENTRY, onWarning: (warning) => writeLine(context.stderr, `warning: ${warning}`) });
+    try {
+      const plan = await planShare(boot.layout, loaded, maintenance, copyMaxBytes(boot.loaded.config.TOOLHOST_MAX_FRAME_BYTES));
+      const out = (line: string) => writeLine(context.stdout, line);
+      if (action === "plan") return printPlan(plan, loaded, out);
+      if (action === "apply") {
+        const result = await applyShare(plan, { maintenance, backupsDir: join(boot.layout.dataDir, "share-backups"), now: new Date(systemClock.now()), report: out });
+        out(`done: ${result.copied} copied, ${result.unchanged} already there. Backup: ${result.backup}`);
+        out(`next: laoding share verify --mapping ${loaded.path}`);
+        return 0;
+      }
+      if (action === "verify") return await verify(context, boot, store, plan, loaded, out);
+      return cleanup(boot, plan, loaded, out);
+    } finally {
+      await maintenance.close();
+      store.close();
+    }
+  },
+};
+
+function printPlan(plan: SharePlan, loaded: LoadedMapping, out: (line: string) => void): number {
+  out(`share ${plan.shareDir}; mapping ${loaded.path} (sha256 ${loaded.hash.slice(0, 12)})`);
+  out(`copies (${plan.copies.length}):`);
+  for (const copy of plan.copies) {
+    const label = copy.state === "copy" ? "copy     " : copy.state === "same" ? "unchanged" : "CONFLICT ";
+    out(`  ${label} ${copy.source} -> ${copy.dest} (agent ${copy.agentId}, ${copy.sizeBytes} bytes, mode ${octal(copy.mode)})${copy.reason ? `: ${copy.reason}` : ""}`);
+  }
+  if (plan.goSkills.length > 0) {
+    out(`Go-era skills (${plan.goSkills.length}):`);
+    for (const skill of plan.goSkills) out(`  ${skill.folder} -> ${skill.becomes}: ${skill.action}`);
+  }
+  if (plan.unmapped.length > 0) {
+    out(`legacy items the mapping does not name (they stay; cleanup leaves them):`);
+    for (const item of plan.unmapped) out(`  ${item}`);
+  }
+  if (plan.conflicts.length > 0) {
+    out(`conflicts (${plan.conflicts.length}); apply refuses until they are resolved:`);
+    for (const conflict of plan.conflicts) out(`  - ${conflict}`);
+  }
+  const pending = plan.copies.filter((copy) => copy.state === "copy").length;
+  out(`plan only: nothing was written. ${pending} file(s) to copy.${plan.conflicts.length === 0 ? ` Next: laoding share apply --mapping ${loaded.path}` : ""}`);
+  return 0;
+}
+
+async function verify(context: CliContext, boot: Boot, store: Store, plan: SharePlan, loaded: LoadedMapping, out: (line: string) => void): Promise<number> {
+  const problems = copyProblems(plan);
+  out(`copies: ${plan.copies.length - problems.length} of ${plan.copies.length} identical by hash and mode`);
+  // The agents' real chat toolhosts, launched exactly as the bot launches them.
+  const launches = prepareToolhostLaunches({ config: boot.loaded.config, layout: boot.layout, agents: boot.agents, cliEntry: CLI_ENTRY, libraryEnabled: (agent) => store.agentSettings.experienceLibrary(agent.id) ?? agent.experienceLibrary });
+  for (const warning of launches.warnings) writeLine(context.stderr, `warning: ${warning}`);
+  const pool = createToolhostPool({ config: boot.loaded.config, launches, store, logger: boot.logger });
+  try {
+    problems.push(...(await isolationProblems({ layout: boot.layout, agents: boot.agents, legacyItems: legacyItemPaths(plan.shareDir, loaded.mapping.items), client: (agentId) => pool.client(agentId), report: out })));
+  } finally {
+    await pool.stopAll();
+  }
+  const passed = problems.length === 0;
+  writeVerifyRecord(verifyRecordFile(boot.layout.dataDir), { mappingHash: loaded.hash, mappingPath: loaded.path, passed, verifiedAt: new Date(systemClock.now()).toISOString(), copies: plan.copies.length, problems });
+  for (const problem of problems) out(`  - ${problem}`);
+  out(passed ? `verify passed (recorded). Let the bot run for a while, then: laoding share cleanup --mapping ${loaded.path}` : `verify FAILED: ${problems.length} problem(s) (recorded; cleanup refuses until verify passes)`);
+  return passed ? 0 : 1;
+}
+
+function cleanup(boot: Boot, plan: SharePlan, loaded: LoadedMapping, out: (line: string) => void): number {
+  const record = readVerifyRecord(verifyRecordFile(boot.layout.dataDir));
+  if (!record || !record.passed || record.mappingHash !== loaded.hash) {
+    const why = !record ? "no verify was recorded" : !record.passed ? `the last verify (${record.verifiedAt}) failed` : `the last passing verify was for another mapping (${record.mappingPath})`;
+    throw new Error(`cleanup refused: ${why}. Run laoding share verify --mapping ${loaded.path} first; nothing was removed`);
+  }
+  // The copies are checked again: a copy changed since verify must not lose its original.
+  const problems = copyProblems(plan);
+  if (problems.length > 0) throw new Error(`cleanup refused: copies changed since verify:\n  - ${problems.join("\n  - ")}\nRun verify again; nothing was removed`);
+  for (const path of legacyItemPaths(plan.shareDir, loaded.mapping.items)) {
+    // rm never follows links: a link item is removed itself, never what it points to.
+    rmSync(path, { recursive: true, force: true });
+    out(`removed ${path}`);
+  }
+  out(`cleanup done. The backup archives in ${join(boot.layout.dataDir, "share-backups")} hold the originals (docs/isolation.md: rollback)`);
+  return 0;
+}
