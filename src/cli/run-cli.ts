@@ -3,6 +3,7 @@
  * (one clear line; the stack only with LOG_LEVEL=debug), 2 a wrong command line.
  */
 import { writeLine, UsageError, type CliContext, type Command } from "./cli-context.js";
+import { channelsCommand } from "./commands/channels-command.js";
 import { chatCommand } from "./commands/chat-command.js";
 import { configCommand } from "./commands/config-command.js";
 import { gapsCommand } from "./commands/gaps-command.js";
@@ -13,7 +14,7 @@ import { skillsCommand } from "./commands/skills-command.js";
 import { startCommand } from "./commands/start-command.js";
 import { toolhostCommand } from "./commands/toolhost-command.js";
 
-export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, libraryCommand, logsCommand, toolhostCommand];
+export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, libraryCommand, logsCommand, channelsCommand, toolhostCommand];
 
 export function mainUsage(commands: Command[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));

@@ -1,0 +1,187 @@
+/**
+ * Telegram end to end: grammY against the loopback fake Bot API, the real gateway, store,
+ * orchestrator and toolhost, and the fake model.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { answerEveryMessage, startChatTestBot, stopChatTestBots, type ChatTestBot } from "../helpers/chat-bot.js";
+import { startFakeTelegram, type FakeTelegram, type TelegramCall } from "../fakes/telegram-server.js";
+
+const TOKEN = "123456:TEST-token";
+let telegram: FakeTelegram;
+
+beforeEach(async () => {
+  telegram = await startFakeTelegram();
+});
+afterEach(async () => {
+  await stopChatTestBots();
+  await telegram.close();
+});
+
+async function startBot(env: Record<string, string> = {}, extra: Partial<Parameters<typeof startChatTestBot>[0]> = {}): Promise<ChatTestBot> {
+  telegram.addBot(TOKEN, "laoding_bot");
+  const chat = await startChatTestBot({ env: { TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_API_ROOT: telegram.apiRoot, TELEGRAM_ALLOWED_USERS: "*", OPERATOR_IDS: "telegram:42", ...env }, ...extra });
+  answerEveryMessage(chat.bot.fake, (userText) => `You said: ${userText}`);
+  return chat;
+}
+
+const eventually = (check: () => void) => vi.waitFor(check, { timeout: 10_000, interval: 20 });
+const textsTo = (chatId: number) => telegram.sent().filter((call) => Number(call.body.chat_id) === chatId).map((call) => String(call.body.text));
+const sentTexts = (calls: TelegramCall[]) => calls.filter((call) => call.method === "sendMessage").map((call) => String(call.body.text));
+
+describe("Telegram", () => {
+  it("answers a private message, shows typing, registers the commands, and stores both sides", async () => {
+    const chat = await startBot();
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "hello **there**" });
+    await telegram.waitFor((calls) => sentTexts(calls).length === 1);
+    const [reply] = telegram.sent();
+    expect(reply?.body).toMatchObject({ chat_id: "501", text: "You said: hello <b>there</b>", parse_mode: "HTML" });
+    expect(reply?.body.reply_parameters).toBeUndefined();
+    expect(telegram.calls.some((call) => call.method === "sendChatAction" && call.body.action === "typing" && Number(call.body.chat_id) === 501)).toBe(true);
+    const menu = telegram.calls.find((call) => call.method === "setMyCommands")?.body.commands as { command: string }[];
+    expect(menu.map((command) => command.command)).toEqual(["help", "new", "capability_gaps", "reload_skills"]);
+
+    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status FROM channel_outbox").all()).toEqual([{ status: "sent" }]));
+    const rows = chat.runtime.store.db.prepare("SELECT m.role, m.content, m.user_id AS userId, s.channel, s.chat_id AS chatId FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.kind = 'chat' ORDER BY m.id").all();
+    expect(rows).toEqual([
+      { role: "user", content: "hello **there**", userId: "77", channel: "telegram", chatId: "501" },
+      { role: "assistant", content: "You said: hello **there**", userId: null, channel: "telegram", chatId: "501" },
+    ]);
+  });
+
+  it("answers commands, with the bot's name too, and refuses operator commands to non-operators", async () => {
+    await startBot();
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "/help" });
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "/capability_gaps@laoding_bot" });
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "/reload_skills" });
+    telegram.userMessage(TOKEN, { chatId: 502, userId: 42, text: "/capability_gaps@laoding_bot" });
+    await telegram.waitFor(() => textsTo(501).length === 3 && textsTo(502).length === 1);
+    const [help, gaps, reload] = textsTo(501);
+    expect(help).toContain("/new start a fresh conversation");
+    expect(help).not.toContain("/capability_gaps");
+    expect(gaps).toBe("/capability_gaps is for operators only.");
+    expect(reload).toBe("/reload_skills is for operators only.");
+    expect(textsTo(502)[0]).toMatch(/^No capability gaps in the last 72 h\.$/);
+  });
+
+  it("in a group answers only when mentioned or replied to, without its own mention in the text", async () => {
+    const chat = await startBot();
+    telegram.userMessage(TOKEN, { chatId: -900, userId: 77, text: "just chatting among ourselves", chatType: "supergroup" });
+    telegram.userMessage(TOKEN, { chatId: -900, userId: 77, text: "/help@other_bot", chatType: "supergroup" });
+    telegram.userMessage(TOKEN, { chatId: -900, userId: 77, text: "@laoding_bot what time is it", chatType: "supergroup" });
+    telegram.userMessage(TOKEN, { chatId: -900, userId: 78, text: "and now?", chatType: "supergroup", replyToBot: true });
+    await telegram.waitFor(() => textsTo(-900).length === 2);
+    expect(textsTo(-900)).toEqual(["You said: what time is it", "You said: and now?"]);
+    // In a group the answer quotes the message it answers.
+    expect(telegram.sent()[0]?.body.reply_parameters).toMatchObject({ message_id: expect.any(Number) });
+    const userTexts = chat.runtime.store.db.prepare("SELECT content FROM messages WHERE role = 'user' ORDER BY id").all();
+    expect(userTexts).toEqual([{ content: "what time is it" }, { content: "and now?" }]);
+  });
+
+  it("the same update delivered three times, even across a restart, gets one reply", async () => {
+    const chat = await startBot();
+    const update = telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "once please" });
+    telegram.pushUpdate(TOKEN, update);
+    telegram.pushUpdate(TOKEN, update);
+    await telegram.waitFor(() => textsTo(501).length === 1);
+    await chat.restart();
+    telegram.pushUpdate(TOKEN, update);
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "second" });
+    await telegram.waitFor(() => textsTo(501).length === 2);
+    expect(textsTo(501)).toEqual(["You said: once please", "You said: second"]);
+  });
+
+  it("a restart between storing the reply and sending it delivers it exactly once", async () => {
+    const chat = await startBot({}, { gateway: { delivery: { retryBaseMs: 60_000, retryMaxMs: 60_000 } } });
+    telegram.failNext("sendMessage", { error_code: 502, description: "Bad Gateway" });
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "survive this" });
+    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status, attempts FROM channel_outbox").all()).toEqual([{ status: "pending", attempts: 1 }]));
+    // The bot stops while waiting to retry: the reply stays stored, unsent.
+    await chat.restart();
+    await telegram.waitFor(() => textsTo(501).length === 2);
+    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status, attempts FROM channel_outbox").all()).toEqual([{ status: "sent", attempts: 2 }]));
+    expect(textsTo(501)).toEqual(["You said: survive this", "You said: survive this"].slice(0, 2));
+    // The first call was the refused one: exactly one acknowledged send.
+    expect(telegram.sent().length).toBe(2);
+    expect(chat.runtime.store.db.prepare("SELECT COUNT(*) AS n FROM messages WHERE role = 'assistant'").get()).toEqual({ n: 1 });
+  });
+
+  it("honours 429 retry_after", async () => {
+    await startBot();
+    telegram.failNext("sendMessage", { error_code: 429, description: "Too Many Requests: retry after 1", parameters: { retry_after: 1 } });
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "slowly" });
+    await telegram.waitFor(() => textsTo(501).length === 2, 15_000);
+    const [refused, accepted] = telegram.sent();
+    expect((accepted?.at ?? 0) - (refused?.at ?? 0)).toBeGreaterThanOrEqual(950);
+    expect(accepted?.body.text).toBe("You said: slowly");
+  });
+
+  it("splits a long answer at paragraph boundaries under 4096 characters", async () => {
+    const chat = await startBot();
+    const paragraphs = Array.from({ length: 12 }, (_, index) => `Paragraph ${index}: ${"word ".repeat(150).trim()}`);
+    answerEveryMessage(chat.bot.fake, () => paragraphs.join("\n\n"));
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "tell me a lot" });
+    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT COUNT(*) AS n FROM channel_outbox WHERE status = 'sent'").get()).toEqual({ n: 3 }));
+    const parts = textsTo(501);
+    expect(parts).toHaveLength(3);
+    for (const part of parts) {
+      expect(part.length).toBeLessThanOrEqual(4096);
+      expect(part.startsWith("Paragraph ")).toBe(true);
+    }
+    expect(parts.join("\n\n")).toBe(paragraphs.join("\n\n"));
+  });
+
+  it("resends as plain text when Telegram rejects the entities", async () => {
+    await startBot();
+    telegram.failNext("sendMessage", { error_code: 400, description: "Bad Request: can't parse entities: unsupported start tag \"b\" at byte offset 3" });
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "**bold**" });
+    await telegram.waitFor(() => textsTo(501).length === 2);
+    const [html, plain] = telegram.sent();
+    expect(html?.body).toMatchObject({ parse_mode: "HTML", text: "You said: <b>bold</b>" });
+    expect(plain?.body.parse_mode).toBeUndefined();
+    expect(plain?.body.text).toBe("You said: **bold**");
+  });
+
+  it("runs two chats in parallel while each chat keeps its order", async () => {
+    const chat = await startBot();
+    answerEveryMessage(chat.bot.fake, (userText) => `done ${userText}`, (userText) => (userText === "a1" ? 400 : 0));
+    telegram.userMessage(TOKEN, { chatId: 601, userId: 77, text: "a1" });
+    telegram.userMessage(TOKEN, { chatId: 601, userId: 77, text: "a2" });
+    await eventually(() => expect(chat.bot.fake.requests.some((request) => request.messages.at(-1)?.content === "a1")).toBe(true));
+    telegram.userMessage(TOKEN, { chatId: 602, userId: 78, text: "b1" });
+    await telegram.waitFor(() => sentTexts(telegram.calls).length === 3);
+    expect(sentTexts(telegram.calls)).toEqual(["done b1", "done a1", "done a2"]);
+  });
+
+  it("answers an allowlisted user and politely refuses another", async () => {
+    await startBot({ TELEGRAM_ALLOWED_USERS: "77" });
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "hi" });
+    telegram.userMessage(TOKEN, { chatId: 502, userId: 99, text: "hi" });
+    await telegram.waitFor(() => textsTo(501).length === 1 && textsTo(502).length === 1);
+    expect(textsTo(501)).toEqual(["You said: hi"]);
+    expect(textsTo(502)[0]).toContain("give an operator your user id (99)");
+  });
+
+  it("warns at start-up when no allowlist is set", async () => {
+    const chat = await startBot({ TELEGRAM_ALLOWED_USERS: "" });
+    expect(chat.warnings.join("\n")).toMatch(/telegram:main: no allowlist.*TELEGRAM_ALLOWED_USERS/);
+  });
+
+  it("runs two agents side by side, each with its own bot", async () => {
+    telegram.addBot("999:OPS-token", "ops_bot");
+    const chat = await startBot({ TG_TOKEN_OPS: "999:OPS-token" }, {
+      agentsJson: {
+        agents: [
+          { id: "main", name: "Laoding" },
+          { id: "ops", name: "Ops", telegram: { tokenEnv: "TG_TOKEN_OPS", allowedUsers: ["*"] } },
+        ],
+      },
+    });
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "/start" });
+    telegram.userMessage("999:OPS-token", { chatId: 501, userId: 77, text: "/start" });
+    await telegram.waitFor(() => telegram.sent(TOKEN).length === 1 && telegram.sent("999:OPS-token").length === 1);
+    expect(telegram.sent(TOKEN)[0]?.body.text).toContain("I'm Laoding");
+    expect(telegram.sent("999:OPS-token")[0]?.body.text).toContain("I'm Ops");
+    const sessions = chat.runtime.store.db.prepare("SELECT agent_id AS agentId FROM sessions ORDER BY agent_id").all();
+    expect(sessions).toEqual([{ agentId: "main" }, { agentId: "ops" }]);
+  });
+});
