@@ -2,6 +2,7 @@
  * Telegram end to end: grammY against the loopback fake Bot API, the real gateway, store,
  * orchestrator and toolhost, and the fake model.
  */
+import { createServer } from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { answerEveryMessage, startChatTestBot, stopChatTestBots, type ChatTestBot } from "../helpers/chat-bot.js";
 import { startFakeTelegram, type FakeTelegram, type TelegramCall } from "../fakes/telegram-server.js";
@@ -22,6 +23,14 @@ async function startBot(env: Record<string, string> = {}, extra: Partial<Paramet
   const chat = await startChatTestBot({ env: { TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_API_ROOT: telegram.apiRoot, TELEGRAM_ALLOWED_USERS: "*", OPERATOR_IDS: "telegram:42", ...env }, ...extra });
   answerEveryMessage(chat.bot.fake, (userText) => `You said: ${userText}`);
   return chat;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 const eventually = (check: () => void) => vi.waitFor(check, { timeout: 10_000, interval: 20 });
@@ -99,9 +108,8 @@ describe("Telegram", () => {
     await chat.restart();
     await telegram.waitFor(() => textsTo(501).length === 2);
     await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status, attempts FROM channel_outbox").all()).toEqual([{ status: "sent", attempts: 2 }]));
-    expect(textsTo(501)).toEqual(["You said: survive this", "You said: survive this"].slice(0, 2));
-    // The first call was the refused one: exactly one acknowledged send.
-    expect(telegram.sent().length).toBe(2);
+    // Two calls: the refused one before the restart and the acknowledged one after it, nothing more.
+    expect(textsTo(501)).toEqual(["You said: survive this", "You said: survive this"]);
     expect(chat.runtime.store.db.prepare("SELECT COUNT(*) AS n FROM messages WHERE role = 'assistant'").get()).toEqual({ n: 1 });
   });
 
@@ -183,5 +191,22 @@ describe("Telegram", () => {
     expect(telegram.sent("999:OPS-token")[0]?.body.text).toContain("I'm Ops");
     const sessions = chat.runtime.store.db.prepare("SELECT agent_id AS agentId FROM sessions ORDER BY agent_id").all();
     expect(sessions).toEqual([{ agentId: "main" }, { agentId: "ops" }]);
+  });
+
+  it("webhook mode: registers the URL with its secret, refuses requests without it, answers without holding the request", async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/telegram/hook`;
+    const chat = await startBot({ TELEGRAM_WEBHOOK_URL: url, TELEGRAM_WEBHOOK_SECRET: "s3cret-token-0123456789", TELEGRAM_WEBHOOK_PORT: String(port) });
+    answerEveryMessage(chat.bot.fake, (userText) => `You said: ${userText}`, () => 500);
+    await telegram.waitFor((calls) => calls.some((call) => call.method === "setWebhook"));
+    expect(telegram.calls.find((call) => call.method === "setWebhook")?.body).toMatchObject({ url, secret_token: "s3cret-token-0123456789" });
+    expect(telegram.calls.some((call) => call.method === "deleteWebhook")).toBe(false);
+    const update = { update_id: 1, message: { message_id: 9, date: 0, chat: { id: 501, type: "private" }, from: { id: 77, is_bot: false, first_name: "Ann" }, text: "by webhook" } };
+    const post = (secret: string) => fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": secret }, body: JSON.stringify(update) });
+    expect((await post("wrong-secret")).status).toBe(401);
+    expect((await post("s3cret-token-0123456789")).status).toBe(200);
+    expect(telegram.sent()).toEqual([]);
+    await telegram.waitFor(() => textsTo(501).length === 1);
+    expect(textsTo(501)).toEqual(["You said: by webhook"]);
   });
 });

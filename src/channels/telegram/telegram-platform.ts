@@ -37,7 +37,8 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
     channel: "telegram",
     async login() {
       try {
-        await bot.init();
+        // Not bot.init(): it retries network errors for ever, and start-up must say what is wrong instead.
+        bot.botInfo = await bot.api.getMe();
       } catch (error) {
         throw loginError(error, options);
       }
