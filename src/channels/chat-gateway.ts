@@ -88,8 +88,9 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
       clearTimeout(grace);
       stopping.abort();
     },
+    /** The first call stops receiving and lets turns finish within the grace; a second one cancels them now. */
     async stop() {
-      if (stopCalled) return;
+      if (stopCalled) return stopping.abort();
       stopCalled = true;
       stopRequested?.();
     },
