@@ -209,4 +209,19 @@ describe("Telegram", () => {
     await telegram.waitFor(() => textsTo(501).length === 1);
     expect(textsTo(501)).toEqual(["You said: by webhook"]);
   });
+
+  it("a stop past the grace period cancels the turn in flight (stored, never sent) and a restart answers what was still queued", async () => {
+    const chat = await startBot({}, { gateway: { graceMs: 100 } });
+    answerEveryMessage(chat.bot.fake, (userText) => `You said: ${userText}`, (userText) => (userText === "slow one" ? 3_000 : 0));
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "slow one" });
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "waiting behind it" });
+    await eventually(() => expect(chat.bot.fake.requests.some((request) => request.messages.at(-1)?.content === "slow one")).toBe(true));
+    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT COUNT(*) AS n FROM channel_inbox").get()).toEqual({ n: 2 }));
+    await chat.restart();
+    await telegram.waitFor(() => textsTo(501).length === 1);
+    expect(textsTo(501)).toEqual(["You said: waiting behind it"]);
+    expect(chat.runtime.store.db.prepare("SELECT status FROM channel_inbox ORDER BY id").all()).toEqual([{ status: "cancelled" }, { status: "answered" }]);
+    const answers = chat.runtime.store.db.prepare("SELECT content FROM messages WHERE role = 'assistant' AND kind = 'chat' ORDER BY id").all();
+    expect(answers).toEqual([{ content: "(Cancelled.)" }, { content: "You said: waiting behind it" }]);
+  });
 });
