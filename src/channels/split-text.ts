@@ -5,40 +5,35 @@
  */
 export function splitText(text: string, fits: (part: string) => boolean): string[] {
   const trimmed = text.trim();
-  if (trimmed === "" || fits(trimmed)) return [trimmed];
+  if (trimmed === "") return [trimmed];
+  return pack(trimmed, 0, fits).map((part) => part.trim()).filter((part) => part !== "");
+}
+
+/** Paragraphs first, then lines; whatever is still too long is cut. */
+const LEVELS = [
+  { split: /\n{2,}/, join: "\n\n" },
+  { split: /\n/, join: "\n" },
+];
+
+/** Packs as many units of one level into each part as fit; a unit too long alone goes one level down. */
+function pack(text: string, level: number, fits: (part: string) => boolean): string[] {
+  if (fits(text)) return [text];
+  const separator = LEVELS[level];
+  if (!separator) return cutLine(text, fits);
   const parts: string[] = [];
-  let current = "";
-  const flush = () => {
-    if (current.trim() !== "") parts.push(current.trim());
-    current = "";
-  };
-  for (const paragraph of trimmed.split(/\n{2,}/)) {
-    const joined = current === "" ? paragraph : `${current}\n\n${paragraph}`;
+  let current: string | undefined;
+  for (const unit of text.split(separator.split)) {
+    const joined = current === undefined ? unit : `${current}${separator.join}${unit}`;
     if (fits(joined)) {
       current = joined;
       continue;
     }
-    flush();
-    if (fits(paragraph)) {
-      current = paragraph;
-      continue;
-    }
-    for (const line of paragraph.split("\n")) {
-      const withLine = current === "" ? line : `${current}\n${line}`;
-      if (fits(withLine)) {
-        current = withLine;
-        continue;
-      }
-      flush();
-      if (fits(line)) {
-        current = line;
-        continue;
-      }
-      for (const piece of cutLine(line, fits)) parts.push(piece);
-    }
-    flush();
+    if (current !== undefined) parts.push(current);
+    current = undefined;
+    if (fits(unit)) current = unit;
+    else parts.push(...pack(unit, level + 1, fits));
   }
-  flush();
+  if (current !== undefined) parts.push(current);
   return parts;
 }
 

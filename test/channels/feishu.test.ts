@@ -3,9 +3,8 @@
  * loopback fake open platform, the real gateway, store, orchestrator and toolhost, and
  * the fake model.
  */
-import { createServer } from "node:net";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { answerEveryMessage, startChatTestBot, stopChatTestBots, type ChatTestBot } from "../helpers/chat-bot.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { answerEveryMessage, eventually, freePort, startChatTestBot, stopChatTestBots, type ChatTestBot } from "../helpers/chat-bot.js";
 import { FAKE_APP_ID, FAKE_APP_SECRET, FAKE_BOT_OPEN_ID, startFakeFeishu, type FakeFeishu } from "../fakes/feishu-server.js";
 
 let feishu: FakeFeishu;
@@ -17,15 +16,7 @@ afterEach(async () => {
   await feishu.close();
 });
 
-const eventually = (check: () => void) => vi.waitFor(check, { timeout: 10_000, interval: 20 });
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function startBot(env: Record<string, string> = {}): Promise<ChatTestBot> {
   const chat = await startChatTestBot({ env: { FEISHU_APP_ID: FAKE_APP_ID, FEISHU_APP_SECRET: FAKE_APP_SECRET, FEISHU_DOMAIN: feishu.domain, FEISHU_ALLOWED_USERS: "*", OPERATOR_IDS: "feishu:ou_operator", ...env } });

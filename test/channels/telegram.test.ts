@@ -2,9 +2,8 @@
  * Telegram end to end: grammY against the loopback fake Bot API, the real gateway, store,
  * orchestrator and toolhost, and the fake model.
  */
-import { createServer } from "node:net";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { answerEveryMessage, startChatTestBot, stopChatTestBots, type ChatTestBot } from "../helpers/chat-bot.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { answerEveryMessage, eventually, freePort, startChatTestBot, stopChatTestBots, type ChatTestBot } from "../helpers/chat-bot.js";
 import { startFakeTelegram, type FakeTelegram, type TelegramCall } from "../fakes/telegram-server.js";
 
 const TOKEN = "123456:TEST-token";
@@ -25,15 +24,7 @@ async function startBot(env: Record<string, string> = {}, extra: Partial<Paramet
   return chat;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
-const eventually = (check: () => void) => vi.waitFor(check, { timeout: 10_000, interval: 20 });
 const textsTo = (chatId: number) => telegram.sent().filter((call) => Number(call.body.chat_id) === chatId).map((call) => String(call.body.text));
 const sentTexts = (calls: TelegramCall[]) => calls.filter((call) => call.method === "sendMessage").map((call) => String(call.body.text));
 

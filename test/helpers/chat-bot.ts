@@ -5,8 +5,9 @@
  * FEISHU_DOMAIN. `restart()` stops everything and starts again on the same workspace.
  */
 import { writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { pino } from "pino";
-import { afterEach } from "vitest";
+import { afterEach, vi } from "vitest";
 import { text } from "../../src/agent/texts.js";
 import { createChatGateway, type ChatGatewayOptions } from "../../src/channels/chat-gateway.js";
 import type { Channel } from "../../src/channels/channel.js";
@@ -110,4 +111,16 @@ export function answerEveryMessage(model: FakeOpenAI, reply: (userText: string) 
     const userText = [...request.messages].reverse().find((message) => message.role === "user")?.content ?? "";
     return { text: reply(userText), delayMs: delayMs(userText) };
   });
+}
+
+/** Waits until `check` stops throwing (the store or a fake caught up), up to 10 s. */
+export const eventually = (check: () => void) => vi.waitFor(check, { timeout: 10_000, interval: 20 });
+
+/** A port nothing listens on right now, for a webhook server the test starts. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
