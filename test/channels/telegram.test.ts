@@ -215,4 +215,16 @@ describe("Telegram", () => {
     const answers = chat.runtime.store.db.prepare("SELECT content FROM messages WHERE role = 'assistant' AND kind = 'chat' ORDER BY id").all();
     expect(answers).toEqual([{ content: "(Cancelled.)" }, { content: "You said: waiting behind it" }]);
   });
+
+  it("keeps showing typing while a turn runs", async () => {
+    const chat = await startBot({}, { gateway: { typingRefreshMs: 50 } });
+    answerEveryMessage(chat.bot.fake, () => "finally", () => 600);
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "take your time" });
+    await telegram.waitFor(() => textsTo(501).length === 1);
+    const typing = telegram.calls.filter((call) => call.method === "sendChatAction");
+    // Refreshed while the model thought (600 ms at a 50 ms refresh), and all before the answer.
+    expect(typing.length).toBeGreaterThanOrEqual(4);
+    const replyIndex = telegram.calls.findIndex((call) => call.method === "sendMessage");
+    expect(telegram.calls.findIndex((call) => call.method === "sendChatAction")).toBeLessThan(replyIndex);
+  });
 });

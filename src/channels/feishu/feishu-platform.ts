@@ -121,6 +121,8 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
           },
           onError: (error: Error) => {
             clearTimeout(timer);
+            // After start-up too (the SDK gave up reconnecting): say so, loudly.
+            log.error({ err: error }, "the Feishu long connection failed; restart the bot once the cause is fixed");
             reject(new ChannelLoginError(`Feishu long connection failed: ${error.message}`, "Enable \"Receive events through persistent connection\" in the app's Events and Callbacks page and subscribe im.message.receive_v1"));
           },
         });
