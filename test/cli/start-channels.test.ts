@@ -4,6 +4,7 @@
  * delivers the reply being prepared.
  */
 import { spawn } from "node:child_process";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isRoutingRequest, routeTo, startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
@@ -93,5 +94,23 @@ describe("laoding channels check", () => {
     expect(bad.code).toBe(1);
     expect(bad.stdout).toContain("FAILED  feishu (agent main; credentials: FEISHU_APP_ID and FEISHU_APP_SECRET): feishu bot of agent main cannot log in: Feishu refused the app credentials: app secret invalid (code 10014). Check FEISHU_APP_ID and FEISHU_APP_SECRET");
     expect(telegram.calls.filter((call) => call.method !== "getMe")).toEqual([]);
+  });
+
+  it("reads an agent's own bot token from the variable agents.json names, without calling it a typo", async () => {
+    const { telegram } = await fakes();
+    telegram.addBot("77:OPS", "ops_bot");
+    const repoRoot = fakeRepo();
+    const workspaceDir = join(tempDir(), "rt");
+    expect((await runLaoding(["init", "--workspace", workspaceDir], { repoRoot })).code).toBe(0);
+    writeFileSync(join(workspaceDir, "configs/agents.json"), JSON.stringify({ agents: [{ id: "main", name: "Main" }, { id: "ops", name: "Ops", telegram: { tokenEnv: "TG_TOKEN_OPS", allowedUsers: ["*"] } }] }));
+    appendFileSync(join(workspaceDir, "configs/env"), `\nTG_TOKEN_OPS=77:OPS\nTG_TOKEN_OPZ=typo\nTELEGRAM_API_ROOT=${telegram.apiRoot}\n`);
+    const run = await runLaoding(["channels", "check", "--workspace", workspaceDir], { repoRoot });
+    expect(run.stdout).toBe("ok      telegram @ops_bot (agent ops; credentials: agents.json ops.telegram (TG_TOKEN_OPS))\n");
+    expect(run.stderr).not.toContain("TG_TOKEN_OPS in");
+    expect(run.stderr).toContain("TG_TOKEN_OPZ in");
+    writeFileSync(join(workspaceDir, "configs/agents.json"), JSON.stringify({ agents: [{ id: "main", name: "Main" }, { id: "ops", name: "Ops", telegram: { tokenEnv: "TG_TOKEN_MISSING" } }] }));
+    const missing = await runLaoding(["channels", "check", "--workspace", workspaceDir], { repoRoot });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('agents.json: agent "ops": telegram.tokenEnv names TG_TOKEN_MISSING, which is not set');
   });
 });
