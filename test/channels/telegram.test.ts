@@ -227,4 +227,19 @@ describe("Telegram", () => {
     const replyIndex = telegram.calls.findIndex((call) => call.method === "sendMessage");
     expect(telegram.calls.findIndex((call) => call.method === "sendChatAction")).toBeLessThan(replyIndex);
   });
+
+  it("a crash just after Telegram accepted a part, before it was marked sent, resends it once (at-least-once: Telegram has no idempotency key)", async () => {
+    const chat = await startBot();
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "edge" });
+    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status FROM channel_outbox").all()).toEqual([{ status: "sent" }]));
+    chat.runtime.store.db.prepare("UPDATE channel_outbox SET status = 'pending', sent_at = NULL").run();
+    await chat.restart();
+    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status FROM channel_outbox").all()).toEqual([{ status: "sent" }]));
+    expect(textsTo(501)).toEqual(["You said: edge", "You said: edge"]);
+    // Once acknowledged and marked, never again: the next start sends only the next answer.
+    await chat.restart();
+    telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "after" });
+    await telegram.waitFor(() => textsTo(501).length === 3);
+    expect(textsTo(501)).toEqual(["You said: edge", "You said: edge", "You said: after"]);
+  });
 });
