@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { machine, writeSection } from "./stats.js";
+import { runChannelsBench } from "./channels-bench.js";
 import { runGapsBench } from "./gaps-bench.js";
 import { runLibraryBench } from "./library-bench.js";
 import { runOrchestratorBench } from "./orchestrator-bench.js";
@@ -18,6 +19,7 @@ const SUITES: Record<string, { title: string; run: () => Promise<string> }> = {
   orchestrator: { title: "Orchestrator overhead per message (zero-latency model, one-tool turn)", run: runOrchestratorBench },
   gaps: { title: "Capability gaps: record and evaluate a cluster at scale", run: runGapsBench },
   library: { title: "Experience library: INDEX.md regeneration, freshness check, library.search", run: runLibraryBench },
+  channels: { title: "Chat channels end to end (Telegram fake on loopback, zero-latency model)", run: runChannelsBench },
 };
 
 const wanted = process.argv.slice(2);

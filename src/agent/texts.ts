@@ -75,6 +75,15 @@ const TEXTS = {
   reloadRemoved: { zh: "删除：{names}", en: "removed: {names}" },
   reloadInvalid: { zh: "无效：{items}", en: "invalid: {items}" },
   reloadUnchanged: { zh: "没有变化。", en: "Nothing changed." },
+  // Chat channels (Telegram, Feishu)
+  notAllowed: {
+    zh: "抱歉，我还没有被设置为和你对话。如需使用，请把你的用户 ID（{userId}）告诉运维人员，加入允许列表。",
+    en: "Sorry, I'm not set up to talk with you yet. To get access, give an operator your user id ({userId}) for the allowlist.",
+  },
+  menuHelp: { zh: "显示帮助", en: "show help" },
+  menuNew: { zh: "开始新的对话", en: "start a fresh conversation" },
+  menuGaps: { zh: "查看能力缺口（运维）", en: "show capability gaps (operators)" },
+  menuReload: { zh: "重新加载技能（运维）", en: "reload skills (operators)" },
 } as const;
 
 export type TextKey = keyof typeof TEXTS;

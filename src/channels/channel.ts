@@ -1,8 +1,11 @@
 /**
  * The channel seam. A channel turns its platform's updates into IncomingMessage, hands
  * them to a MessageHandler (the orchestrator, which it never imports) and delivers the
- * answer. Telegram and Feishu plug in here without touching the orchestrator.
+ * answer. Console, Telegram and Feishu share it; the chat platforms plug in through
+ * ChatPlatform (chat-platform.ts) behind the chat gateway.
  */
+export type ChatType = "private" | "group";
+
 export type IncomingMessage = {
   channel: string;
   chatId: string;
@@ -14,6 +17,23 @@ export type IncomingMessage = {
   /** Operators may run operator commands (the console user always is one). */
   isOperator: boolean;
   userName?: string;
+  /** Private (one user and the bot) or a group; the console is private. */
+  chatType?: ChatType;
+  /** The bot was @mentioned, replied to, or addressed by a command with its name. */
+  mentionedBot?: boolean;
+  /** The message this one answers (the platform's id). */
+  replyToMessageId?: string;
+  /** Topic / thread inside the chat (Telegram forum topic, Feishu thread). */
+  threadId?: string;
+};
+
+/** An answer on its way out: where it goes and what it says (Markdown, as the model wrote it). */
+export type OutgoingReply = {
+  chatId: string;
+  text: string;
+  /** Answer as a reply to this message (the platform's id). */
+  replyTo?: string;
+  threadId?: string;
 };
 
 /** What the bot is doing during a turn: the console shows it, chat channels keep "typing". */

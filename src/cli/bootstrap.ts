@@ -3,7 +3,7 @@
  * the configuration and agents, and build the logger. Side effects stay here, at the edge.
  */
 import { join } from "node:path";
-import { personaFile, readAgentsFile, type AgentDefinition } from "../config/agents.js";
+import { declaredCredentialNames, personaFile, readAgentsFile, type AgentDefinition } from "../config/agents.js";
 import { describeUnknownKey, loadConfig, resolveWorkspaceDir, type LoadedConfig } from "../config/load-config.js";
 import { checkWorkspaceLocation } from "../config/workspace-location.js";
 import { createRuntimeLayout, type RuntimeLayout } from "../config/runtime-layout.js";
@@ -31,7 +31,7 @@ export type BootOptions = {
   seed: boolean;
   logBase?: Record<string, unknown>;
   /** Logs to a file under the workspace (a person is chatting on this terminal). */
-  logToFile?: (loaded: LoadedConfig) => boolean;
+  logToFile?: (loaded: LoadedConfig, agents: AgentDefinition[]) => boolean;
 };
 
 const LOG_FILE_MAX_BYTES = 10 * 1024 * 1024;
@@ -57,17 +57,23 @@ export function bootstrap(context: CliContext, options: BootOptions): Boot {
     // A persona that leads out of bot_context/ stops start-up, naming the agent.
     for (const agent of agents) personaFile(layout.botContextDir, agent);
   }
-  const logFile = options.logToFile?.(loaded) ? openLogFile({ dir: layout.logDir, maxBytes: LOG_FILE_MAX_BYTES, keep: LOG_FILES_KEPT }) : undefined;
+  // Bot credentials that agents.json names are ours too: not typos, and secrets.
+  const declared = new Set(declaredCredentialNames(agents));
+  const declaredSecrets = [...declared].flatMap((name) => loaded.declaredValue(name) ?? []);
+  const logFile = options.logToFile?.(loaded, agents) ? openLogFile({ dir: layout.logDir, maxBytes: LOG_FILE_MAX_BYTES, keep: LOG_FILES_KEPT }) : undefined;
   const logger = createLogger({
     level: loaded.config.LOG_LEVEL,
-    secrets: SECRET_VARIABLES.flatMap((key) => {
-      const value = loaded.config[key];
-      return typeof value === "string" ? [value] : [];
-    }),
+    secrets: [
+      ...SECRET_VARIABLES.flatMap((key) => {
+        const value = loaded.config[key];
+        return typeof value === "string" ? [value] : [];
+      }),
+      ...declaredSecrets,
+    ],
     ...(options.logBase ? { base: options.logBase } : {}),
     ...(logFile ? { file: { sink: logFile, notices: context.stderr } } : {}),
   });
-  for (const { key, path } of loaded.unknownKeys) {
+  for (const { key, path } of loaded.unknownKeys.filter(({ key }) => !declared.has(key))) {
     const warning = describeUnknownKey(key, path);
     logger.warn({ key, path }, warning);
     // Said on the console too, whatever the log level: a typo silently ignored costs hours.

@@ -24,6 +24,8 @@ export async function runBot(runtime: BotRuntime, channel: Channel, logger: Logg
     if (signalled) {
       logger.warn({ signal }, "second signal: cancelling the turns in flight now");
       shutdown.abort();
+      // A chat channel hears it too: what the cancelled turns say is stored, never sent.
+      void channel.stop();
       return;
     }
     signalled = signal;

@@ -4,6 +4,7 @@
  */
 import { writeLine, UsageError, type CliContext, type Command } from "./cli-context.js";
 import { adminCommand } from "./commands/admin-command.js";
+import { channelsCommand } from "./commands/channels-command.js";
 import { chatCommand } from "./commands/chat-command.js";
 import { configCommand } from "./commands/config-command.js";
 import { gapsCommand } from "./commands/gaps-command.js";
@@ -15,7 +16,7 @@ import { skillsCommand } from "./commands/skills-command.js";
 import { startCommand } from "./commands/start-command.js";
 import { toolhostCommand } from "./commands/toolhost-command.js";
 
-export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, libraryCommand, shareCommand, adminCommand, logsCommand, toolhostCommand];
+export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, libraryCommand, shareCommand, adminCommand, logsCommand, channelsCommand, toolhostCommand];
 
 export function mainUsage(commands: Command[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));

@@ -10,6 +10,34 @@ import { ConfigError } from "./config-error.js";
 
 export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
+/** An env variable's name: bot credentials are named, never written into agents.json. */
+const envName = z.string().regex(/^[A-Z][A-Z0-9_]{0,127}$/, { message: "must be an env variable name (A-Z, 0-9, _), such as TG_TOKEN_OPS" });
+const userIds = z.array(z.string().min(1).max(128)).max(10_000);
+
+/** The agent's own Telegram bot: its token lives in the env variable `tokenEnv`. */
+const telegramBindingSchema = z
+  .object({
+    tokenEnv: envName,
+    /** User ids this bot answers (`*` for everyone); absent: everyone, with a warning. */
+    allowedUsers: userIds.optional(),
+    /** User ids that may run operator commands on this bot (OPERATOR_IDS entries for telegram count too). */
+    operators: userIds.default([]),
+  })
+  .strict();
+
+/** The agent's own Feishu app (open_ids differ per app, so its lists are its own). */
+const feishuBindingSchema = z
+  .object({
+    appIdEnv: envName,
+    appSecretEnv: envName,
+    allowedUsers: userIds.optional(),
+    operators: userIds.default([]),
+  })
+  .strict();
+
+export type TelegramBinding = z.output<typeof telegramBindingSchema>;
+export type FeishuBinding = z.output<typeof feishuBindingSchema>;
+
 export const agentSchema = z
   .object({
     id: z.string().regex(AGENT_ID_PATTERN, {
@@ -32,6 +60,10 @@ export const agentSchema = z
     experienceLibrary: z.boolean().default(true),
     /** Extra folders only this agent may write (relative to the workspace); ALLOWED_DIRS are read-only for all. */
     writableDirs: z.array(z.string().min(1).max(4096)).max(32).default([]),
+    /** The agent's own Telegram bot (several agents side by side, each with its own bot). */
+    telegram: telegramBindingSchema.optional(),
+    /** The agent's own Feishu/Lark app. */
+    feishu: feishuBindingSchema.optional(),
   })
   .strict();
 
@@ -74,6 +106,11 @@ export function parseAgents(text: string, origin: string): AgentDefinition[] {
     seen.add(parsed.data.id);
     return parsed.data;
   });
+}
+
+/** The env variable names agents.json declares for bot credentials (they are not typos). */
+export function declaredCredentialNames(agents: AgentDefinition[]): string[] {
+  return agents.flatMap((agent) => [...(agent.telegram ? [agent.telegram.tokenEnv] : []), ...(agent.feishu ? [agent.feishu.appIdEnv, agent.feishu.appSecretEnv] : [])]);
 }
 
 export function readAgentsFile(path: string): AgentDefinition[] {

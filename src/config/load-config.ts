@@ -34,6 +34,11 @@ export type LoadedConfig = {
   filesRead: string[];
   /** Keys in env files that are not ours (likely typos), with the file they are in. */
   unknownKeys: { key: string; path: string }[];
+  /**
+   * A variable that is not in the table but declared elsewhere (bot credentials named in
+   * agents.json): from the environment, else the env files in the usual precedence.
+   */
+  declaredValue(name: string): string | undefined;
 };
 
 export type LoadConfigOptions = {
@@ -44,7 +49,7 @@ export type LoadConfigOptions = {
   workspaceDir?: string;
 };
 
-type Layer = { source: ValueSource; entries: EnvEntries; unknown: string[] };
+type Layer = { source: ValueSource; entries: EnvEntries; unknown: string[]; others?: EnvEntries };
 
 export function loadConfig(options: LoadConfigOptions): LoadedConfig {
   const flagLayer: Layer = { source: { kind: "flag" }, entries: flagEntries(options), unknown: [] };
@@ -105,6 +110,7 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     workspaceDir,
     filesRead: layers.flatMap((layer) => (layer.source.kind === "file" ? [layer.source.path] : [])),
     unknownKeys,
+    declaredValue: (name) => options.env[name] ?? layers.map((layer) => layer.others?.get(name)).find((value) => value !== undefined),
   };
 }
 
@@ -215,10 +221,10 @@ function requiredFileLayer(path: string): Layer {
 /** Env files may hold other tools' variables too: only ours take part, the rest are reported. */
 function fileLayer(path: string, entries: EnvEntries): Layer {
   const ours: EnvEntries = new Map();
-  const unknown: string[] = [];
+  const others: EnvEntries = new Map();
   for (const [key, value] of entries) {
     if (key in VARIABLES) ours.set(key, value);
-    else unknown.push(key);
+    else others.set(key, value);
   }
-  return { source: { kind: "file", path }, entries: ours, unknown };
+  return { source: { kind: "file", path }, entries: ours, unknown: [...others.keys()], others };
 }

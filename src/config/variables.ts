@@ -182,38 +182,80 @@ export const VARIABLES = {
 
   // Channels
   MESSAGE_CHANNEL: {
-    schema: oneOf(["console", "telegram", "feishu"]),
-    expected: "console | telegram | feishu",
-    defaultValue: "console",
+    schema: z
+      .string()
+      .transform((value) => value.split(",").map((item) => item.trim()).filter((item) => item.length > 0))
+      .pipe(z.array(z.enum(["console", "telegram", "feishu"], { message: "not one of console | telegram | feishu" })).min(1, { message: "empty" })),
+    expected: "a comma list of console | telegram | feishu",
     group: "Channels",
-    doc: "Where the bot talks: the terminal, Telegram or Feishu/Lark.",
+    doc: "Where the bot talks: console (the terminal), telegram, feishu, or a comma list. Unset: every chat channel that has credentials (an agent's own bot in agents.json counts), else the console.",
   },
   OPERATOR_IDS: {
     schema: list(),
-    expected: "a comma-separated list of user ids",
+    expected: "a comma list of channel:user-id, such as telegram:123456,feishu:ou_abc",
     defaultValue: "",
     group: "Channels",
-    doc: "User ids allowed to run operator commands (/capability_gaps, /reload_skills) on chat channels (Telegram, Feishu). The console user is always an operator.",
+    doc: "Who may run operator commands (/capability_gaps, /reload_skills) on Telegram and Feishu, as channel:user-id (Telegram numeric user ids, Feishu open_ids; an id without channel: counts on every channel). Others get a polite refusal. The console user is always an operator.",
+  },
+  GROUP_POLICY: {
+    schema: oneOf(["mention", "all"]),
+    expected: "mention | all",
+    defaultValue: "mention",
+    group: "Channels",
+    doc: "In group chats: answer only when the bot is mentioned or replied to (mention), or every message (all). Private chats are always answered.",
+  },
+  WEBHOOK_HOST: {
+    schema: optionalText(),
+    expected: "an address to listen on, such as 127.0.0.1 or 0.0.0.0",
+    defaultValue: "127.0.0.1",
+    group: "Channels",
+    doc: "Address the Telegram and Feishu webhook servers listen on (put a TLS reverse proxy in front; 0.0.0.0 listens on every interface).",
   },
   TELEGRAM_BOT_TOKEN: {
     schema: optionalText(),
     expected: "a bot token from @BotFather",
     secret: true,
     group: "Channels",
-    doc: "Telegram bot token.",
+    doc: "Telegram bot token (from @BotFather) of the first agent in agents.json; other agents name their own in agents.json.",
   },
   TELEGRAM_API_ROOT: {
-    schema: httpUrl(),
+    schema: httpUrl().transform((value) => value.replace(/\/+$/, "")),
     expected: "an http(s) URL without a trailing slash",
     defaultValue: "https://api.telegram.org",
     group: "Channels",
-    doc: "Telegram Bot API root (a local Bot API server, or a test fake).",
+    doc: "Telegram Bot API root (a self-hosted Bot API server, or a test fake).",
+  },
+  TELEGRAM_ALLOWED_USERS: {
+    schema: list(),
+    expected: "a comma list of Telegram numeric user ids, or *",
+    group: "Channels",
+    doc: "Telegram users the bot answers (numeric ids; * for everyone). Unset: everyone, with a warning at start-up. Others get a polite refusal.",
+  },
+  TELEGRAM_WEBHOOK_URL: {
+    schema: httpUrl(),
+    expected: "the public https URL Telegram posts updates to",
+    group: "Channels",
+    doc: "Set it to receive updates by webhook instead of long polling: the bot registers this URL with Telegram and listens on WEBHOOK_HOST:TELEGRAM_WEBHOOK_PORT at the URL's path.",
+  },
+  TELEGRAM_WEBHOOK_SECRET: {
+    schema: z.string().regex(/^[A-Za-z0-9_-]{16,256}$/, { message: "must be 16 to 256 characters of A-Z, a-z, 0-9, _ and -" }),
+    expected: "16 to 256 characters of A-Z a-z 0-9 _ -",
+    secret: true,
+    group: "Channels",
+    doc: "Secret token Telegram sends with every webhook request (X-Telegram-Bot-Api-Secret-Token); requests without it are refused. Required with TELEGRAM_WEBHOOK_URL.",
+  },
+  TELEGRAM_WEBHOOK_PORT: {
+    schema: integer(1, 65_535),
+    expected: "a TCP port from 1 to 65535",
+    defaultValue: "8443",
+    group: "Channels",
+    doc: "Port the Telegram webhook server listens on (webhook mode only).",
   },
   FEISHU_APP_ID: {
     schema: optionalText(),
     expected: "an app id like cli_0123456789abcdef",
     group: "Channels",
-    doc: "Feishu/Lark app id.",
+    doc: "Feishu/Lark app id of the first agent in agents.json; other agents name their own in agents.json.",
   },
   FEISHU_APP_SECRET: {
     schema: optionalText(),
@@ -223,11 +265,45 @@ export const VARIABLES = {
     doc: "Feishu/Lark app secret.",
   },
   FEISHU_DOMAIN: {
-    schema: httpUrl(),
+    schema: httpUrl().transform((value) => value.replace(/\/+$/, "")),
     expected: "an http(s) URL",
     defaultValue: "https://open.feishu.cn",
     group: "Channels",
     doc: "Feishu open platform domain (https://open.larksuite.com for Lark, or a test fake).",
+  },
+  FEISHU_ALLOWED_USERS: {
+    schema: list(),
+    expected: "a comma list of Feishu open_ids (ou_...), or *",
+    group: "Channels",
+    doc: "Feishu users the bot answers (open_ids of this app; * for everyone). Unset: everyone, with a warning at start-up. Others get a polite refusal.",
+  },
+  FEISHU_WEBHOOK_PORT: {
+    schema: integer(0, 65_535),
+    expected: "a TCP port from 1 to 65535, or 0 for the long connection",
+    defaultValue: "0",
+    group: "Channels",
+    doc: "0: receive events over the long connection (no public URL needed). A port: receive them by webhook on WEBHOOK_HOST:port at FEISHU_WEBHOOK_PATH.",
+  },
+  FEISHU_WEBHOOK_PATH: {
+    schema: z.string().regex(/^\/[^\s?#]*$/, { message: "must start with / and hold no spaces, ? or #" }),
+    expected: "a URL path such as /feishu/events",
+    defaultValue: "/feishu/events",
+    group: "Channels",
+    doc: "Path of the Feishu event webhook (webhook mode).",
+  },
+  FEISHU_ENCRYPT_KEY: {
+    schema: optionalText(),
+    expected: "the Encrypt Key from the app's Events and Callbacks page",
+    secret: true,
+    group: "Channels",
+    doc: "Encrypt Key of the event subscription: webhook bodies are decrypted and their x-lark-signature checked with it.",
+  },
+  FEISHU_VERIFICATION_TOKEN: {
+    schema: optionalText(),
+    expected: "the Verification Token from the app's Events and Callbacks page",
+    secret: true,
+    group: "Channels",
+    doc: "Verification Token of the event subscription: webhook events carrying another token are refused.",
   },
 
   // Admin

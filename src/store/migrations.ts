@@ -138,4 +138,49 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: "chat channels: seen events, inbox, delivery outbox",
+    sql: `
+      -- Platform event ids already taken in (Telegram update ids, Feishu event and message ids):
+      -- a re-delivery within the window is dropped, across restarts too.
+      CREATE TABLE channel_seen (
+        key TEXT PRIMARY KEY,
+        seen_at INTEGER NOT NULL
+      );
+      CREATE INDEX channel_seen_by_time ON channel_seen (seen_at);
+
+      -- Messages accepted for an answer; 'queued' ones are taken up again after a restart.
+      CREATE TABLE channel_inbox (
+        id INTEGER PRIMARY KEY,
+        bot_key TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        message TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'answered', 'cancelled', 'failed')),
+        received_at INTEGER NOT NULL,
+        finished_at INTEGER
+      );
+      CREATE INDEX channel_inbox_by_status ON channel_inbox (bot_key, status, id);
+
+      -- Replies are stored before they are sent; one row per part of a split reply.
+      CREATE TABLE channel_outbox (
+        id INTEGER PRIMARY KEY,
+        bot_key TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        inbox_id INTEGER REFERENCES channel_inbox (id),
+        part INTEGER NOT NULL,
+        parts INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        reply_to TEXT,
+        thread_id TEXT,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        platform_message_id TEXT,
+        created_at INTEGER NOT NULL,
+        sent_at INTEGER
+      );
+      CREATE INDEX channel_outbox_by_status ON channel_outbox (bot_key, status, chat_id, id);
+    `,
+  },
 ];

@@ -1,5 +1,6 @@
 /** The store's public face: one object holding every repository over one database. */
 import { createAgentSettingsStore, type AgentSettingsStore } from "./agent-settings-store.js";
+import { createChannelStore, type ChannelStore } from "./channel-store.js";
 import type { Clock } from "./clock.js";
 import { createGapClustersStore, type GapClustersStore } from "./gap-clusters-store.js";
 import { createGapsStore, type GapsStore } from "./gaps-store.js";
@@ -18,6 +19,7 @@ export type Store = {
   toolCalls: ToolCallsStore;
   modelCalls: ModelCallsStore;
   agentSettings: AgentSettingsStore;
+  channels: ChannelStore;
   close(): void;
 };
 
@@ -33,6 +35,7 @@ export function openStore(file: string, clock: Clock): Store {
     toolCalls: createToolCallsStore(db, clock),
     modelCalls: createModelCallsStore(db, clock),
     agentSettings: createAgentSettingsStore(db, clock),
+    channels: createChannelStore(db, clock),
     close() {
       if (closed) return;
       closed = true;

@@ -45,7 +45,7 @@ describe("agents file", () => {
     const missing = errorOf(() => parseAgents('{"agents":[{"id":"a"}]}', "agents.json"));
     expect(missing.message).toMatch(/^agents.json: agents\[0\] \(id "a"\): `name` is missing\./);
     const typo = errorOf(() => parseAgents('{"agents":[{"id":"a","nmae":"A","name":"A"}]}', "agents.json"));
-    expect(typo.message).toMatch(/unknown field `nmae` \(allowed: id, name, description, persona, network, experienceLibrary, writableDirs\)/);
+    expect(typo.message).toMatch(/unknown field `nmae` \(allowed: id, name, description, persona, network, experienceLibrary, writableDirs, telegram, feishu\)/);
     expect(typo.hint).not.toMatch(/ids? never change/);
     expect(errorOf(() => parseAgents('{"agents":[{"id":"A","name":"A"}]}', "agents.json")).hint).toMatch(/Fix the id/);
   });

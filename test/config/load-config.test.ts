@@ -104,7 +104,7 @@ describe("config validation", () => {
   const cases: [string, string, RegExp][] = [
     ["REACT_MAX_STEPS", "ten", /REACT_MAX_STEPS="ten" from .*configs\/env: not a whole number; expected a whole number from 1 to 100/],
     ["REACT_MAX_STEPS", "0", /REACT_MAX_STEPS="0" .*below the minimum 1/],
-    ["MESSAGE_CHANNEL", "slack", /MESSAGE_CHANNEL="slack" .*not one of console \| telegram \| feishu; expected console \| telegram \| feishu/],
+    ["MESSAGE_CHANNEL", "slack", /MESSAGE_CHANNEL="slack" .*not one of console \| telegram \| feishu; expected a comma list of console \| telegram \| feishu/],
     ["TOOLHOST_SANDBOX", "docker", /TOOLHOST_SANDBOX="docker" .*expected auto \| bwrap \| none/],
     ["LLM_BASE_URL", "localhost:8080", /LLM_BASE_URL="localhost:8080" .*not an http\(s\) URL/],
   ];

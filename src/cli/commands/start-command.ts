@@ -1,6 +1,10 @@
+import { text } from "../../agent/texts.js";
+import { createChatGateway } from "../../channels/chat-gateway.js";
 import { createConsoleChannel } from "../../channels/console-channel.js";
 import type { Channel } from "../../channels/channel.js";
-import { createBotRuntime } from "../../runtime/bot-runtime.js";
+import { ConfigError } from "../../config/config-error.js";
+import { createBotRuntime, type BotRuntime } from "../../runtime/bot-runtime.js";
+import { loginChatBots, planChatBots, selectChannels, type ChannelName } from "../../runtime/chat-bots.js";
 import { prepareToolhostLaunches } from "../../runtime/toolhost-launch.js";
 import { formatSeedReport } from "../../workspace/seed-workspace.js";
 import { bootstrap, type Boot } from "../bootstrap.js";
@@ -12,8 +16,10 @@ import { runBot } from "../run-bot.js";
 const usage = `Usage: laoding start [--workspace DIR]
 
 Seeds the workspace (only what is missing), validates the configuration, opens and
-migrates the database, and runs the bot on MESSAGE_CHANNEL until SIGINT or SIGTERM
-(console: until end of input).
+migrates the database, and runs the bot until SIGINT or SIGTERM (console: until end of
+input). Channels: MESSAGE_CHANNEL, or else every chat channel with credentials
+(Telegram, Feishu; each agent may have its own bot), or else the console. A bot that
+cannot log in stops start-up, saying what to check (see also \`laoding channels check\`).
 
 Options:
   --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
@@ -21,32 +27,78 @@ Options:
 
 export const startCommand: Command = {
   name: "start",
-  summary: "run the bot on MESSAGE_CHANNEL",
+  summary: "run the bot on its channels (Telegram, Feishu, or the console)",
   usage,
   async run(context) {
     const { values } = parseFlags(context.args, { workspace: { type: "string" } }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
-    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace, logToFile: (loaded) => loaded.config.MESSAGE_CHANNEL === "console" && isTerminal(context) });
-    const channelName = boot.loaded.config.MESSAGE_CHANNEL;
-    if (channelName !== "console") {
-      throw new Error(`MESSAGE_CHANNEL=${channelName} is not available in this version yet; set MESSAGE_CHANNEL=console`);
+    // Logs go to a file only while a person chats on this terminal (the console is the channel).
+    const consoleOnly = (channels: ChannelName[]) => channels.length === 1 && channels[0] === "console";
+    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace, logToFile: (loaded, agents) => consoleOnly(selectChannels(loaded, agents)) && isTerminal(context) });
+    const channels = selectChannels(boot.loaded, boot.agents);
+    if (!consoleOnly(channels) && channels.includes("console")) {
+      throw new ConfigError(`MESSAGE_CHANNEL=${channels.join(",")}: the console cannot run together with chat channels`, {
+        hint: "Drop console from MESSAGE_CHANNEL, and talk to the agent in a terminal with `laoding chat` while the bot runs",
+      });
     }
     // The admin API beside the bot when ADMIN_PORT is set (docs/admin-api.md).
     const admin = boot.loaded.config.ADMIN_PORT > 0 ? await startAdminFor(context, boot, boot.loaded.config.ADMIN_PORT) : undefined;
     try {
-      return await serveConsole(context, boot, boot.agents[0]?.id as string);
+      return consoleOnly(channels) ? await serveConsole(context, boot, boot.agents[0]?.id as string) : await serveChatChannels(context, boot, channels);
     } finally {
       await admin?.close();
     }
   },
 };
 
+/** Telegram and Feishu: every bot logs in first (a bad token stops start-up), then the gateway runs them. */
+async function serveChatChannels(context: CliContext, boot: Boot, channels: ChannelName[]): Promise<number> {
+  const { logger, loaded } = boot;
+  const planned = planChatBots({ loaded, agents: boot.agents, channels, logger });
+  for (const warning of planned.warnings) {
+    logger.warn(warning);
+    writeLine(context.stderr, `warning: ${warning}`);
+  }
+  const bots = await loginChatBots(planned.bots);
+  const { runtime, sandbox } = startRuntime(context, boot);
+  const locale = loaded.config.BOT_LOCALE;
+  const channel = createChatGateway({
+    bots,
+    store: runtime.store.channels,
+    logger,
+    refusal: (message) => text(locale, "notAllowed", { userId: message.userId }),
+    graceMs: loaded.config.SHUTDOWN_GRACE_MS,
+  });
+  const names = bots.map((bot) => `${bot.platform.channel} ${bot.identity.displayName} (agent ${bot.agentId})`);
+  logger.info(
+    { workspace: boot.layout.workspaceDir, channels, bots: bots.map((bot) => ({ key: bot.key, name: bot.identity.displayName, agent: bot.agentId })), sandbox: sandbox.mode, database: boot.layout.databaseFile, model: runtime.model?.model ?? null },
+    `LaodingBot ready: ${names.join(", ")}; press Ctrl-C to stop`,
+  );
+  await runBot(runtime, channel, logger, { graceMs: loaded.config.SHUTDOWN_GRACE_MS });
+  return 0;
+}
+
 /** Shared by `start` (console channel) and `chat`. */
 export async function serveConsole(context: CliContext, boot: Boot, agentId: string): Promise<number> {
-  const { logger, layout, loaded } = boot;
+  const { logger, layout } = boot;
   if (!boot.agents.some((agent) => agent.id === agentId)) {
     throw new UsageError(`no agent "${agentId}"; known: ${boot.agents.map((agent) => agent.id).join(", ")}`, "");
   }
+  const { runtime, sandbox } = startRuntime(context, boot);
+  const interactive = isTerminal(context);
+  const channel: Channel = createConsoleChannel({ input: context.stdin, output: context.stdout, agentId, interactive });
+  logger.info(
+    { workspace: layout.workspaceDir, channel: channel.name, sandbox: sandbox.mode, agent: agentId, agents: boot.agents.map((agent) => agent.id), database: layout.databaseFile, model: runtime.model?.model ?? null },
+    interactive ? "LaodingBot ready; type a message, Ctrl-C to quit" : "LaodingBot ready; press Ctrl-C to stop",
+  );
+  if (interactive) writeLine(context.stderr, `LaodingBot is ready (agent ${agentId}, sandbox ${sandbox.mode}). Logs: ${layout.logDir} (laoding logs). Ctrl-C cancels an answer; Ctrl-C at the prompt or Ctrl-D quits.`);
+  await runBot(runtime, channel, logger, { graceMs: boot.loaded.config.SHUTDOWN_GRACE_MS });
+  return 0;
+}
+
+/** Seed report, sandbox (a sandbox that cannot work stops start-up), and the bot's runtime. */
+function startRuntime(context: CliContext, boot: Boot): { runtime: BotRuntime; sandbox: ReturnType<typeof prepareToolhostLaunches> } {
+  const { logger, layout, loaded } = boot;
   const copied = boot.seedReport ? formatSeedReport(boot.seedReport, layout.workspaceDir).filter((line) => !line.startsWith("kept")) : [];
   if (copied.length > 0) logger.info({ workspace: layout.workspaceDir, seeded: copied }, "workspace seeded");
   // A sandbox that cannot work stops start-up here, naming the reason (SandboxUnavailableError).
@@ -58,15 +110,7 @@ export async function serveConsole(context: CliContext, boot: Boot, agentId: str
   }
   const logFile = boot.logFile;
   const runtime = createBotRuntime({ loaded, layout, agents: boot.agents, logger, cliEntry: CLI_ENTRY, launches: sandbox, ...(logFile ? { childStderr: () => logFile.fd() } : {}) });
-  const interactive = isTerminal(context);
-  const channel: Channel = createConsoleChannel({ input: context.stdin, output: context.stdout, agentId, interactive });
-  logger.info(
-    { workspace: layout.workspaceDir, channel: channel.name, sandbox: sandbox.mode, agent: agentId, agents: boot.agents.map((agent) => agent.id), database: layout.databaseFile, model: runtime.model?.model ?? null },
-    interactive ? "LaodingBot ready; type a message, Ctrl-C to quit" : "LaodingBot ready; press Ctrl-C to stop",
-  );
-  if (interactive) writeLine(context.stderr, `LaodingBot is ready (agent ${agentId}, sandbox ${sandbox.mode}). Logs: ${layout.logDir} (laoding logs). Ctrl-C cancels an answer; Ctrl-C at the prompt or Ctrl-D quits.`);
-  await runBot(runtime, channel, logger, { graceMs: loaded.config.SHUTDOWN_GRACE_MS });
-  return 0;
+  return { runtime, sandbox };
 }
 
 /** A person is typing on this terminal (not a pipe, not a supervisor). */

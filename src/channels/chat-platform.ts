@@ -1,0 +1,63 @@
+/**
+ * What a chat platform adapter (Telegram, Feishu) does for the chat gateway: log in, turn
+ * platform events into messages, and send one part of a reply. Everything that decides
+ * (dedup, access, order, retries, the outbox) lives in the gateway, once for all platforms.
+ */
+import type { IncomingMessage, OutgoingReply } from "./channel.js";
+
+/** A message as the platform saw it; the gateway adds the agent and the operator flag. */
+export type PlatformMessage = Omit<IncomingMessage, "agentId" | "isOperator">;
+
+export type InboundEvent = {
+  /** Ids the platform may re-deliver this event under (update id; Feishu event_id and message_id). */
+  dedupKeys: string[];
+  message: PlatformMessage;
+};
+
+export type BotIdentity = {
+  /** Stable id of the bot on its platform (Telegram bot id, Feishu app id). */
+  id: string;
+  /** How people know it: `@laoding_bot`, or the Feishu app's name. */
+  displayName: string;
+};
+
+export type ChatPlatform = {
+  readonly channel: "telegram" | "feishu";
+  /** Checks the credentials against the platform; throws ChannelLoginError saying what to check. */
+  login(): Promise<BotIdentity>;
+  /** Starts receiving; `onEvent` must return quickly (it only takes the event in). */
+  start(onEvent: (event: InboundEvent) => void): Promise<void>;
+  /** Stops receiving; events already handed over are the gateway's. Idempotent. */
+  stop(): Promise<void>;
+  /** Splits an answer into parts the platform accepts, at paragraph or line boundaries. */
+  split(text: string): string[];
+  /** Sends one part; throws DeliveryError (retryable or not). `idempotencyKey` is stable across retries and restarts. */
+  send(part: OutgoingReply, idempotencyKey: string): Promise<{ messageId?: string }>;
+  /** Shows "typing" in the chat (lasts a few seconds); best effort. */
+  typing?(chatId: string, threadId?: string): Promise<void>;
+};
+
+/** A send that failed. `retryable`: try again later (after `retryAfterMs` when the platform said). */
+export class DeliveryError extends Error {
+  override readonly name = "DeliveryError";
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly retryAfterMs?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A bot that cannot log in: the platform's words plus what to check. Stops start-up. */
+export class ChannelLoginError extends Error {
+  override readonly name = "ChannelLoginError";
+  constructor(
+    message: string,
+    readonly hint: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Sends stored replies. A reply part is a row in the outbox before anything is sent; it
+ * is marked sent when the platform acknowledges it, so a restart sends exactly what was
+ * not acknowledged (at-least-once where the platform has no idempotency key: Telegram;
+ * Feishu sends carry the row's uuid). A failed send is retried with back-off, honouring
+ * the platform's retry-after, and finally recorded as failed with the reason.
+ */
+import type { Logger } from "pino";
+import type { ChannelStore, OutboxRow } from "../store/channel-store.js";
+import { DeliveryError, type ChatPlatform } from "./chat-platform.js";
+
+export const DEFAULT_MAX_SEND_ATTEMPTS = 6;
+export const DEFAULT_RETRY_BASE_MS = 1_000;
+export const DEFAULT_RETRY_MAX_MS = 60_000;
+
+export type DeliveryOutboxOptions = {
+  store: ChannelStore;
+  botKey: string;
+  platform: Pick<ChatPlatform, "send">;
+  logger: Logger;
+  maxAttempts?: number;
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** Aborted when the bot stops: waits for a retry end, the row stays pending for the next start. */
+  stopping: AbortSignal;
+};
+
+export type DeliveryOutbox = {
+  /** Sends every pending part of one chat, oldest first. */
+  deliverChat(chatId: string): Promise<void>;
+  /** Chats with parts still pending (left by a previous run). */
+  chatsWithPending(): string[];
+};
+
+export function createDeliveryOutbox(options: DeliveryOutboxOptions): DeliveryOutbox {
+  const { store, botKey, logger } = options;
+  const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_SEND_ATTEMPTS;
+  const baseMs = options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS;
+  const maxMs = options.retryMaxMs ?? DEFAULT_RETRY_MAX_MS;
+
+  async function deliver(row: OutboxRow): Promise<void> {
+    let attempts = row.attempts;
+    while (!options.stopping.aborted) {
+      const idempotencyKey = `laoding-${botKey}-${row.id}`.slice(0, 50);
+      try {
+        const result = await options.platform.send(
+          { chatId: row.chatId, text: row.text, ...(row.replyTo ? { replyTo: row.replyTo } : {}), ...(row.threadId ? { threadId: row.threadId } : {}) },
+          idempotencyKey,
+        );
+        store.sent(row.id, result.messageId);
+        return;
+      } catch (error) {
+        attempts += 1;
+        const reason = describe(error);
+        const retryable = error instanceof DeliveryError ? error.retryable : false;
+        if (!retryable || attempts >= maxAttempts) {
+          store.failed(row.id, `${reason} (after ${attempts} attempt${attempts === 1 ? "" : "s"})`);
+          logger.error({ botKey, chatId: row.chatId, outboxId: row.id, attempts, reason }, "reply could not be delivered; recorded as failed");
+          return;
+        }
+        store.attemptFailed(row.id, reason);
+        const backoffMs = Math.min(maxMs, baseMs * 2 ** (attempts - 1));
+        const waitMs = Math.max(backoffMs, error instanceof DeliveryError ? (error.retryAfterMs ?? 0) : 0);
+        logger.warn({ botKey, chatId: row.chatId, outboxId: row.id, attempts, waitMs, reason }, "send failed; retrying");
+        await sleep(waitMs, options.stopping);
+      }
+    }
+  }
+
+  return {
+    async deliverChat(chatId) {
+      for (const row of store.pendingOf(botKey, chatId)) {
+        if (options.stopping.aborted) return;
+        await deliver(row);
+      }
+    },
+    chatsWithPending: () => store.chatsWithPending(botKey),
+  };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,0 +1,182 @@
+/**
+ * Feishu / Lark through `@larksuiteoapi/node-sdk`: events over the long connection
+ * (WSClient, no public URL needed) by default, or a webhook (EventDispatcher: body
+ * decrypted and signature checked with the encrypt key, verification token compared
+ * here because the SDK does not). The handler only takes the event in, so the platform
+ * gets its acknowledgement at once. Replies go through the reply API (in the thread for
+ * topic groups) as `post` with Markdown, with the outbox row's uuid so a resend after a
+ * restart is not shown twice.
+ */
+import * as lark from "@larksuiteoapi/node-sdk";
+import type { Logger } from "pino";
+import { ChannelLoginError, DeliveryError, type BotIdentity, type ChatPlatform, type InboundEvent } from "../chat-platform.js";
+import { splitText } from "../split-text.js";
+import { startWebhookServer, type WebhookServer } from "../webhook-server.js";
+import { feishuEventToInbound } from "./feishu-event.js";
+
+/** Feishu accepts far longer messages, but a wall of text reads badly in a chat. */
+export const FEISHU_MAX_MESSAGE_CHARS = 4000;
+/** Codes Feishu answers when a bot sends too fast (per chat 5 QPS; app-wide limits). */
+const RATE_LIMIT_CODES = new Set([230020, 11232, 99991400]);
+const CONNECT_TIMEOUT_MS = 30_000;
+
+export type FeishuPlatformOptions = {
+  appId: string;
+  appSecret: string;
+  /** Which variables hold the credentials, for the words of a login error. */
+  credentialVariables: string;
+  domain: string;
+  webhook?: { host: string; port: number; path: string; encryptKey?: string; verificationToken?: string };
+  logger: Logger;
+  now?: () => number;
+  fetch?: typeof fetch;
+};
+
+export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatform {
+  const log = options.logger.child({ channel: "feishu" });
+  const sdkLogger = larkLogger(log);
+  const client = new lark.Client({ appId: options.appId, appSecret: options.appSecret, domain: options.domain, cache: new lark.DefaultCache(), logger: sdkLogger, loggerLevel: lark.LoggerLevel.warn });
+  const now = options.now ?? Date.now;
+  let identity: (BotIdentity & { openId: string }) | undefined;
+  let server: WebhookServer | undefined;
+  let wsClient: lark.WSClient | undefined;
+
+  async function login(): Promise<BotIdentity & { openId: string }> {
+    const doFetch = options.fetch ?? fetch;
+    let token: { code?: number; msg?: string };
+    try {
+      const response = await doFetch(`${options.domain}/open-apis/auth/v3/tenant_access_token/internal`, {
+        method: "POST",
+        headers: { "content-type": "application/json; charset=utf-8" },
+        body: JSON.stringify({ app_id: options.appId, app_secret: options.appSecret }),
+      });
+      token = (await response.json()) as { code?: number; msg?: string };
+    } catch (error) {
+      throw new ChannelLoginError(`cannot reach Feishu at ${options.domain}: ${describe(error)}`, "Check the network (and a proxy), and FEISHU_DOMAIN (https://open.feishu.cn, or https://open.larksuite.com for Lark)", { cause: error });
+    }
+    if (token.code !== 0) {
+      throw new ChannelLoginError(`Feishu refused the app credentials: ${token.msg ?? "no message"} (code ${token.code ?? "?"})`, `Check ${options.credentialVariables} against the app's Credentials & Basic Info page`);
+    }
+    const info = (await client.request({ method: "GET", url: "/open-apis/bot/v3/info" }).catch((error: unknown) => ({ code: -1, msg: describe(error) }))) as { code?: number; msg?: string; bot?: { open_id?: string; app_name?: string } };
+    if (info.code !== 0 || !info.bot?.open_id) {
+      throw new ChannelLoginError(`Feishu did not give the bot's identity: ${info.msg ?? "no bot"} (code ${info.code ?? "?"})`, "Enable the app's Bot capability and publish a version of the app");
+    }
+    return { id: options.appId, displayName: info.bot.app_name ?? options.appId, openId: info.bot.open_id };
+  }
+
+  return {
+    channel: "feishu",
+    async login() {
+      identity = await login();
+      return identity;
+    },
+    async start(onEvent: (event: InboundEvent) => void) {
+      identity ??= await login();
+      const bot = { appId: options.appId, openId: identity.openId };
+      const webhook = options.webhook;
+      const dispatcher = new lark.EventDispatcher({ ...(webhook?.encryptKey ? { encryptKey: webhook.encryptKey } : {}), logger: sdkLogger, loggerLevel: lark.LoggerLevel.warn }).register({
+        "im.message.receive_v1": (data: unknown) => {
+          if (webhook?.verificationToken && (data as { token?: unknown }).token !== webhook.verificationToken) {
+            log.warn("webhook event with a wrong verification token dropped (check FEISHU_VERIFICATION_TOKEN)");
+            return;
+          }
+          const outcome = feishuEventToInbound(data, bot, now());
+          if ("dropped" in outcome) log.debug({ reason: outcome.dropped }, "Feishu event dropped");
+          else onEvent(outcome.event);
+        },
+      });
+      if (webhook) {
+        const callback = lark.adaptDefault(webhook.path, dispatcher, { autoChallenge: true });
+        server = await startWebhookServer({
+          host: webhook.host,
+          port: webhook.port,
+          onError: (error) => log.error({ err: error }, "webhook request failed"),
+          handle: async (request, response) => {
+            if (request.method !== "POST" || request.url !== webhook.path) return false;
+            await callback(request, response);
+            return true;
+          },
+        });
+        log.info({ listen: `${webhook.host}:${server.port}`, path: webhook.path }, "receiving Feishu events by webhook");
+        return;
+      }
+      if (!/^cli_[0-9a-fA-F]{16}$/.test(options.appId)) {
+        throw new ChannelLoginError(`Feishu app id ${JSON.stringify(options.appId)} does not look like cli_ followed by 16 hex digits; the long connection needs it`, `Check ${options.credentialVariables}`);
+      }
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          log.warn({ timeoutMs: CONNECT_TIMEOUT_MS }, "the Feishu long connection is not up yet; it keeps trying");
+          resolve();
+        }, CONNECT_TIMEOUT_MS);
+        wsClient = new lark.WSClient({
+          appId: options.appId,
+          appSecret: options.appSecret,
+          domain: options.domain,
+          logger: sdkLogger,
+          loggerLevel: lark.LoggerLevel.warn,
+          onReady: () => {
+            clearTimeout(timer);
+            log.info("receiving Feishu events over the long connection");
+            resolve();
+          },
+          onError: (error: Error) => {
+            clearTimeout(timer);
+            // After start-up too (the SDK gave up reconnecting): say so, loudly.
+            log.error({ err: error }, "the Feishu long connection failed; restart the bot once the cause is fixed");
+            reject(new ChannelLoginError(`Feishu long connection failed: ${error.message}`, "Enable \"Receive events through persistent connection\" in the app's Events and Callbacks page and subscribe im.message.receive_v1"));
+          },
+        });
+        void wsClient.start({ eventDispatcher: dispatcher });
+      });
+    },
+    async stop() {
+      wsClient?.close({ force: true });
+      wsClient = undefined;
+      await server?.close();
+    },
+    split: (text) => splitText(text, (part) => part.length <= FEISHU_MAX_MESSAGE_CHARS),
+    async send(part, idempotencyKey) {
+      const content = JSON.stringify({ zh_cn: { content: [[{ tag: "md", text: part.text }]] } });
+      let result: { code?: number; msg?: string; data?: { message_id?: string } };
+      try {
+        result = part.replyTo
+          ? await client.im.v1.message.reply({ path: { message_id: part.replyTo }, data: { content, msg_type: "post", reply_in_thread: part.threadId !== undefined, uuid: idempotencyKey } })
+          : await client.im.v1.message.create({ params: { receive_id_type: "chat_id" }, data: { receive_id: part.chatId, content, msg_type: "post", uuid: idempotencyKey } });
+      } catch (error) {
+        throw deliveryError(error);
+      }
+      if (result.code !== undefined && result.code !== 0) throw codeError(result.code, result.msg, undefined);
+      return result.data?.message_id ? { messageId: result.data.message_id } : {};
+    },
+  };
+}
+
+function deliveryError(error: unknown): DeliveryError {
+  const response = (error as { response?: { status?: number; data?: { code?: number; msg?: string }; headers?: Record<string, string> } }).response;
+  if (!response) return new DeliveryError(`Feishu unreachable: ${describe(error)}`, true, undefined, { cause: error });
+  const code = response.data?.code;
+  if (code !== undefined) return codeError(code, response.data?.msg, response.status, retryAfter(response.headers));
+  return new DeliveryError(`Feishu answered HTTP ${response.status ?? "?"}`, response.status === 429 || (response.status ?? 0) >= 500, retryAfter(response.headers), { cause: error });
+}
+
+function codeError(code: number, message: string | undefined, status: number | undefined, retryAfterMs?: number): DeliveryError {
+  const retryable = RATE_LIMIT_CODES.has(code) || status === 429 || (status ?? 0) >= 500;
+  return new DeliveryError(`Feishu refused the message: ${message ?? "no message"} (code ${code}${status ? `, HTTP ${status}` : ""})`, retryable, retryAfterMs);
+}
+
+function retryAfter(headers: Record<string, string> | undefined): number | undefined {
+  const value = Number(headers?.["x-ogw-ratelimit-reset"] ?? headers?.["retry-after"]);
+  return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
+}
+
+function describe(error: unknown): string {
+  const cause = (error as { cause?: { code?: string } }).cause;
+  return `${error instanceof Error ? error.message : String(error)}${cause?.code ? ` (${cause.code})` : ""}`;
+}
+
+/** The SDK logs through this (never to the console): its lines go to our JSON log. */
+function larkLogger(log: Logger) {
+  const line = (level: "error" | "warn" | "info" | "debug" | "trace") => (...parts: unknown[]) =>
+    log[level]({ component: "lark-sdk" }, parts.map((part) => (typeof part === "string" ? part : JSON.stringify(part))).join(" "));
+  return { error: line("error"), warn: line("warn"), info: line("info"), debug: line("debug"), trace: line("trace") };
+}

@@ -1,0 +1,152 @@
+/**
+ * Telegram through grammY: long polling by default, a webhook when a URL is configured
+ * (secret token checked; the handler only takes the update in, so Telegram never waits
+ * for a turn). Replies go out as HTML converted from the model's Markdown, resent as
+ * plain text when Telegram rejects the entities, in parts under 4096 characters.
+ */
+import { Bot, GrammyError, HttpError, webhookCallback } from "grammy";
+import type { Logger } from "pino";
+import { ChannelLoginError, DeliveryError, type BotIdentity, type ChatPlatform, type InboundEvent } from "../chat-platform.js";
+import { splitText } from "../split-text.js";
+import { startWebhookServer, type WebhookServer } from "../webhook-server.js";
+import { markdownToTelegramHtml } from "./markdown-to-html.js";
+import { telegramUpdateToEvent } from "./telegram-update.js";
+
+export const TELEGRAM_MAX_MESSAGE_CHARS = 4096;
+const STOP_TIMEOUT_MS = 5_000;
+
+export type TelegramPlatformOptions = {
+  token: string;
+  /** Which variable holds the token, for the words of a login error. */
+  tokenVariable: string;
+  apiRoot: string;
+  /** Commands shown in Telegram's menu (setMyCommands). */
+  commands: { command: string; description: string }[];
+  webhook?: { url: string; secretToken: string; host: string; port: number };
+  logger: Logger;
+};
+
+export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPlatform {
+  const bot = new Bot(options.token, { client: { apiRoot: options.apiRoot } });
+  const log = options.logger.child({ channel: "telegram" });
+  let server: WebhookServer | undefined;
+  let polling: Promise<void> | undefined;
+  let identity: BotIdentity | undefined;
+
+  return {
+    channel: "telegram",
+    async login() {
+      try {
+        // Not bot.init(): it retries network errors for ever, and start-up must say what is wrong instead.
+        bot.botInfo = await bot.api.getMe();
+      } catch (error) {
+        throw loginError(error, options);
+      }
+      identity = { id: String(bot.botInfo.id), displayName: `@${bot.botInfo.username}` };
+      return identity;
+    },
+    async start(onEvent: (event: InboundEvent) => void) {
+      if (!identity) await this.login();
+      bot.on("message", (context) => {
+        const event = telegramUpdateToEvent(context.update, bot.botInfo);
+        if (event) onEvent(event);
+      });
+      bot.catch((error) => log.error({ err: error.error }, "handling a Telegram update failed"));
+      try {
+        await bot.api.setMyCommands(options.commands);
+      } catch (error) {
+        log.warn({ err: error }, "could not register the command menu (setMyCommands); commands still work");
+      }
+      if (options.webhook) {
+        const { url, secretToken, host, port } = options.webhook;
+        const path = new URL(url).pathname;
+        const callback = webhookCallback(bot, "http", { secretToken, onTimeout: "return" });
+        server = await startWebhookServer({
+          host,
+          port,
+          onError: (error) => log.error({ err: error }, "webhook request failed"),
+          handle: async (request, response) => {
+            if (request.method !== "POST" || new URL(request.url ?? "/", "http://x").pathname !== path) return false;
+            await callback(request, response);
+            return true;
+          },
+        });
+        await bot.api.setWebhook(url, { secret_token: secretToken, allowed_updates: ["message"] });
+        log.info({ url, listen: `${host}:${server.port}` }, "receiving Telegram updates by webhook");
+        return;
+      }
+      await new Promise<void>((resolve, reject) => {
+        polling = bot.start({ allowed_updates: ["message"], onStart: () => resolve() });
+        polling.catch((error: unknown) => {
+          // Before the first poll this is a start-up failure; later, polling has given up (another instance, revoked token).
+          reject(loginError(error, options));
+          log.error({ err: error }, "Telegram polling stopped; restart the bot after fixing the cause");
+        });
+      });
+    },
+    async stop() {
+      if (server) await server.close();
+      // grammY's stop confirms the last updates with one more call: an unreachable API must not hold up shutdown.
+      const stopping = (async () => {
+        if (bot.isRunning()) await bot.stop();
+        await polling?.catch(() => undefined);
+      })();
+      await Promise.race([stopping, new Promise((resolve) => setTimeout(resolve, STOP_TIMEOUT_MS).unref())]);
+    },
+    split: (text) => splitText(text, (part) => part.length <= TELEGRAM_MAX_MESSAGE_CHARS && markdownToTelegramHtml(part).length <= TELEGRAM_MAX_MESSAGE_CHARS),
+    async send(part) {
+      const target = {
+        // Private chats have positive ids: a reply quote there only adds noise.
+        ...(part.replyTo && part.chatId.startsWith("-") ? { reply_parameters: { message_id: Number(part.replyTo), allow_sending_without_reply: true } } : {}),
+        ...(part.threadId ? { message_thread_id: Number(part.threadId) } : {}),
+      };
+      try {
+        try {
+          const sent = await bot.api.sendMessage(part.chatId, markdownToTelegramHtml(part.text), { parse_mode: "HTML", ...target });
+          return { messageId: String(sent.message_id) };
+        } catch (error) {
+          if (!(error instanceof GrammyError && error.error_code === 400 && /can't parse entities|unsupported start tag|can't find end tag/i.test(error.description))) throw error;
+          log.info({ chatId: part.chatId, reason: error.description }, "Telegram rejected the formatting; sending plain text");
+          const sent = await bot.api.sendMessage(part.chatId, part.text, target);
+          return { messageId: String(sent.message_id) };
+        }
+      } catch (error) {
+        throw deliveryError(error);
+      }
+    },
+    async typing(chatId, threadId) {
+      await bot.api.sendChatAction(chatId, "typing", threadId ? { message_thread_id: Number(threadId) } : {});
+    },
+  };
+}
+
+function deliveryError(error: unknown): DeliveryError {
+  if (error instanceof GrammyError) {
+    const retryAfterMs = error.parameters.retry_after !== undefined ? error.parameters.retry_after * 1000 : undefined;
+    const retryable = error.error_code === 429 || error.error_code >= 500;
+    return new DeliveryError(`Telegram ${error.method}: ${error.error_code} ${error.description}`, retryable, retryAfterMs, { cause: error });
+  }
+  if (error instanceof HttpError) return new DeliveryError(`Telegram unreachable: ${error.message}`, true, undefined, { cause: error });
+  return new DeliveryError(error instanceof Error ? error.message : String(error), false, undefined, { cause: error });
+}
+
+function loginError(error: unknown, options: TelegramPlatformOptions): ChannelLoginError {
+  if (error instanceof GrammyError) {
+    const hint =
+      error.error_code === 401 || error.error_code === 404
+        ? `Check ${options.tokenVariable}: copy the token from @BotFather again (it looks like 123456789:AA...)`
+        : error.error_code === 409
+          ? "Another instance of this bot is receiving updates (or a webhook is set): stop it, or use one bot token per running bot"
+          : `Check ${options.tokenVariable} and TELEGRAM_API_ROOT (${options.apiRoot})`;
+    return new ChannelLoginError(`Telegram refused to log in: ${error.error_code} ${error.description}`, hint, { cause: error });
+  }
+  if (error instanceof HttpError) {
+    return new ChannelLoginError(`cannot reach the Telegram Bot API at ${options.apiRoot}: ${describeCause(error)}`, "Check the network (and a proxy), or TELEGRAM_API_ROOT for a self-hosted Bot API server", { cause: error });
+  }
+  return new ChannelLoginError(`Telegram login failed: ${error instanceof Error ? error.message : String(error)}`, `Check ${options.tokenVariable} and TELEGRAM_API_ROOT`, { cause: error });
+}
+
+function describeCause(error: HttpError): string {
+  const cause = error.error as { cause?: { code?: string; message?: string }; message?: string } | undefined;
+  return cause?.cause?.code ?? cause?.cause?.message ?? cause?.message ?? error.message;
+}

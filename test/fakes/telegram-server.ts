@@ -1,0 +1,185 @@
+/**
+ * A loopback fake of the Telegram Bot API (enough for grammY): `POST /bot<token>/<method>`
+ * with JSON bodies, answered `{ ok: true, result }` or `{ ok: false, error_code,
+ * description, parameters }`. getUpdates holds until an update arrives or its timeout
+ * passes, drops updates below `offset` and ends at once when the client aborts. Tests
+ * push user messages (or whole updates, to re-deliver them), script failures of the next
+ * calls of a method (429, entity errors), and read every call the bot made.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export type TelegramCall = { token: string; method: string; body: Record<string, unknown>; at: number };
+export type TelegramFailure = { error_code: number; description: string; parameters?: { retry_after?: number } };
+export type FakeUpdate = { update_id: number; message?: Record<string, unknown> };
+
+export type FakeTelegram = {
+  /** The API root to give grammY (TELEGRAM_API_ROOT). */
+  apiRoot: string;
+  calls: TelegramCall[];
+  /** Makes a bot token valid; its bot answers getMe with this username. */
+  addBot(token: string, username: string): { id: number };
+  /** A user writes to the bot; returns the update (push it again to re-deliver). */
+  userMessage(token: string, message: { chatId: number; userId: number; text: string; chatType?: "private" | "group" | "supergroup"; firstName?: string; entities?: unknown[]; replyToBot?: boolean; threadId?: number }): FakeUpdate;
+  pushUpdate(token: string, update: FakeUpdate): void;
+  /** The next `times` calls of `method` fail with `failure`. */
+  failNext(method: string, failure: TelegramFailure, times?: number): void;
+  sent(token?: string): TelegramCall[];
+  /** Resolves when `predicate` holds for the calls (checked on every call). */
+  waitFor(predicate: (calls: TelegramCall[]) => boolean, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+};
+
+type BotState = { id: number; username: string; updates: FakeUpdate[]; waiters: (() => void)[]; nextMessageId: number };
+
+export async function startFakeTelegram(): Promise<FakeTelegram> {
+  const bots = new Map<string, BotState>();
+  const calls: TelegramCall[] = [];
+  const failures = new Map<string, TelegramFailure[]>();
+  const watchers = new Set<() => void>();
+  let nextUpdateId = 1000;
+  let nextBotId = 7000;
+
+  const server: Server = createServer((request, response) => void handle(request, response));
+
+  async function handle(request: IncomingMessage, response: ServerResponse) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const match = /^\/bot([^/]+)\/(\w+)$/.exec(request.url ?? "");
+    const reply = (status: number, body: unknown) => {
+      if (!response.destroyed) response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+    };
+    if (!match) return reply(404, { ok: false, error_code: 404, description: "Not Found" });
+    const [, token = "", method = ""] = match;
+    const raw = Buffer.concat(chunks).toString("utf8");
+    const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+    const bot = bots.get(token);
+    if (!bot) return reply(401, { ok: false, error_code: 401, description: "Unauthorized" });
+    if (method !== "getUpdates") {
+      calls.push({ token, method, body, at: Date.now() });
+      for (const watcher of watchers) watcher();
+    }
+    const failure = failures.get(method)?.shift();
+    if (failure) return reply(failure.error_code, { ok: false, ...failure });
+    switch (method) {
+      case "getMe":
+        return reply(200, { ok: true, result: { id: bot.id, is_bot: true, first_name: bot.username, username: bot.username, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false } });
+      case "deleteWebhook":
+      case "setWebhook":
+      case "setMyCommands":
+      case "sendChatAction":
+        return reply(200, { ok: true, result: true });
+      case "sendMessage": {
+        bot.nextMessageId += 1;
+        return reply(200, { ok: true, result: { message_id: bot.nextMessageId, date: Math.floor(Date.now() / 1000), chat: { id: Number(body.chat_id), type: "private" }, text: body.text } });
+      }
+      case "getUpdates":
+        return reply(200, { ok: true, result: await nextUpdates(bot, body, request) });
+      default:
+        return reply(404, { ok: false, error_code: 404, description: `Not Found: method ${method}` });
+    }
+  }
+
+  async function nextUpdates(bot: BotState, body: Record<string, unknown>, request: IncomingMessage): Promise<FakeUpdate[]> {
+    const offset = typeof body.offset === "number" ? body.offset : 0;
+    bot.updates = bot.updates.filter((update) => update.update_id >= offset);
+    if (bot.updates.length > 0) return bot.updates.slice(0, Number(body.limit ?? 100));
+    const timeoutMs = Number(body.timeout ?? 0) * 1000;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      function done() {
+        clearTimeout(timer);
+        bot.waiters = bot.waiters.filter((waiter) => waiter !== done);
+        resolve();
+      }
+      bot.waiters.push(done);
+      request.once("close", done);
+    });
+    return bot.updates.filter((update) => update.update_id >= offset).slice(0, Number(body.limit ?? 100));
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const stateOf = (token: string) => {
+    const bot = bots.get(token);
+    if (!bot) throw new Error(`fake telegram: no bot with token ${token}`);
+    return bot;
+  };
+
+  function pushUpdate(token: string, update: FakeUpdate) {
+    const bot = stateOf(token);
+    bot.updates.push(update);
+    for (const waiter of [...bot.waiters]) waiter();
+  }
+
+  return {
+    apiRoot: `http://127.0.0.1:${port}`,
+    calls,
+    addBot(token, username) {
+      nextBotId += 1;
+      bots.set(token, { id: nextBotId, username, updates: [], waiters: [], nextMessageId: 500 });
+      return { id: nextBotId };
+    },
+    userMessage(token, message) {
+      const bot = stateOf(token);
+      bot.nextMessageId += 1;
+      nextUpdateId += 1;
+      const chatType = message.chatType ?? "private";
+      const update: FakeUpdate = {
+        update_id: nextUpdateId,
+        message: {
+          message_id: bot.nextMessageId,
+          date: Math.floor(Date.now() / 1000),
+          chat: chatType === "private" ? { id: message.chatId, type: "private", first_name: message.firstName ?? "Ann" } : { id: message.chatId, type: chatType, title: "Team" },
+          from: { id: message.userId, is_bot: false, first_name: message.firstName ?? "Ann" },
+          text: message.text,
+          ...(message.entities ? { entities: message.entities } : commandEntities(message.text)),
+          ...(message.replyToBot ? { reply_to_message: { message_id: 1, date: 0, chat: { id: message.chatId, type: chatType }, from: { id: bot.id, is_bot: true, first_name: bot.username, username: bot.username }, text: "earlier" } } : {}),
+          ...(message.threadId ? { message_thread_id: message.threadId, is_topic_message: true } : {}),
+        },
+      };
+      pushUpdate(token, update);
+      return update;
+    },
+    pushUpdate,
+    failNext(method, failure, times = 1) {
+      failures.set(method, [...(failures.get(method) ?? []), ...Array.from({ length: times }, () => failure)]);
+    },
+    sent: (token) => calls.filter((call) => call.method === "sendMessage" && (token === undefined || call.token === token)),
+    waitFor(predicate, timeoutMs = 10_000) {
+      if (predicate(calls)) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          watchers.delete(check);
+          reject(new Error(`fake telegram: condition not met within ${timeoutMs} ms; calls: ${calls.map((call) => call.method).join(", ")}`));
+        }, timeoutMs);
+        function check() {
+          if (!predicate(calls)) return;
+          clearTimeout(timer);
+          watchers.delete(check);
+          resolve();
+        }
+        watchers.add(check);
+      });
+    },
+    async close() {
+      for (const bot of bots.values()) for (const waiter of [...bot.waiters]) waiter();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** What Telegram adds to a message that starts with a command. */
+function commandEntities(text: string): { entities?: unknown[] } {
+  const command = /^\/\w+(@\w+)?/.exec(text);
+  if (command) return { entities: [{ type: "bot_command", offset: 0, length: command[0].length }] };
+  const mention = /@\w+/.exec(text);
+  return mention ? { entities: [{ type: "mention", offset: mention.index, length: mention[0].length }] } : {};
+}
+
+/** Entities of a message that mentions `@username` wherever it appears. */
+export function mentionEntity(text: string, username: string): unknown[] {
+  const offset = text.indexOf(`@${username}`);
+  return offset < 0 ? [] : [{ type: "mention", offset, length: username.length + 1 }];
+}
