@@ -14,7 +14,7 @@ import { adminRoutes } from "./admin-routes.js";
 import { createAdminService } from "./admin-service.js";
 import { requireAdminToken, startAdminServer, type AdminServer } from "./admin-server.js";
 
-export type AdminLaunch = { config: Config; layout: RuntimeLayout; agents: AgentDefinition[]; logger: Logger; cliEntry: string; version: string; port: number; onWarning: (warning: string) => void };
+export type AdminLaunch = { config: Config; layout: RuntimeLayout; agents: AgentDefinition[]; /** The channels the bot runs (for /v1/health). */ channels: string[]; logger: Logger; cliEntry: string; version: string; port: number; onWarning: (warning: string) => void };
 
 export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
   const { config } = options;
@@ -31,7 +31,7 @@ export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
       maintenance,
       clock: systemClock,
       version: options.version,
-      channels: [config.MESSAGE_CHANNEL].flat().map(String),
+      channels: options.channels,
       defaultLookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS,
     });
     const server = await startAdminServer({ host: config.ADMIN_HOST, port: options.port, token: config.ADMIN_TOKEN, bodyMaxBytes: config.ADMIN_BODY_MAX_BYTES, routes: adminRoutes(service), logger });

@@ -1,4 +1,5 @@
-import { dirname, extname, resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** What a command gets from the outside world; tests build their own. */
@@ -14,6 +15,15 @@ export type CliContext = {
 
 /** The package root: this file lives in src/cli/ (tsx) or dist/cli/ (built). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** This checkout's version (package.json), for health answers and MCP's server info. */
+export function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version?: string }).version ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}
 
 /** The CLI entry file, for starting toolhost children (main.ts under tsx, main.js built). */
 export const CLI_ENTRY = resolve(dirname(fileURLToPath(import.meta.url)), `main${extname(fileURLToPath(import.meta.url))}`);

@@ -47,6 +47,7 @@ beforeAll(async () => {
     config: workspace.config,
     layout: workspace.layout,
     agents: readAgentsFile(workspace.layout.agentsFile),
+    channels: ["console"],
     logger: createLogger({ level: "info", secrets: [TOKEN], destination: sink }),
     cliEntry: CLI_ENTRY,
     version: "9.9.9-test",

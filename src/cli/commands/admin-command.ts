@@ -1,10 +1,9 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { launchAdmin } from "../../admin/launch-admin.js";
 import type { AdminServer } from "../../admin/admin-server.js";
 import type { Boot } from "../bootstrap.js";
 import { bootstrap } from "../bootstrap.js";
-import { CLI_ENTRY, REPO_ROOT, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
+import { CLI_ENTRY, packageVersion, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
+import { selectChannels } from "../../runtime/chat-bots.js";
 import { parseFlags } from "../parse-flags.js";
 
 const usage = `Usage: laoding admin [--port N] [--workspace DIR]
@@ -47,18 +46,11 @@ export function startAdminFor(context: CliContext, boot: Boot, port: number): Pr
     config: boot.loaded.config,
     layout: boot.layout,
     agents: boot.agents,
+    channels: selectChannels(boot.loaded, boot.agents),
     logger: boot.logger,
     cliEntry: CLI_ENTRY,
     version: packageVersion(),
     port,
     onWarning: (warning) => writeLine(context.stderr, `warning: ${warning}`),
   });
-}
-
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version?: string }).version ?? "unknown";
-  } catch {
-    return "unknown";
-  }
 }

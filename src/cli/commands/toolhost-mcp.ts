@@ -4,7 +4,6 @@
  * does it (createToolhostPool), and every call leaves its audit row in the database.
  * stdout carries only MCP messages; logs go to stderr.
  */
-import { createRequire } from "node:module";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { chatFolder } from "../../agent/chat-folder.js";
 import { newTraceId } from "../../agent/trace-id.js";
@@ -14,8 +13,7 @@ import { systemClock } from "../../store/clock.js";
 import { openStore } from "../../store/store.js";
 import { createMcpToolServer } from "../../toolhost/mcp/mcp-tool-server.js";
 import type { Boot } from "../bootstrap.js";
-
-const PACKAGE_VERSION = (createRequire(import.meta.url)("../../../package.json") as { version: string }).version;
+import { packageVersion } from "../cli-context.js";
 
 export async function serveMcp(options: { boot: Boot; agentId: string; launches: ToolhostLaunches; session: string }): Promise<number> {
   const { boot, agentId } = options;
@@ -24,7 +22,7 @@ export async function serveMcp(options: { boot: Boot; agentId: string; launches:
   const mcp = createMcpToolServer({
     client: pool.client(agentId),
     cwd: chatFolder(boot.layout.agentTrees(agentId), "mcp", options.session),
-    version: PACKAGE_VERSION,
+    version: packageVersion(),
     newTraceId,
   });
   const transport = new StdioServerTransport();
