@@ -145,6 +145,19 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     expect(written).toContain("---\n先运行 backup.sh。\n");
     expect(indexOf("a")).toContain("2026-04-01-先备份.md | 先备份再升级 | 备份,upgrade | 升级前先备份数据库");
 
+    // Creating over an existing name is refused, and the existing document is left alone.
+    const before = readFileSync(join(library("a"), "2026-03-01-deploy-notes.md"), "utf8");
+    await page.click("text=New document");
+    await page.fill("#field-fileName", "2026-03-01-deploy-notes.md");
+    await page.fill("#field-title", "Overwrite?");
+    await page.click("form.editor button[type=submit]");
+    await expect.poll(() => statusText()).toContain("already exists");
+    expect(await page.locator("#status").getAttribute("role")).toBe("alert");
+    expect(readFileSync(join(library("a"), "2026-03-01-deploy-notes.md"), "utf8")).toBe(before);
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.click("nav >> text=Library");
+    await page.locator("#doc-search").waitFor();
+
     await page.fill("#doc-search", "备份");
     await expect.poll(() => page.locator("table.docs tbody tr").count()).toBe(1);
     expect(await page.locator("table.docs tbody tr").getAttribute("data-file")).toBe("2026-04-01-先备份.md");

@@ -104,6 +104,16 @@ function languageSwitch(rerender: () => void): HTMLElement {
   return h("label", { class: "locale" }, h("span", { class: "sr-only" }, t("language")), select);
 }
 
+/** Moves focus to the content without touching the hash, which the router owns. */
+function skipLink(): HTMLElement {
+  const link = h("a", { href: "#main", class: "skip" }, t("skipToMain"));
+  link.addEventListener("click", (event) => {
+    event.preventDefault();
+    main.focus();
+  });
+  return link;
+}
+
 function agentOfHash(): string | null {
   const match = /^#\/(?:library|gaps)\/([^/]+)/.exec(location.hash);
   return match ? decodeURIComponent(match[1] as string) : null;
@@ -124,7 +134,7 @@ function renderApp(): void {
     signOut();
   });
   root.replaceChildren(
-    h("a", { href: "#main", class: "skip" }, "↓ main"),
+    skipLink(),
     h("header", { class: "top" }, h("span", { class: "brand" }, t("appTitle")), nav, languageSwitch(renderApp), signOutButton),
     statusLine,
     main,

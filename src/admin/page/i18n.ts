@@ -46,6 +46,7 @@ const en = {
   size: "Size",
   fileName: "File name",
   fileNameHelp: "YYYY-MM-DD-<slug>.md: letters (Chinese too), digits and hyphens",
+  docExists: "{file} already exists: open it from the list to edit it, or choose another name.",
   body: "Body (Markdown)",
   open: "Open",
   edit: "Edit",
@@ -85,6 +86,7 @@ const en = {
   errorPrefix: "Failed",
   notFoundView: "No such view.",
   agentMissing: "No agent “{agent}”.",
+  skipToMain: "Skip to content",
   lessonsLater: "Lessons appear here once the distillation loop is installed.",
 };
 
@@ -132,6 +134,7 @@ const zh: Record<MessageKey, string> = {
   size: "大小",
   fileName: "文件名",
   fileNameHelp: "YYYY-MM-DD-<slug>.md:字母(含中文)、数字和连字符",
+  docExists: "{file} 已存在:请从列表中打开它来编辑,或换一个名字。",
   body: "正文(Markdown)",
   open: "打开",
   edit: "编辑",
@@ -171,6 +174,7 @@ const zh: Record<MessageKey, string> = {
   errorPrefix: "失败",
   notFoundView: "没有这个页面。",
   agentMissing: "没有智能体“{agent}”。",
+  skipToMain: "跳到正文",
   lessonsLater: "蒸馏循环安装后,经验教训会显示在这里。",
 };
 

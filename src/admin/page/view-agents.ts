@@ -44,6 +44,6 @@ function agentRow(context: ViewContext, agent: AgentSummary): HTMLTableRowElemen
     h("td", { "data-label": t("documents"), class: "num" }, agent.documentCount),
     h("td", { "data-label": t("gapCount"), class: "num" }, agent.gapCount),
     h("td", { "data-label": t("drafts"), class: "num" }, agent.draftCount),
-    h("td", { class: "actions" }, h("a", { href: `#/library/${encodeURIComponent(agent.id)}` }, t("openLibrary")), h("a", { href: `#/gaps/${encodeURIComponent(agent.id)}` }, t("openGaps"))),
+    h("td", {}, h("div", { class: "actions" }, h("a", { href: `#/library/${encodeURIComponent(agent.id)}` }, t("openLibrary")), h("a", { href: `#/gaps/${encodeURIComponent(agent.id)}` }, t("openGaps")))),
   );
 }

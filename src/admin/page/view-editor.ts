@@ -61,7 +61,7 @@ function renderEditor(context: ViewContext, agentId: string, existing: string | 
     const fileName = nameInput.value.trim();
     void runAction(context, save, async () => {
       if (!DOC_NAME.test(fileName) || fileName === "INDEX.md") throw new Error(`${t("fileName")}: ${t("fileNameHelp")}`);
-      if (existing === null && (await exists(context, agentId, fileName))) throw new Error(`${fileName}: ${t("fileName")} ✗ (exists)`);
+      if (existing === null && (await exists(context, agentId, fileName))) throw new Error(t("docExists", { file: fileName }));
       const content = joinDoc(current());
       const result = await context.api.writeDoc(agentId, fileName, content);
       saved = content + "\u0000" + nameInput.value;

@@ -61,7 +61,7 @@ function renderLibrary(context: ViewContext, agentId: string, list: DocList): vo
       h("td", { "data-label": t("summary") }, doc.summary),
       h("td", { "data-label": t("lastVerified") }, doc.lastVerified),
       h("td", { "data-label": t("size"), class: "num" }, formatBytes(doc.sizeBytes)),
-      h("td", { class: "actions" }, h("a", { href: `#/library/${encoded}/edit/${encodeURIComponent(doc.fileName)}`, class: "button" }, t("open")), remove),
+      h("td", {}, h("div", { class: "actions" }, h("a", { href: `#/library/${encoded}/edit/${encodeURIComponent(doc.fileName)}`, class: "button" }, t("open")), remove)),
     );
   };
   const refresh = async () => {
