@@ -7,16 +7,11 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchAdmin } from "../../src/admin/launch-admin.js";
 import type { AdminServer } from "../../src/admin/admin-server.js";
-import { readAgentsFile } from "../../src/config/agents.js";
-import { createLogger } from "../../src/log/logger.js";
-import { systemClock } from "../../src/store/clock.js";
-import { openStore } from "../../src/store/store.js";
-import { CLI_ENTRY, giveToAgent, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
+import { seedExportReportDraft, launchTestAdmin } from "../helpers/admin.js";
+import { giveToAgent, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
 import { REAL_REPO_ROOT, tempDir } from "../helpers/temp-dir.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -48,29 +43,9 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none", BOT_LOCALE: "en", ADMIN_TOKEN: TOKEN });
     mkdirSync(library("a"), { recursive: true });
     writeFileSync(join(library("a"), "2026-03-01-deploy-notes.md"), "---\ntitle: Deploy notes\nkeywords: deploy, ssh\nsummary: How we deploy\nlast_verified: 2026-03-02\n---\nUse the script.\n");
-    const draftDir = join(workspace.layout.agentTrees("a").skillsDir, "auto-export-report");
-    mkdirSync(draftDir, { recursive: true });
-    writeFileSync(join(draftDir, "SKILL.md"), "---\nname: auto-export-report\ndescription: draft\nstatus: draft\n---\nExport the weekly report.\n");
+    seedExportReportDraft(workspace, "a", "Export the weekly report.\n");
     giveToAgent(workspace, "a", library("a"), workspace.layout.agentTrees("a").skillsDir);
-    const store = openStore(workspace.layout.databaseFile, systemClock);
-    for (let index = 0; index < 3; index += 1) {
-      store.gaps.record({ agentId: "a", traceId: `t${index}`, intentKey: "export_report", reason: "no_skill", gapClass: "capability", userText: `export the report ${index}` });
-    }
-    store.clusters.claimDraft("a", "export_report", "auto-export-report", 3);
-    store.clusters.settleDraft("a", "export_report", { status: "drafted", skillName: "auto-export-report", path: join(draftDir, "SKILL.md") });
-    store.close();
-    const sink = new PassThrough();
-    sink.on("data", (chunk: Buffer) => logLines.push(...chunk.toString("utf8").split("\n").filter(Boolean)));
-    admin = await launchAdmin({
-      config: workspace.config,
-      layout: workspace.layout,
-      agents: readAgentsFile(workspace.layout.agentsFile),
-      logger: createLogger({ level: "info", secrets: [], destination: sink }),
-      cliEntry: CLI_ENTRY,
-      version: "9.9.9-test",
-      port: 0,
-      onWarning: () => undefined,
-    });
+    admin = await launchTestAdmin(workspace, { secrets: [], logLines });
     // A fresh profile for every run: nothing carried over between runs or from a person's browser.
     browser = await chromium.launchPersistentContext(tempDir("laoding-chromium-", "file"), {
       executablePath: CHROMIUM,
