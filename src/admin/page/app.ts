@@ -98,6 +98,11 @@ function languageSwitch(rerender: () => void): HTMLElement {
     (["zh", "en"] as const).map((value) => h("option", { value, selected: value === locale() }, value === "zh" ? "中文" : "English")),
   );
   select.addEventListener("change", () => {
+    // Redrawing in the other language reloads the view: ask first when that would drop edits.
+    if (hasUnsaved() && !confirm(t("unsaved"))) {
+      select.value = locale();
+      return;
+    }
     setLocale(select.value as Locale);
     rerender();
   });
