@@ -64,8 +64,8 @@ describe("admin API: routes", () => {
     const result = await call("GET", "/v1/agents");
     expect(result.status).toBe(200);
     expect(result.json.data).toEqual([
-      { id: "a", name: "A", libraryEnabled: true, documentCount: 2, gapCount: 3, draftCount: 1 },
-      { id: "b", name: "B", libraryEnabled: true, documentCount: 0, gapCount: 0, draftCount: 0 },
+      { id: "a", name: "A", libraryEnabled: true, documentCount: 2, gapCount: 3, openClusterCount: 0, draftCount: 1 },
+      { id: "b", name: "B", libraryEnabled: true, documentCount: 0, gapCount: 0, openClusterCount: 0, draftCount: 0 },
     ]);
   }, 30_000);
 

@@ -10,6 +10,8 @@ import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AdminServer } from "../../src/admin/admin-server.js";
+import { systemClock } from "../../src/store/clock.js";
+import { openStore } from "../../src/store/store.js";
 import { seedExportReportDraft, launchTestAdmin } from "../helpers/admin.js";
 import { giveToAgent, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
 import { REAL_REPO_ROOT, tempDir } from "../helpers/temp-dir.js";
@@ -45,6 +47,10 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     writeFileSync(join(library("a"), "2026-03-01-deploy-notes.md"), "---\ntitle: Deploy notes\nkeywords: deploy, ssh\nsummary: How we deploy\nlast_verified: 2026-03-02\n---\nUse the script.\n");
     seedExportReportDraft(workspace, "a", "Export the weekly report.\n");
     giveToAgent(workspace, "a", library("a"), workspace.layout.agentTrees("a").skillsDir);
+    // Agent b has one cluster nobody drafted for yet: an open one.
+    const store = openStore(workspace.layout.databaseFile, systemClock);
+    store.gaps.record({ agentId: "b", traceId: "tb", intentKey: "translate_pdf", reason: "no_skill", gapClass: "capability", userText: "translate this pdf" });
+    store.close();
     admin = await launchTestAdmin(workspace, { secrets: [], logLines });
     // A fresh profile for every run: nothing carried over between runs or from a person's browser.
     browser = await chromium.launchPersistentContext(tempDir("laoding-chromium-", "file"), {
@@ -83,7 +89,10 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     await page.fill("#token", TOKEN);
     await page.keyboard.press("Enter");
     await page.locator("tr[data-agent=a]").waitFor();
-    expect(await page.locator("tr[data-agent=a]").textContent()).toContain("A");
+    const cells = (agent: string) => page.locator(`tr[data-agent=${agent}] td.num`).allTextContents();
+    // documents, gaps in the window, open clusters, drafts waiting
+    expect(await cells("a")).toEqual(["1", "3", "0", "1"]);
+    expect(await cells("b")).toEqual(["0", "1", "1", "0"]);
     expect(page.url()).not.toContain(TOKEN);
     expect(await page.evaluate<string | null>('sessionStorage.getItem("laoding-admin-token")')).toBe(TOKEN);
     expect(logLines.join("\n")).not.toContain(TOKEN);

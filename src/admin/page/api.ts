@@ -13,7 +13,7 @@ export class ApiError extends Error {
   }
 }
 
-export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; documentCount: number; gapCount: number; draftCount: number };
+export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; documentCount: number; gapCount: number; openClusterCount: number; draftCount: number };
 export type DocSummary = { fileName: string; title: string; keywords: string[]; summary: string; applicable: string; lastVerified: string; sizeBytes: number; updatedAt: string };
 export type DocList = { enabled: boolean; docs: DocSummary[]; indexContent: string };
 export type DraftRow = { id: number; intentKey: string; status: string; skillName: string | null; path: string | null; clusterSize: number; reason: string | null; createdAt: number };
