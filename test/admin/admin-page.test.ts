@@ -160,8 +160,12 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     await page.click("nav >> text=Agents");
     await expect.poll(() => page.evaluate<string>("location.hash")).toContain("/edit/");
     expect(await page.inputValue("#field-summary")).toBe("How we deploy, checked");
+    // A reload or closing the tab asks too (the page cancels beforeunload while edits are unsaved).
+    const unloadBlocked = "(() => { const event = new Event('beforeunload', { cancelable: true }); window.dispatchEvent(event); return event.defaultPrevented; })()";
+    expect(await page.evaluate<boolean>(unloadBlocked)).toBe(true);
     await page.click("form.editor button[type=submit]");
     await page.locator("#doc-search").waitFor();
+    expect(await page.evaluate<boolean>(unloadBlocked)).toBe(false);
     expect(indexOf("a")).toContain("| How we deploy, checked |");
 
     page.once("dialog", (dialog) => void dialog.accept());
