@@ -199,6 +199,11 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     expect(existsSync(join(workspace.layout.agentTrees("a").skillsDir, "auto-export-report"))).toBe(false);
     expect(readdirSync(join(workspace.layout.agentTrees("a").privateDir, "archive", "skills")).some((name) => name.endsWith("auto-export-report"))).toBe(true);
     await expect.poll(() => page.locator("button[data-retire]").count()).toBe(0);
+    // The window is the operator's to choose; the server's answer says which one it used.
+    await page.fill("#gap-window", "2");
+    const [answer] = await Promise.all([page.waitForResponse((response) => response.url().includes("/capability-gaps?sinceHours=2")), page.press("#gap-window", "Enter")]);
+    expect(((await answer.json()) as { data: { sinceHours: number } }).data.sinceHours).toBe(2);
+    await page.locator("table.gaps tr[data-intent=export_report]").waitFor();
   }, 30_000);
 
   it("switches to Chinese, and signing out forgets the token", async () => {

@@ -53,7 +53,7 @@ export function createApi(token: () => string | null) {
     writeDoc: (id: string, fileName: string, content: string) => call<{ fileName: string; created: boolean; sizeBytes: number; index: string }>("PUT", `${library(id)}/docs/content`, { fileName, content }),
     deleteDoc: (id: string, name: string) => call<{ fileName: string; deleted: boolean; index: string }>("DELETE", `${library(id)}/docs?${file(name)}`),
     rebuildIndex: (id: string) => call<{ report: string; documentCount: number }>("POST", `${library(id)}/index/rebuild`),
-    gaps: (id: string) => call<GapReport>("GET", `${agent(id)}/capability-gaps`),
+    gaps: (id: string, sinceHours?: number) => call<GapReport>("GET", `${agent(id)}/capability-gaps${sinceHours === undefined ? "" : `?sinceHours=${sinceHours}`}`),
     readDraft: (id: string, name: string) => call<DraftDetail>("GET", `${agent(id)}/skill-drafts/${encodeURIComponent(name)}`),
     retireDraft: (id: string, name: string) => call<{ name: string; archivedTo: string | null }>("DELETE", `${agent(id)}/skill-drafts/${encodeURIComponent(name)}`),
   };

@@ -4,13 +4,20 @@ import { load, runAction, type ViewContext } from "./context.js";
 import { formatTime, h, replaceChildren } from "./dom.js";
 import { locale, t } from "./i18n.js";
 
-export function gapsView(context: ViewContext, agentId: string): Promise<void> {
-  return load(context, () => context.api.gaps(agentId), (report) => renderGaps(context, agentId, report));
+export function gapsView(context: ViewContext, agentId: string, sinceHours?: number): Promise<void> {
+  return load(context, () => context.api.gaps(agentId, sinceHours), (report) => renderGaps(context, agentId, report));
 }
 
 function renderGaps(context: ViewContext, agentId: string, report: GapReport): void {
   const viewer = h("section", { class: "draft-viewer", hidden: true, tabindex: -1, "aria-live": "polite" });
-  const reload = () => gapsView(context, agentId);
+  const reload = () => gapsView(context, agentId, report.sinceHours);
+  const windowInput = h("input", { id: "gap-window", type: "number", min: 1, max: 87600, step: 1, value: report.sinceHours, class: "hours" });
+  const windowForm = h("form", { class: "toolbar" }, h("label", { for: "gap-window" }, t("windowHours")), windowInput, h("button", { type: "submit" }, t("apply")));
+  windowForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const hours = Number(windowInput.value);
+    if (Number.isFinite(hours) && hours > 0) void gapsView(context, agentId, hours);
+  });
   const draftActions = (draft: DraftRow | null) => {
     if (!draft?.skillName) return h("span", { class: "muted" }, t("noDraft"));
     const name = draft.skillName;
@@ -55,6 +62,7 @@ function renderGaps(context: ViewContext, agentId: string, report: GapReport): v
     );
   replaceChildren(context.main,
     h("h1", {}, t("gaps"), " · ", h("code", {}, agentId)),
+    windowForm,
     report.clusters.length === 0
       ? h("p", {}, t("noClusters", { hours: report.sinceHours }))
       : h(
