@@ -9,7 +9,8 @@
  *   compared in constant time; the server refuses to start without a token;
  * - answers are JSON envelopes `{ ok: true, data }` / `{ ok: false, error: { code, message } }`;
  * - same origin only: no Access-Control-* header is ever sent, so a page from elsewhere
- *   cannot call it; the routing leaves `/` free for the page served from here later;
+ *   cannot call it; `/` and `/assets/*` serve the admin page (page-assets.ts) without a
+ *   token: its files hold no data, and every API call the page makes carries the token;
  * - one log line per request: method, path (no query), status, duration. Never headers.
  */
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
@@ -18,6 +19,7 @@ import type { AddressInfo } from "node:net";
 import type { Logger } from "../log/logger.js";
 import { AdminError } from "./admin-errors.js";
 import type { AdminRoute, RouteRequest } from "./admin-routes.js";
+import type { PageAnswer, PageAssets } from "./page-assets.js";
 
 export type AdminServerOptions = {
   host: string;
@@ -25,6 +27,8 @@ export type AdminServerOptions = {
   token: string | undefined;
   bodyMaxBytes: number;
   routes: AdminRoute[];
+  /** The admin page's files; without it only the API is served. */
+  page?: PageAssets;
   logger: Logger;
   clock?: { now(): number };
 };
@@ -75,6 +79,10 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
 
   const handle = async (request: IncomingMessage, response: ServerResponse, url: URL, isAuthorized: boolean) => {
     const method = request.method ?? "GET";
+    if (options.page && (method === "GET" || method === "HEAD") && !url.pathname.startsWith("/v1/")) {
+      const answer = await options.page(url.pathname);
+      if (answer) return sendPage(response, answer, method === "HEAD");
+    }
     try {
       const segments = pathSegments(url.pathname);
       const matching = options.routes.flatMap((route) => {
@@ -133,6 +141,25 @@ function send(response: ServerResponse, status: number, payload: unknown): void 
   const text = JSON.stringify(payload);
   response.writeHead(status, { "Content-Type": JSON_TYPE, "Content-Length": Buffer.byteLength(text), "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" });
   response.end(text);
+}
+
+/**
+ * The page may only load itself: scripts and styles from this origin, calls to this origin,
+ * no frames (clickjacking), no referrer leaving the page.
+ */
+const PAGE_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+function sendPage(response: ServerResponse, answer: PageAnswer, headOnly: boolean): void {
+  response.writeHead(answer.status, {
+    "Content-Type": answer.type,
+    "Content-Length": Buffer.byteLength(answer.body),
+    "Cache-Control": "no-cache",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": PAGE_POLICY,
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+  });
+  response.end(headOnly ? undefined : answer.body);
 }
 
 /** Raw segments, each decoded once; a segment that does not decode is refused. */

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import type { AgentDefinition } from "../config/agents.js";
-import { agentGapReport, type AgentGapReport } from "../agent/gaps/gap-report.js";
+import { agentGapReport, REPORT_CLUSTER_LIMIT, type AgentGapReport } from "../agent/gaps/gap-report.js";
 import { INDEX_FILE } from "../knowledge/library/library-doc.js";
 import type { MaintenancePool } from "../runtime/library-maintenance.js";
 import { OperatorCallError } from "../runtime/operator-files.js";
@@ -15,7 +15,7 @@ import type { Store } from "../store/store.js";
 import type { OperatorDoc } from "../toolhost/tools/operator-tools.js";
 import { AdminError } from "./admin-errors.js";
 
-export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; documentCount: number; gapCount: number; draftCount: number };
+export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; documentCount: number; gapCount: number; openClusterCount: number; draftCount: number };
 export type DraftDetail = { name: string; intentKey: string; status: string; path: string; content: string };
 export type LibraryListing = { enabled: boolean; docs: OperatorDoc[]; indexContent: string };
 export type RetiredDraft = { name: string; intentKey: string; archivedTo: string | null };
@@ -54,15 +54,22 @@ export function createAdminService(options: {
     },
     async listAgents(): Promise<AgentSummary[]> {
       return Promise.all(
-        options.agents.map(async (agent) => ({
-          id: agent.id,
-          name: agent.name,
-          libraryEnabled: enabled(agent),
-          documentCount: await toolhost(() => library(agent).files.libraryCount()),
+        options.agents.map(async (agent) => {
           // Within the default lookback, as `laoding gaps` counts them.
-          gapCount: store.gaps.countSince(agent.id, options.clock.now() - options.defaultLookbackHours * 3_600_000),
-          draftCount: store.clusters.drafts(agent.id).filter((draft) => draft.status === "drafted").length,
-        })),
+          const since = options.clock.now() - options.defaultLookbackHours * 3_600_000;
+          const drafts = store.clusters.drafts(agent.id);
+          const handled = new Set(drafts.map((draft) => draft.intentKey));
+          return {
+            id: agent.id,
+            name: agent.name,
+            libraryEnabled: enabled(agent),
+            documentCount: await toolhost(() => library(agent).files.libraryCount()),
+            gapCount: store.gaps.countSince(agent.id, since),
+            // Open: a cluster nobody has drafted for yet (a retired draft's tombstone closes it too).
+            openClusterCount: store.clusters.top(agent.id, since, REPORT_CLUSTER_LIMIT).filter((cluster) => !handled.has(cluster.intentKey)).length,
+            draftCount: drafts.filter((draft) => draft.status === "drafted").length,
+          };
+        }),
       );
     },
     setLibrary(agentId: string, on: boolean): { id: string; libraryEnabled: boolean } {

@@ -12,6 +12,7 @@ import { systemClock } from "../store/clock.js";
 import { openStore } from "../store/store.js";
 import { adminRoutes } from "./admin-routes.js";
 import { createAdminService } from "./admin-service.js";
+import { pageAssets } from "./page-assets.js";
 import { requireAdminToken, startAdminServer, type AdminServer } from "./admin-server.js";
 
 export type AdminLaunch = { config: Config; layout: RuntimeLayout; agents: AgentDefinition[]; /** The channels the bot runs (for /v1/health). */ channels: string[]; logger: Logger; cliEntry: string; version: string; port: number; onWarning: (warning: string) => void };
@@ -34,7 +35,7 @@ export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
       channels: options.channels,
       defaultLookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS,
     });
-    const server = await startAdminServer({ host: config.ADMIN_HOST, port: options.port, token: config.ADMIN_TOKEN, bodyMaxBytes: config.ADMIN_BODY_MAX_BYTES, routes: adminRoutes(service), logger });
+    const server = await startAdminServer({ host: config.ADMIN_HOST, port: options.port, token: config.ADMIN_TOKEN, bodyMaxBytes: config.ADMIN_BODY_MAX_BYTES, routes: adminRoutes(service), page: pageAssets({ locale: config.BOT_LOCALE }), logger });
     logger.info({ url: server.url }, "admin API listening");
     const pool = maintenance;
     return {

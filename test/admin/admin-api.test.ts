@@ -4,15 +4,12 @@
  */
 import { lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchAdmin } from "../../src/admin/launch-admin.js";
 import type { AdminServer } from "../../src/admin/admin-server.js";
-import { readAgentsFile } from "../../src/config/agents.js";
-import { createLogger } from "../../src/log/logger.js";
 import { systemClock } from "../../src/store/clock.js";
 import { openStore } from "../../src/store/store.js";
-import { CLI_ENTRY, giveToAgent, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
+import { seedExportReportDraft, launchTestAdmin } from "../helpers/admin.js";
+import { giveToAgent, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
 
 const TOKEN = "admin-token-for-tests-0123456789";
 let workspace: RealWorkspace;
@@ -29,31 +26,10 @@ beforeAll(async () => {
   // A link to a's own private area: inside a's roots, outside its library. Only the library check stops it.
   writeFileSync(join(workspace.layout.agentTrees("a").privateDir, "private.md"), "private-note-of-a\n");
   symlinkSync(join(workspace.layout.agentTrees("a").privateDir, "private.md"), join(library("a"), "2026-01-02-sideways.md"));
-  // A draft made by the gap loop: its folder in a's own skills and its row.
-  const draftDir = join(workspace.layout.agentTrees("a").skillsDir, "auto-export-report");
-  mkdirSync(draftDir, { recursive: true });
-  writeFileSync(join(draftDir, "SKILL.md"), "---\nname: auto-export-report\ndescription: draft\nstatus: draft\n---\nbody\n");
+  // A draft made by the gap loop: its folder in a's own skills and its rows.
+  seedExportReportDraft(workspace, "a", "body\n");
   giveToAgent(workspace, "a", library("a"), workspace.layout.agentTrees("a").skillsDir, join(workspace.layout.agentTrees("a").privateDir, "private.md"));
-  const store = openStore(workspace.layout.databaseFile, systemClock);
-  for (let index = 0; index < 3; index += 1) {
-    store.gaps.record({ agentId: "a", traceId: `t${index}`, intentKey: "export_report", reason: "no_skill", gapClass: "capability", userText: `export the report ${index}` });
-  }
-  store.clusters.claimDraft("a", "export_report", "auto-export-report", 3);
-  store.clusters.settleDraft("a", "export_report", { status: "drafted", skillName: "auto-export-report", path: join(draftDir, "SKILL.md") });
-  store.close();
-  const sink = new PassThrough();
-  sink.on("data", (chunk: Buffer) => logLines.push(...chunk.toString("utf8").split("\n").filter(Boolean)));
-  admin = await launchAdmin({
-    config: workspace.config,
-    layout: workspace.layout,
-    agents: readAgentsFile(workspace.layout.agentsFile),
-    channels: ["console"],
-    logger: createLogger({ level: "info", secrets: [TOKEN], destination: sink }),
-    cliEntry: CLI_ENTRY,
-    version: "9.9.9-test",
-    port: 0,
-    onWarning: () => undefined,
-  });
+  admin = await launchTestAdmin(workspace, { secrets: [TOKEN], logLines });
 }, 60_000);
 
 afterAll(async () => {
@@ -88,8 +64,8 @@ describe("admin API: routes", () => {
     const result = await call("GET", "/v1/agents");
     expect(result.status).toBe(200);
     expect(result.json.data).toEqual([
-      { id: "a", name: "A", libraryEnabled: true, documentCount: 2, gapCount: 3, draftCount: 1 },
-      { id: "b", name: "B", libraryEnabled: true, documentCount: 0, gapCount: 0, draftCount: 0 },
+      { id: "a", name: "A", libraryEnabled: true, documentCount: 2, gapCount: 3, openClusterCount: 0, draftCount: 1 },
+      { id: "b", name: "B", libraryEnabled: true, documentCount: 0, gapCount: 0, openClusterCount: 0, draftCount: 0 },
     ]);
   }, 30_000);
 

@@ -1,0 +1,60 @@
+/**
+ * The admin API client: every call carries the token from the session; answers are the
+ * server's envelopes, turned into data or an ApiError with the server's code and message.
+ */
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; documentCount: number; gapCount: number; openClusterCount: number; draftCount: number };
+export type DocSummary = { fileName: string; title: string; keywords: string[]; summary: string; applicable: string; lastVerified: string; sizeBytes: number; updatedAt: string };
+export type DocList = { enabled: boolean; docs: DocSummary[]; indexContent: string };
+export type DraftRow = { id: number; intentKey: string; status: string; skillName: string | null; path: string | null; clusterSize: number; reason: string | null; createdAt: number };
+export type GapCluster = { intentKey: string; reason: string; gapClass: string; count: number; sessions: number; users: number; firstSeen: number; lastSeen: number; samples: string[]; draft: DraftRow | null };
+export type GapReport = { agent: string; sinceHours: number; clusters: GapCluster[]; drafts: DraftRow[] };
+export type DraftDetail = { name: string; intentKey: string; status: string; path: string; content: string };
+
+export type Api = ReturnType<typeof createApi>;
+
+export function createApi(token: () => string | null) {
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const headers: Record<string, string> = { authorization: `Bearer ${token() ?? ""}` };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
+    try {
+      response = await fetch(path, { method, headers, cache: "no-store", ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    } catch (error) {
+      throw new ApiError("NETWORK", (error as Error).message, 0);
+    }
+    let envelope: { ok?: boolean; data?: T; error?: { code?: string; message?: string } };
+    try {
+      envelope = (await response.json()) as typeof envelope;
+    } catch {
+      throw new ApiError("BAD_ANSWER", `${method} ${path}: HTTP ${response.status}, not JSON`, response.status);
+    }
+    if (envelope.ok !== true) throw new ApiError(envelope.error?.code ?? "UNKNOWN", envelope.error?.message ?? `HTTP ${response.status}`, response.status);
+    return envelope.data as T;
+  };
+  const agent = (id: string) => `/v1/agents/${encodeURIComponent(id)}`;
+  const library = (id: string) => `${agent(id)}/experience-library`;
+  const file = (name: string) => `file=${encodeURIComponent(name)}`;
+  return {
+    agents: () => call<AgentSummary[]>("GET", "/v1/agents"),
+    setLibrary: (id: string, enabled: boolean) => call<{ id: string; libraryEnabled: boolean }>("PATCH", library(id), { enabled }),
+    docs: (id: string) => call<DocList>("GET", `${library(id)}/docs`),
+    readDoc: (id: string, name: string) => call<{ fileName: string; content: string }>("GET", `${library(id)}/docs/content?${file(name)}`),
+    writeDoc: (id: string, fileName: string, content: string) => call<{ fileName: string; created: boolean; sizeBytes: number; index: string }>("PUT", `${library(id)}/docs/content`, { fileName, content }),
+    deleteDoc: (id: string, name: string) => call<{ fileName: string; deleted: boolean; index: string }>("DELETE", `${library(id)}/docs?${file(name)}`),
+    rebuildIndex: (id: string) => call<{ report: string; documentCount: number }>("POST", `${library(id)}/index/rebuild`),
+    gaps: (id: string, sinceHours?: number) => call<GapReport>("GET", `${agent(id)}/capability-gaps${sinceHours === undefined ? "" : `?sinceHours=${sinceHours}`}`),
+    readDraft: (id: string, name: string) => call<DraftDetail>("GET", `${agent(id)}/skill-drafts/${encodeURIComponent(name)}`),
+    retireDraft: (id: string, name: string) => call<{ name: string; archivedTo: string | null }>("DELETE", `${agent(id)}/skill-drafts/${encodeURIComponent(name)}`),
+  };
+}
