@@ -1,6 +1,10 @@
 /** The store's public face: one object holding every repository over one database. */
 import { createAgentSettingsStore, type AgentSettingsStore } from "./agent-settings-store.js";
 import type { Clock } from "./clock.js";
+import { createDistillRunsStore, type DistillRunsStore } from "./distill-runs-store.js";
+import { createExperiencesStore, type ExperiencesStore } from "./experiences-store.js";
+import { createInjectionsStore, type InjectionsStore } from "./injections-store.js";
+import { createLedgerStore, type LedgerStore } from "./ledger-store.js";
 import { createGapClustersStore, type GapClustersStore } from "./gap-clusters-store.js";
 import { createGapsStore, type GapsStore } from "./gaps-store.js";
 import { createMessagesStore, type MessagesStore } from "./messages-store.js";
@@ -18,12 +22,17 @@ export type Store = {
   toolCalls: ToolCallsStore;
   modelCalls: ModelCallsStore;
   agentSettings: AgentSettingsStore;
+  experiences: ExperiencesStore;
+  injections: InjectionsStore;
+  distillRuns: DistillRunsStore;
+  ledger: LedgerStore;
   close(): void;
 };
 
 export function openStore(file: string, clock: Clock): Store {
   const db = openDatabase({ file });
   let closed = false;
+  const ledger = createLedgerStore(db, clock);
   return {
     db,
     sessions: createSessionsStore(db, clock),
@@ -33,6 +42,10 @@ export function openStore(file: string, clock: Clock): Store {
     toolCalls: createToolCallsStore(db, clock),
     modelCalls: createModelCallsStore(db, clock),
     agentSettings: createAgentSettingsStore(db, clock),
+    experiences: createExperiencesStore(db, clock, ledger),
+    injections: createInjectionsStore(db, clock),
+    distillRuns: createDistillRunsStore(db, clock),
+    ledger,
     close() {
       if (closed) return;
       closed = true;
