@@ -31,12 +31,27 @@ import { KeyedSerialQueue } from "./session-queue.js";
 import { text, type Locale } from "./texts.js";
 import { newTraceId } from "./trace-id.js";
 
+/** How a turn ended: the distillation loop's gates read it. */
+export type TurnKind = "answered" | "step_budget" | "cancelled" | "timeout" | "model_failure" | "internal_error" | "no_model";
+
 export type TurnReport = {
   message: IncomingMessage;
   traceId: string;
   sessionId: number;
+  sessionKey: string;
+  kind: TurnKind;
   route?: RouteDecision;
   answer: string;
+};
+
+/**
+ * Lessons for a task (the distillation loop): chosen before routing and shown as a prompt
+ * section (or held out), and the citation line taken out of the answer before anyone
+ * sees or stores it.
+ */
+export type TurnLessons = {
+  select(task: { agentId: string; traceId: string; sessionKey: string; userText: string }): PromptSection | undefined;
+  strip(task: { agentId: string; traceId: string }, answer: string): string;
 };
 
 export type OrchestratorOptions = {
@@ -67,6 +82,9 @@ export type OrchestratorOptions = {
   /** Records gaps (the gap loop's recorder merges keys and clusters); default: store only. */
   recordGap?: GapRecorder;
   afterTurn?: (turn: TurnReport) => void | Promise<void>;
+  lessons?: TurnLessons;
+  /** Trace ids (the eval harness makes them deterministic); default random. */
+  newTraceId?: () => string;
 };
 
 export type Orchestrator = {
@@ -102,7 +120,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   async function process(message: IncomingMessage, control: TurnControl): Promise<string | undefined> {
     const agent = agents.get(message.agentId);
     if (!agent) throw new Error(`no agent "${message.agentId}"`);
-    const traceId = newTraceId();
+    const traceId = (options.newTraceId ?? newTraceId)();
     const sessionKey = `${message.agentId}:${message.channel}:${message.chatId}`;
     const log = childFor(options.logger, { traceId, agentId: agent.id, sessionKey });
     const session = store.sessions.activeSession(agent.id, message.channel, message.chatId);
@@ -130,7 +148,9 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
 
     let answer: string;
     let route: RouteDecision | undefined;
+    let kind: TurnKind;
     if (!options.model) {
+      kind = "no_model";
       answer = text(settings.locale, "noModel", { envFile: layout.envFile });
     } else {
       const turnTimeoutMs = settings.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS;
@@ -142,21 +162,25 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         const turn = await runTurn({ agent, message, model, sessionId: session.id, summary: session.summary, summaryUntil: session.summaryUntilMessageId ?? 0, userMessageId, traceId, sessionKey, log, signal, control, gapBase });
         answer = turn.answer;
         route = turn.route;
+        kind = turn.kind;
         // A cancel that came while the last answer was arriving still cancels: the user asked.
         if (signal.aborted) throw signal.reason;
       } catch (error) {
         if (signal.aborted) {
           const timedOut = deadline.aborted && !control.signal?.aborted;
           log.info({ outcome: timedOut ? "timeout" : "cancelled", timeoutMs: timedOut ? turnTimeoutMs : undefined }, timedOut ? "turn passed its deadline; cancelled" : "turn cancelled");
+          kind = timedOut ? "timeout" : "cancelled";
           answer = timedOut ? text(settings.locale, "turnTimedOut", { seconds: Math.round(turnTimeoutMs / 1000) }) : text(settings.locale, "turnCancelled");
         } else if (error instanceof ModelError) {
           // One line: the adapter's message already says what failed; the stack adds nothing.
           log.error({ kind: error.kind, status: error.status, detail: error.message }, "model call failed");
           recordGap({ agentId: agent.id, sessionId: session.id, traceId, intentKey: normalizeIntentKey("", message.text), reason: "model_failure", errorCode: error.kind, detail: error.message, userText: message.text, userId: message.userId });
+          kind = "model_failure";
           answer = modelFailureText(error);
         } else {
           // A bug or a broken disk: the user still gets an answer with a trace id to report.
           log.error({ err: error }, "turn failed");
+          kind = "internal_error";
           answer = text(settings.locale, "internalError", { traceId });
         }
       }
@@ -164,7 +188,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     store.messages.append({ sessionId: session.id, role: "assistant", kind: "chat", content: answer, traceId });
     log.info({ chars: answer.length }, "answer sent");
     try {
-      await options.afterTurn?.({ message, traceId, sessionId: session.id, ...(route ? { route } : {}), answer });
+      await options.afterTurn?.({ message, traceId, sessionId: session.id, sessionKey, kind, ...(route ? { route } : {}), answer });
     } catch (error) {
       log.error({ err: error }, "after-turn work failed");
     }
@@ -193,7 +217,8 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   type HistoryMessage = { role: "user" | "assistant"; content: string };
 
   /** History -> route -> tools -> prompt -> loop -> answer (or an honest partial one). */
-  async function runTurn(turn: TurnContext): Promise<{ answer: string; route: RouteDecision }> {
+  async function runTurn(turn: TurnContext): Promise<{ answer: string; route: RouteDecision; kind: "answered" | "step_budget" }> {
+    const lessons = chooseLessons(turn);
     const { history, summary } = await loadHistory(turn);
     // A snapshot for the whole turn: a reload during the turn does not change it.
     const snapshot = options.catalog(turn.agent.id).snapshot;
@@ -201,15 +226,36 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     const cwd = chatFolder(layout.agentTrees(turn.agent.id), turn.message.channel, turn.message.chatId);
     const client = options.toolhost(turn.agent.id);
     const tools = await listTurnTools(turn, client, route);
-    const prompt = composePrompt(turn, { route, snapshot, summary, cwd });
+    const prompt = composePrompt(turn, { route, snapshot, summary, cwd, lessons });
     const messages: ChatMessage[] = [{ role: "system", content: prompt.text }, ...history, { role: "user", content: turn.message.text }];
     const result = await runTurnLoop(turn, { route, client, tools, cwd, messages });
     if (result.stop === "final") {
-      return { answer: result.answer.trim() || text(settings.locale, "emptyAnswer"), route };
+      return { answer: withoutCitations(turn, result.answer).trim() || text(settings.locale, "emptyAnswer"), route, kind: "answered" };
     }
     turn.log.warn({ steps: result.steps }, "step budget exhausted");
     recordGap({ ...turn.gapBase, intentKey: route.intentKey, reason: "step_budget", detail: `tools used: ${result.toolsUsed.join(", ")}` });
-    return { answer: await partialAnswer({ turn, messages: result.messages, tools: tools.specs, steps: result.steps, toolsUsed: result.toolsUsed }), route };
+    return { answer: withoutCitations(turn, await partialAnswer({ turn, messages: result.messages, tools: tools.specs, steps: result.steps, toolsUsed: result.toolsUsed })), route, kind: "step_budget" };
+  }
+
+  /** Before routing: the task's lessons (none when held out); a failure here never breaks the turn. */
+  function chooseLessons(turn: TurnContext): PromptSection | undefined {
+    try {
+      return options.lessons?.select({ agentId: turn.agent.id, traceId: turn.traceId, sessionKey: turn.sessionKey, userText: turn.message.text });
+    } catch (error) {
+      turn.log.error({ err: error }, "could not choose lessons; answering without them");
+      return undefined;
+    }
+  }
+
+  /** The citation line is bookkeeping: parsed and removed before the user or the store sees the answer. */
+  function withoutCitations(turn: TurnContext, answer: string): string {
+    if (!options.lessons) return answer;
+    try {
+      return options.lessons.strip({ agentId: turn.agent.id, traceId: turn.traceId }, answer);
+    } catch (error) {
+      turn.log.error({ err: error }, "could not read the lesson citations");
+      return answer;
+    }
   }
 
   /** The newest messages within the budget; older ones folded into the rolling summary. */
@@ -250,7 +296,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   }
 
   /** The system prompt from its named sections; its manifest is kept for `/context`. */
-  function composePrompt(turn: TurnContext, parts: { route: RouteDecision; snapshot: SkillSnapshot; summary: string | null; cwd: string }): { text: string; manifest: PromptManifest } {
+  function composePrompt(turn: TurnContext, parts: { route: RouteDecision; snapshot: SkillSnapshot; summary: string | null; cwd: string; lessons: PromptSection | undefined }): { text: string; manifest: PromptManifest } {
     const { agent, message } = turn;
     const routedSkills = parts.route.skills.flatMap((name) => {
       const skill = parts.snapshot.get(name);
@@ -262,6 +308,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       { name: "rules", content: rulesSection(options.rules?.(agent.id) ?? []) },
       skillsSection(routedSkills),
       ...(signpost ? [signpost] : []),
+      ...(parts.lessons ? [parts.lessons] : []),
       ...(options.extraSections?.({ agentId: agent.id, userText: message.text }) ?? []),
       toolGuidanceSection({ cwd: parts.cwd, locale: settings.locale }),
       { name: "conversation-summary", content: parts.summary ? `## Earlier in this conversation\n${parts.summary}` : "" },

@@ -6,6 +6,8 @@
 import { gapCommands } from "../agent/commands/gap-commands.js";
 import { librarySignpostSection } from "../agent/prompt/library-signpost.js";
 import { createGapLoop, type GapLoop } from "../agent/gaps/gap-loop.js";
+import { createDistillationLoop, type DistillationLoop } from "../agent/distillation/distillation-loop.js";
+import { feedbackCommand } from "../agent/distillation/feedback-command.js";
 import { createOrchestrator, type Orchestrator, type OrchestratorOptions } from "../agent/orchestrator.js";
 import type { AgentDefinition } from "../config/agents.js";
 import type { LoadedConfig } from "../config/load-config.js";
@@ -31,6 +33,8 @@ export type BotRuntime = {
   catalogs: Map<string, SkillCatalog>;
   model: ChatModel | undefined;
   gapLoop: GapLoop;
+  /** Undefined when DISTILLATION_ENABLED=false. */
+  distillation: DistillationLoop | undefined;
   orchestrator: Orchestrator;
   close(): Promise<void>;
 };
@@ -120,7 +124,17 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
         },
         { onError: (error) => options.logger.warn({ err: error }, "cannot watch a skills folder; use /reload_skills after changes") },
       );
-  const parts = { store, toolhosts, catalogs, model, gapLoop };
+  const distillation = config.DISTILLATION_ENABLED
+    ? createDistillationLoop({
+        store,
+        model,
+        settings: { locale: config.BOT_LOCALE, holdoutPercent: config.DISTILL_HOLDOUT_PERCENT, settleQuietMs: config.DISTILL_SETTLE_QUIET_MS },
+        logger: options.logger.child({ component: "distillation" }),
+        clock,
+      })
+    : undefined;
+  const distillTimers = distillation ? startDistillationTimers(distillation, options.agents, config.DISTILL_SETTLE_QUIET_MS, config.DISTILL_CURATE_INTERVAL_MS, options.logger) : undefined;
+  const parts = { store, toolhosts, catalogs, model, gapLoop, distillation };
   const orchestrator = createOrchestrator({
     store,
     agents: options.agents,
@@ -138,17 +152,23 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     logger: options.logger,
     recordGap: gapLoop.recordGap,
     afterTurn: async (turn) => {
+      // Registering the task is instant; its distillation runs later, off the reply's path.
+      distillation?.afterTurn(turn);
       await gapLoop.afterTurn(turn);
     },
+    ...(distillation ? { lessons: distillation.lessons } : {}),
     librarySignpost: (agentId) => (library.enabled(agentId) ? librarySignpostSection({ locale: config.BOT_LOCALE, linkName: options.layout.libraryLinkName }) : undefined),
-    commands: gapCommands({
-      clusters: store.clusters,
-      catalog: catalogOf,
-      lookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS,
-      sinceMs: () => gapLoop.sinceMs(),
-      now: () => clock.now(),
-      workspaceDir: options.layout.workspaceDir,
-    }),
+    commands: [
+      ...gapCommands({
+        clusters: store.clusters,
+        catalog: catalogOf,
+        lookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS,
+        sinceMs: () => gapLoop.sinceMs(),
+        now: () => clock.now(),
+        workspaceDir: options.layout.workspaceDir,
+      }),
+      ...(distillation ? [feedbackCommand(distillation)] : []),
+    ],
     ...options.extend?.(parts),
   });
   // `laoding skills reload` and friends look here to know whether a bot is listening.
@@ -160,7 +180,9 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     close() {
       closed ??= (async () => {
         watcher?.close();
+        distillTimers?.stop();
         await orchestrator.idle();
+        await distillation?.idle();
         await toolhosts.stopAll();
         store.close();
         forgetRunningBot();
@@ -180,4 +202,30 @@ function configuredModel(loaded: LoadedConfig): ChatModel | undefined {
     maxRetries: config.LLM_MAX_RETRIES,
     ...(config.LLM_API_KEY ? { apiKey: config.LLM_API_KEY } : {}),
   });
+}
+
+/** Settles quiet tasks (checked at a tenth of the quiet period) and runs the lesson lifecycle on its interval. */
+function startDistillationTimers(loop: DistillationLoop, agents: AgentDefinition[], quietMs: number, curateMs: number, logger: Logger): { stop(): void } {
+  const settle = setInterval(() => {
+    loop.settleQuiet().catch((error: unknown) => logger.error({ err: error }, "settling quiet tasks failed"));
+  }, Math.max(1_000, Math.floor(quietMs / 10)));
+  const curate = setInterval(() => {
+    for (const agent of agents) {
+      try {
+        const changes = loop.curate(agent.id);
+        if (changes.length > 0) logger.info({ agentId: agent.id, changes }, "lesson lifecycle applied");
+      } catch (error) {
+        logger.error({ err: error, agentId: agent.id }, "lesson lifecycle failed");
+      }
+    }
+  }, curateMs);
+  // Timers never keep the process alive on their own.
+  settle.unref();
+  curate.unref();
+  return {
+    stop() {
+      clearInterval(settle);
+      clearInterval(curate);
+    },
+  };
 }

@@ -22,7 +22,14 @@ export function createInjectionsStore(db: Db, clock: Clock) {
   const byTrace = db.prepare<[string], InjectionRow>(`SELECT ${COLUMNS} FROM experience_injections WHERE trace_id = ? ORDER BY rank`);
   const byExperience = db.prepare<[number], InjectionRow>(`SELECT ${COLUMNS} FROM experience_injections WHERE experience_id = ? ORDER BY id`);
   const byAgent = db.prepare<[string, number], InjectionRow>(`SELECT ${COLUMNS} FROM experience_injections WHERE agent_id = ? AND created_at >= ? ORDER BY id`);
+  // A holdout task once, with the tags its settlement recorded.
+  const holdoutTasks = db.prepare<[string], { traceId: string; outcome: TaskOutcome; tags: string | null }>(
+    `SELECT DISTINCT i.trace_id AS traceId, i.outcome, r.tags FROM experience_injections i LEFT JOIN distill_runs r ON r.trace_id = i.trace_id
+     WHERE i.agent_id = ? AND i.arm = 'holdout' AND i.outcome IS NOT NULL ORDER BY i.id`,
+  );
   return {
+    holdoutTasks: (agentId: string): { traceId: string; outcome: TaskOutcome; tags: string[] }[] =>
+      holdoutTasks.all(agentId).map((row) => ({ traceId: row.traceId, outcome: row.outcome, tags: (row.tags ?? "").split(" ").filter(Boolean) })),
     record: db.transaction((agentId: string, traceId: string, arm: InjectionArm, experienceIds: number[]): void => {
       experienceIds.forEach((experienceId, index) => insert.run(agentId, traceId, experienceId, index + 1, arm, clock.now()));
     }),
