@@ -5,6 +5,7 @@
 import { writeLine, UsageError, type CliContext, type Command } from "./cli-context.js";
 import { chatCommand } from "./commands/chat-command.js";
 import { configCommand } from "./commands/config-command.js";
+import { experiencesCommand } from "./commands/experiences-command.js";
 import { gapsCommand } from "./commands/gaps-command.js";
 import { initCommand } from "./commands/init-command.js";
 import { logsCommand } from "./commands/logs-command.js";
@@ -13,7 +14,7 @@ import { skillsCommand } from "./commands/skills-command.js";
 import { startCommand } from "./commands/start-command.js";
 import { toolhostCommand } from "./commands/toolhost-command.js";
 
-export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, libraryCommand, logsCommand, toolhostCommand];
+export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, experiencesCommand, libraryCommand, logsCommand, toolhostCommand];
 
 export function mainUsage(commands: Command[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));
