@@ -17,6 +17,7 @@ import { childFor } from "../log/logger.js";
 import type { Store } from "../store/store.js";
 import type { ToolhostClient } from "../toolhost/client/toolhost-client.js";
 import { chatFolder } from "./chat-folder.js";
+import { extractCitations } from "./distillation/citations.js";
 import { builtinCommands } from "./commands/builtin-commands.js";
 import { parseCommand, runCommand, type ChatCommand } from "./commands/chat-commands.js";
 import { fitToBudget, summarize } from "./conversation/history.js";
@@ -249,7 +250,8 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
 
   /** The citation line is bookkeeping: parsed and removed before the user or the store sees the answer. */
   function withoutCitations(turn: TurnContext, answer: string): string {
-    if (!options.lessons) return answer;
+    // Even with the loop off, a model that learned the habit never shows the line to a user.
+    if (!options.lessons) return extractCitations(answer).answer;
     try {
       return options.lessons.strip({ agentId: turn.agent.id, traceId: turn.traceId }, answer);
     } catch (error) {

@@ -29,6 +29,8 @@ export type DistillationSettings = {
   holdoutPercent: number;
   /** A task nobody followed up settles after this much quiet (DISTILL_SETTLE_QUIET_MS). */
   settleQuietMs: number;
+  /** The efficacy harness's no-gates arm only: every task is distilled and operations are not checked. */
+  dangerouslySkipGates?: boolean;
 };
 
 /** Tasks waiting for their outcome; beyond this the oldest settle at once. */
@@ -84,6 +86,8 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
       }
       const current: TaskState = { agentId: task.agentId, traceId: task.traceId, sessionKey: task.sessionKey, userText: task.userText, selected: [], cited: [], phantom: 0 };
       remember(current);
+      // A correction follows up the previous task; it is not a new task to show lessons to.
+      if (previous && previous.correction === task.userText) return undefined;
       const chosen = selectLessons(task.userText, store.experiences.list(task.agentId).filter((lesson) => lesson.status !== "deprecated"));
       if (chosen.length === 0) return undefined;
       current.selected = chosen.map((candidate) => candidate.lesson.id);
@@ -146,7 +150,8 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
     const gate = gateTask(facts);
     const runBase = { agentId: task.agentId, traceId: task.traceId, promptVersion: DISTILL_PROMPT_VERSION, outcome, tags, phantomCitations: task.phantom };
     store.injections.settle(task.traceId, outcome);
-    if (!gate.distill || !options.model) {
+    const skipGates = settings.dangerouslySkipGates === true && !facts.alreadyDistilled;
+    if ((!gate.distill && !skipGates) || !options.model) {
       const reason = gate.distill ? "no model configured" : gate.reason;
       if (!facts.alreadyDistilled) store.distillRuns.record({ ...runBase, status: "skipped", skipReason: reason });
       return { traceId: task.traceId, outcome, skipped: reason, curated: curateShown(task) };
@@ -163,14 +168,15 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
       ...(task.feedback ? [`the user's feedback: ${task.feedback.verdict}${task.feedback.text ? ` — ${task.feedback.text.slice(0, 300)}` : ""}`] : []),
       ...(facts.toolCalls.some((call) => !call.ok) ? ["a tool call failed during the task"] : []),
     ];
-    const reply = await proposeOperations(options.model, { agentId: task.agentId, traceId: task.traceId, source: gate.source, outcome, tags, transcript, evidence }, aliases);
+    const source = gate.distill ? gate.source : "task_completion";
+    const reply = await proposeOperations(options.model, { agentId: task.agentId, traceId: task.traceId, source, outcome, tags, transcript, evidence }, aliases);
     if (!reply.ok) {
       logger.warn({ traceId: task.traceId, problem: reply.error }, "distillation failed");
-      store.distillRuns.record({ ...runBase, status: "failed", skipReason: reply.error, source: gate.source, tokens: reply.tokens });
+      store.distillRuns.record({ ...runBase, status: "failed", skipReason: reply.error, source, tokens: reply.tokens });
       return { traceId: task.traceId, outcome, skipped: reply.error, curated: curateShown(task) };
     }
-    const result = applyOperations({ store, agentId: task.agentId, traceId: task.traceId, source: gate.source, taskTags: tags, aliases, injectedIds, operations: reply.operations, actor: "distiller" });
-    store.distillRuns.record({ ...runBase, status: "distilled", source: gate.source, operations: result.applied.length, refused: result.refused.length, tokens: reply.tokens });
+    const result = applyOperations({ store, agentId: task.agentId, traceId: task.traceId, source, taskTags: tags, aliases, injectedIds, operations: reply.operations, actor: "distiller", ...(settings.dangerouslySkipGates ? { dangerouslySkipChecks: true } : {}) });
+    store.distillRuns.record({ ...runBase, status: "distilled", source, operations: result.applied.length, refused: result.refused.length, tokens: reply.tokens });
     if (result.refused.length > 0) logger.info({ traceId: task.traceId, refused: result.refused }, "distiller operations refused");
     logger.info({ traceId: task.traceId, applied: result.applied.map((op) => `${op.op} ${formatExperienceId(op.experienceId)}`) }, "task distilled");
     return { traceId: task.traceId, outcome, applied: result.applied.length, refused: result.refused.map((refusal) => refusal.reason), curated: curateShown(task) };

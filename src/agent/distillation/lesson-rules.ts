@@ -82,6 +82,16 @@ export function jaccard(left: ReadonlySet<string>, right: ReadonlySet<string>): 
   return shared / (left.size + right.size - shared);
 }
 
+/**
+ * Same words and the same concrete details. Two lessons that differ only in a flag, a
+ * number or a path say different things ("--force-tls" vs "--plain-tls"): never merged.
+ */
 export function isNearDuplicate(summary: string, other: string): boolean {
-  return jaccard(terms(summary), terms(other)) >= NEAR_DUPLICATE_JACCARD;
+  if (jaccard(terms(summary), terms(other)) < NEAR_DUPLICATE_JACCARD) return false;
+  const details = (text: string) => new Set(text.match(CONCRETE_DETAIL) ?? []);
+  const left = details(summary);
+  const right = details(other);
+  return left.size === right.size && [...left].every((detail) => right.has(detail));
 }
+
+const CONCRETE_DETAIL = /`[^`]+`|--?[A-Za-z][\w.:/=-]*|[\w.-]*\d[\w.:/-]*|(?:\.{0,2}\/)[\w./-]+/g;

@@ -18,6 +18,7 @@ export const LIFECYCLE = {
   harmfulGap: 0.2,
   harmfulMinN: 6,
   contradictionsToDeprecate: 2,
+  failedCitingTasks: 3,
 } as const;
 
 /** What the log says about one lesson since it last entered its status. */
@@ -41,6 +42,10 @@ export function nextTransition(lesson: Pick<Experience, "status" | "pinned" | "s
   const adoption = stats.injected === 0 ? 0 : stats.cited / stats.injected;
   if (lesson.contradictCount >= LIFECYCLE.contradictionsToDeprecate && lesson.contradictCount > lesson.supportCount) {
     return { to: "deprecated", action: "deprecate", reason: `contradicted ${lesson.contradictCount} times, supported ${lesson.supportCount}` };
+  }
+  // A contradicted lesson whose every citing task failed: the evidence is already in.
+  if (lesson.contradictCount >= 1 && stats.citing.n >= LIFECYCLE.failedCitingTasks && stats.citing.successes === 0) {
+    return { to: "deprecated", action: "deprecate", reason: `contradicted, and all ${stats.citing.n} tasks that cited it failed` };
   }
   if (stats.citing.n >= LIFECYCLE.harmfulMinN && stats.holdout.n >= LIFECYCLE.harmfulMinN) {
     const citingRate = stats.citing.successes / stats.citing.n;

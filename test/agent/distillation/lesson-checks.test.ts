@@ -81,3 +81,11 @@ describe("holdout", () => {
     expect(ids.some((id) => isHoldout(id, 0))).toBe(false);
   });
 });
+
+describe("near duplicates keep concrete details apart", () => {
+  it("does not merge lessons that differ only in a flag or a number", () => {
+    expect(isNearDuplicate("For deploy gateway, the tls handshake needs --force-tls; without it the step fails.", "For deploy gateway, the tls handshake needs --plain-tls; without it the step fails.")).toBe(false);
+    expect(isNearDuplicate("Use port 8443 for the gateway health probe of every deploy.", "Use port 80 for the gateway health probe of every deploy.")).toBe(false);
+    expect(isNearDuplicate("For deploy gateway, the tls handshake needs --force-tls; without it the step fails.", "For deploy gateway, the tls handshake needs --force-tls, without it the step fails")).toBe(true);
+  });
+});
