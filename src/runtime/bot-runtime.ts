@@ -157,6 +157,8 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
       await gapLoop.afterTurn(turn);
     },
     ...(distillation ? { lessons: distillation.lessons } : {}),
+    // Operator-accepted rules (laoding rules accept), read each turn so a change applies at once.
+    rules: (agentId) => store.rules.active(agentId).map((rule) => rule.text),
     librarySignpost: (agentId) => (library.enabled(agentId) ? librarySignpostSection({ locale: config.BOT_LOCALE, linkName: options.layout.libraryLinkName }) : undefined),
     commands: [
       ...gapCommands({

@@ -5,6 +5,7 @@ import { createDistillRunsStore, type DistillRunsStore } from "./distill-runs-st
 import { createExperiencesStore, type ExperiencesStore } from "./experiences-store.js";
 import { createInjectionsStore, type InjectionsStore } from "./injections-store.js";
 import { createLedgerStore, type LedgerStore } from "./ledger-store.js";
+import { createRulesStore, type RulesStore } from "./rules-store.js";
 import { createGapClustersStore, type GapClustersStore } from "./gap-clusters-store.js";
 import { createGapsStore, type GapsStore } from "./gaps-store.js";
 import { createMessagesStore, type MessagesStore } from "./messages-store.js";
@@ -26,6 +27,7 @@ export type Store = {
   injections: InjectionsStore;
   distillRuns: DistillRunsStore;
   ledger: LedgerStore;
+  rules: RulesStore;
   close(): void;
 };
 
@@ -46,6 +48,7 @@ export function openStore(file: string, clock: Clock): Store {
     injections: createInjectionsStore(db, clock),
     distillRuns: createDistillRunsStore(db, clock),
     ledger,
+    rules: createRulesStore(db, clock, ledger),
     close() {
       if (closed) return;
       closed = true;

@@ -54,3 +54,26 @@ describe("laoding experiences", () => {
     expect((await cli("curate")).stdout).toMatch(/agent main: no changes/);
   });
 });
+
+describe("laoding rules", () => {
+  it("proposes a well-evidenced lesson with its evidence, accepts it (at most 300 characters), lists and removes it", async () => {
+    const { repoRoot, workspaceDir } = await workspaceWithLessons();
+    const store = openStore(join(workspaceDir, "data", "laoding.db"), { now: () => Date.now() });
+    store.experiences.change(1, { status: "active" }, { action: "promote", actor: "test" });
+    for (let index = 0; index < 6; index += 1) {
+      store.injections.record("main", `p${index}`, "treatment", [1]);
+      store.injections.cite(`p${index}`, [1]);
+      store.injections.settle(`p${index}`, "success");
+    }
+    store.close();
+    const cli = (...args: string[]) => runLaoding(["rules", ...args, "--workspace", workspaceDir], { repoRoot });
+    const proposed = await cli("propose");
+    expect(proposed.stdout).toMatch(/exp-000001: Pass --force-tls[\s\S]*evidence: cited in 6 tasks, 6\/6 succeeded/);
+    expect((await cli("accept", "exp-000001", "--text", "x".repeat(301))).stderr).toMatch(/1-300 characters/);
+    expect((await cli("accept", "exp-000001")).stdout).toMatch(/rule 1 accepted for main/);
+    expect((await cli("list")).stdout).toMatch(/1\. Pass --force-tls .* \(from exp-000001\)/);
+    expect((await cli("propose")).stdout).toMatch(/no candidates yet/);
+    expect((await cli("remove", "1")).stdout).toMatch(/rule 1 removed/);
+    expect((await cli("list")).stdout).toMatch(/no rules/);
+  });
+});

@@ -77,3 +77,15 @@ describe("distillation through real turns", () => {
     expect(bot.fake.requests.some(isDistill)).toBe(false);
   });
 });
+
+describe("rules in the prompt", () => {
+  it("an accepted rule is in every turn's prompt and its manifest", async () => {
+    const bot = await startTestBot({ env: { DISTILLATION_ENABLED: "false" } });
+    expect(bot.runtime.distillation).toBeUndefined();
+    bot.runtime.store.rules.add("main", "Answer deployment questions with the exact command first.", "exp-000001", "operator");
+    bot.fake.respond((request) => (isRoutingRequest(request) ? routeTo([], "greet") : { text: "Hi." }));
+    await bot.send("hello");
+    expect(bot.fake.requests.at(-1)?.messages[0]?.content).toContain("## Rules\n- Answer deployment questions with the exact command first.");
+    expect(await bot.send("/context")).toMatch(/- rules: \d+/);
+  });
+});
