@@ -8,6 +8,8 @@ import { librarySignpostSection } from "../agent/prompt/library-signpost.js";
 import { createGapLoop, type GapLoop } from "../agent/gaps/gap-loop.js";
 import { createDistillationLoop, type DistillationLoop } from "../agent/distillation/distillation-loop.js";
 import { feedbackCommand } from "../agent/distillation/feedback-command.js";
+import { createSkillLoop } from "../agent/distillation/skill-loop.js";
+import { publishSkillThroughToolhost } from "./publish-through-toolhost.js";
 import { createOrchestrator, type Orchestrator, type OrchestratorOptions } from "../agent/orchestrator.js";
 import type { AgentDefinition } from "../config/agents.js";
 import type { LoadedConfig } from "../config/load-config.js";
@@ -124,10 +126,21 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
         },
         { onError: (error) => options.logger.warn({ err: error }, "cannot watch a skills folder; use /reload_skills after changes") },
       );
+  const skills = createSkillLoop({
+    store,
+    model,
+    catalog: catalogOf,
+    writeDraft: (agentId, name, text) => writeDraftThroughToolhost(library.toolhost(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
+    publishSkill: (agentId, name, text) => publishSkillThroughToolhost(library.toolhost(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
+    locale: config.BOT_LOCALE,
+    logger: options.logger.child({ component: "skill-distiller" }),
+    clock,
+  });
   const distillation = config.DISTILLATION_ENABLED
     ? createDistillationLoop({
         store,
         model,
+        skills,
         settings: { locale: config.BOT_LOCALE, holdoutPercent: config.DISTILL_HOLDOUT_PERCENT, settleQuietMs: config.DISTILL_SETTLE_QUIET_MS },
         logger: options.logger.child({ component: "distillation" }),
         clock,

@@ -6,6 +6,7 @@ import { createExperiencesStore, type ExperiencesStore } from "./experiences-sto
 import { createInjectionsStore, type InjectionsStore } from "./injections-store.js";
 import { createLedgerStore, type LedgerStore } from "./ledger-store.js";
 import { createRulesStore, type RulesStore } from "./rules-store.js";
+import { createSkillVersionsStore, type SkillVersionsStore } from "./skill-versions-store.js";
 import { createGapClustersStore, type GapClustersStore } from "./gap-clusters-store.js";
 import { createGapsStore, type GapsStore } from "./gaps-store.js";
 import { createMessagesStore, type MessagesStore } from "./messages-store.js";
@@ -28,6 +29,7 @@ export type Store = {
   distillRuns: DistillRunsStore;
   ledger: LedgerStore;
   rules: RulesStore;
+  skillVersions: SkillVersionsStore;
   close(): void;
 };
 
@@ -49,6 +51,7 @@ export function openStore(file: string, clock: Clock): Store {
     distillRuns: createDistillRunsStore(db, clock),
     ledger,
     rules: createRulesStore(db, clock, ledger),
+    skillVersions: createSkillVersionsStore(db, clock, ledger),
     close() {
       if (closed) return;
       closed = true;

@@ -21,6 +21,7 @@ import { normalizeTags } from "./lesson-rules.js";
 import { lessonsSection } from "./lessons-section.js";
 import { relevance, selectLessons } from "./select-lessons.js";
 import { gateTask, looksLikeCorrection, taskOutcome, type TaskFacts } from "./task-gates.js";
+import type { SkillLoop } from "./skill-loop.js";
 import { distillTranscript } from "./transcript.js";
 import type { Locale } from "../texts.js";
 
@@ -66,7 +67,10 @@ export type DistillationLoop = {
   idle(): Promise<void>;
 };
 
-export function createDistillationLoop(options: { store: Store; model: ChatModel | undefined; settings: DistillationSettings; logger: Logger; clock: { now(): number } }): DistillationLoop {
+/** An operator asking in chat for the lessons to be turned into skills. */
+const DISTIL_REQUEST = /把最近的经验整理一下|整理(一下)?最近的经验|\bdistil+ (the )?recent lessons\b/i;
+
+export function createDistillationLoop(options: { store: Store; model: ChatModel | undefined; settings: DistillationSettings; logger: Logger; clock: { now(): number }; skills?: SkillLoop }): DistillationLoop {
   const { store, settings, logger, clock } = options;
   const tasks = new Map<string, TaskState>();
   const waiting = new Map<string, TaskState>();
@@ -150,6 +154,8 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
     const gate = gateTask(facts);
     const runBase = { agentId: task.agentId, traceId: task.traceId, promptVersion: DISTILL_PROMPT_VERSION, outcome, tags, phantomCitations: task.phantom };
     store.injections.settle(task.traceId, outcome);
+    const distilledSkills = (report.route?.skills ?? []).filter((name) => name.startsWith("distilled-"));
+    if (options.skills && distilledSkills.length > 0) await options.skills.recordUse(task.agentId, distilledSkills, outcome === "success");
     const skipGates = settings.dangerouslySkipGates === true && !facts.alreadyDistilled;
     if ((!gate.distill && !skipGates) || !options.model) {
       const reason = gate.distill ? "no model configured" : gate.reason;
@@ -179,6 +185,9 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
     store.distillRuns.record({ ...runBase, status: "distilled", source, operations: result.applied.length, refused: result.refused.length, tokens: reply.tokens });
     if (result.refused.length > 0) logger.info({ traceId: task.traceId, refused: result.refused }, "distiller operations refused");
     logger.info({ traceId: task.traceId, applied: result.applied.map((op) => `${op.op} ${formatExperienceId(op.experienceId)}`) }, "task distilled");
+    if (options.skills && result.applied.some((op) => op.op === "ADD")) {
+      for (const outcomeOfSkill of await options.skills.maybeTrigger(task.agentId, tags)) logger.info({ traceId: task.traceId, ...outcomeOfSkill }, "skill distillation");
+    }
     return { traceId: task.traceId, outcome, applied: result.applied.length, refused: result.refused.map((refusal) => refusal.reason), curated: curateShown(task) };
   }
 
@@ -200,12 +209,22 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
       .map((candidate) => candidate.lesson);
   }
 
+  /** The chat request: every tag with at least 3 live lessons, debounce waived. */
+  async function distillAsked(agentId: string): Promise<void> {
+    const counts = new Map<string, number>();
+    for (const lesson of store.experiences.list(agentId)) if (lesson.status !== "deprecated") for (const tag of lesson.tags) counts.set(tag, (counts.get(tag) ?? 0) + 1);
+    for (const [tag, count] of [...counts].sort((left, right) => right[1] - left[1] || left[0].localeCompare(right[0]))) {
+      if (count >= 3) logger.info({ agentId, tag, ...(await options.skills?.distill(agentId, tag, { asked: true })) }, "skill distillation asked in chat");
+    }
+  }
+
   return {
     lessons,
     afterTurn(report) {
       const task = tasks.get(report.traceId) ?? { agentId: report.message.agentId, traceId: report.traceId, sessionKey: report.sessionKey, userText: report.message.text, selected: [], cited: [], phantom: 0 };
       task.report = report;
       task.endedAt = clock.now();
+      if (options.skills && report.message.isOperator && DISTIL_REQUEST.test(report.message.text)) void track(distillAsked(report.message.agentId)).catch((error: unknown) => logger.error({ err: error }, "asked skill distillation failed"));
       const previous = waiting.get(report.sessionKey);
       if (previous && previous !== task) settleInBackground(previous);
       waiting.set(report.sessionKey, task);
