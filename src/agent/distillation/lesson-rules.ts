@@ -87,7 +87,15 @@ export function jaccard(left: ReadonlySet<string>, right: ReadonlySet<string>): 
  * number or a path say different things ("--force-tls" vs "--plain-tls"): never merged.
  */
 export function isNearDuplicate(summary: string, other: string): boolean {
-  if (jaccard(terms(summary), terms(other)) < NEAR_DUPLICATE_JACCARD) return false;
+  return jaccard(terms(summary), terms(other)) >= NEAR_DUPLICATE_JACCARD && sameDetails(summary, other);
+}
+
+/** Same words, different concrete details: the two lessons give conflicting advice. */
+export function isConflicting(summary: string, other: string): boolean {
+  return jaccard(terms(summary), terms(other)) >= NEAR_DUPLICATE_JACCARD && !sameDetails(summary, other);
+}
+
+function sameDetails(summary: string, other: string): boolean {
   const details = (text: string) => new Set(text.match(CONCRETE_DETAIL) ?? []);
   const left = details(summary);
   const right = details(other);

@@ -19,7 +19,10 @@ export function lessonStats(store: Store, lesson: Experience, now: number): Less
   const recent = treatment.filter((row) => row.createdAt >= now - LIFECYCLE.staleWindowMs);
   const citing = treatment.filter((row) => row.cited === 1);
   const tags = new Set(lesson.tags);
-  const holdout = store.injections.holdoutTasks(lesson.agentId).filter((task) => task.tags.some((tag) => tags.has(tag)));
+  // The holdout on the lesson's own tags when it is big enough to judge by, else the agent's whole holdout.
+  const allHoldout = store.injections.holdoutTasks(lesson.agentId);
+  const onTags = allHoldout.filter((task) => task.tags.some((tag) => tags.has(tag)));
+  const holdout = onTags.length >= LIFECYCLE.harmfulMinN ? onTags : allHoldout;
   return {
     injected: treatment.length,
     cited: citing.length,

@@ -7,7 +7,7 @@
  */
 import { terms } from "../../knowledge/keywords.js";
 import type { Experience } from "../../store/experiences-store.js";
-import { checkLessonText, jaccard } from "./lesson-rules.js";
+import { checkLessonText, isConflicting, jaccard } from "./lesson-rules.js";
 
 export const MAX_ACTIVE_INJECTED = 2;
 export const MAX_DRAFT_INJECTED = 1;
@@ -34,7 +34,10 @@ export function selectLessons(userText: string, lessons: readonly Experience[]):
     .filter((candidate) => candidate.relevance > 0)
     .sort(compareCandidates);
   const active = scored.filter((candidate) => candidate.lesson.status === "active").slice(0, MAX_ACTIVE_INJECTED);
-  const draft = scored.filter((candidate) => candidate.lesson.status === "draft").slice(0, MAX_DRAFT_INJECTED);
+  // A draft that contradicts a shown active lesson would only confuse the task; it waits.
+  const draft = scored
+    .filter((candidate) => candidate.lesson.status === "draft" && !active.some((shown) => isConflicting(shown.lesson.summary, candidate.lesson.summary)))
+    .slice(0, MAX_DRAFT_INJECTED);
   return [...active, ...draft];
 }
 

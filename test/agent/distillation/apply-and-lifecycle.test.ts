@@ -135,3 +135,20 @@ describe("lifecycle transitions", () => {
     expect(store.ledger.bySubject("experience", formatExperienceId(lesson.id)).map((entry) => entry.action)).toEqual(["create", "deprecate", "restore"]);
   });
 });
+
+describe("selection", () => {
+  it("shows at most 2 relevant active lessons and 1 draft, never a draft that contradicts a shown active lesson", async () => {
+    const { selectLessons } = await import("../../../src/agent/distillation/select-lessons.js");
+    const { add } = setup();
+    const right = add("For deploy gateway, the tls handshake needs --force-tls; without it the step fails.", ["deploy", "gateway"], { status: "active" });
+    const probe = add("For deploy gateway, the health probe needs --probe-port=8443; without it the step fails.", ["deploy", "gateway"], { status: "active" });
+    add("For deploy gateway, check the release notes before starting the rollout.", ["deploy", "gateway"], { status: "active" });
+    const wrong = add("For deploy gateway, the tls handshake needs --plain-tls; without it the step fails.", ["deploy", "gateway"]);
+    const draft = add("For deploy gateway, announce the window in the team channel first.", ["deploy", "gateway"]);
+    add("For backup database, lock waits need --single-transaction; without it the step fails.", ["backup", "database"], { status: "active" });
+    const lessons = [right, probe, wrong, draft].map((lesson) => ({ ...lesson, confidence: lesson.id === probe.id ? 0.9 : 0.5 }));
+    const chosen = selectLessons("Please deploy gateway for project atlas", lessons).map((candidate) => candidate.lesson.id);
+    expect(chosen).toEqual([probe.id, right.id, draft.id]);
+    expect(selectLessons("Please water the office plants", lessons)).toEqual([]);
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { extractCitations, withoutLessonLines } from "../../../src/agent/distillation/citations.js";
 import { isHoldout } from "../../../src/agent/distillation/holdout.js";
-import { checkLessonText, contentHash, isNearDuplicate, normalizeTags } from "../../../src/agent/distillation/lesson-rules.js";
+import { checkLessonText, contentHash, isConflicting, isNearDuplicate, normalizeTags } from "../../../src/agent/distillation/lesson-rules.js";
 import { gateTask, looksLikeCorrection, taskOutcome, type TaskFacts } from "../../../src/agent/distillation/task-gates.js";
 
 describe("lesson text checks (write time and read time)", () => {
@@ -87,5 +87,6 @@ describe("near duplicates keep concrete details apart", () => {
     expect(isNearDuplicate("For deploy gateway, the tls handshake needs --force-tls; without it the step fails.", "For deploy gateway, the tls handshake needs --plain-tls; without it the step fails.")).toBe(false);
     expect(isNearDuplicate("Use port 8443 for the gateway health probe of every deploy.", "Use port 80 for the gateway health probe of every deploy.")).toBe(false);
     expect(isNearDuplicate("For deploy gateway, the tls handshake needs --force-tls; without it the step fails.", "For deploy gateway, the tls handshake needs --force-tls, without it the step fails")).toBe(true);
+    expect(isConflicting("For deploy gateway, the tls handshake needs --force-tls; without it the step fails.", "For deploy gateway, the tls handshake needs --plain-tls; without it the step fails.")).toBe(true);
   });
 });
