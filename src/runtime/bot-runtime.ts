@@ -8,6 +8,7 @@ import { librarySignpostSection } from "../agent/prompt/library-signpost.js";
 import { createGapLoop, type GapLoop } from "../agent/gaps/gap-loop.js";
 import { createDistillationLoop, type DistillationLoop } from "../agent/distillation/distillation-loop.js";
 import { feedbackCommand } from "../agent/distillation/feedback-command.js";
+import { skillCommands } from "../agent/distillation/skill-commands.js";
 import { createSkillLoop } from "../agent/distillation/skill-loop.js";
 import { publishSkillThroughToolhost } from "./publish-through-toolhost.js";
 import { createOrchestrator, type Orchestrator, type OrchestratorOptions } from "../agent/orchestrator.js";
@@ -182,7 +183,7 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
         now: () => clock.now(),
         workspaceDir: options.layout.workspaceDir,
       }),
-      ...(distillation ? [feedbackCommand(distillation)] : []),
+      ...(distillation ? [feedbackCommand(distillation), ...skillCommands({ store, skills })] : []),
     ],
     ...options.extend?.(parts),
   });

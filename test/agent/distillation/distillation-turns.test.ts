@@ -89,3 +89,19 @@ describe("rules in the prompt", () => {
     expect(await bot.send("/context")).toMatch(/- rules: \d+/);
   });
 });
+
+describe("Level 2 in the running bot", () => {
+  it("/distill_skill writes the skill through the agent's toolhost, hot-reloads it, and /skill_versions lists it", async () => {
+    const bot = await startTestBot();
+    const { store } = bot.runtime;
+    const lessons = ["Pass --force-tls when you deploy the gateway; it rejects plain connections.", "Set the probe port to 8443 for deploys; port 80 is closed on the gateway.", "Drain the queue with --graceful=30s before a deploy restarts workers."];
+    const { contentHash } = await import("../../../src/agent/distillation/lesson-rules.js");
+    for (const summary of lessons) store.experiences.add({ agentId: "main", source: "error_correction", summary, category: "pitfall", confidence: 0.6, createdBy: "test", contentHash: contentHash(summary), tags: ["deploy"] });
+    bot.fake.respond(() => ({ text: "not a skill file" }));
+    expect(await bot.send("/distill_skill deploy")).toBe("distilled-deploy v1 drafted (template).");
+    const skill = bot.runtime.catalogs.get("main")?.snapshot.get("distilled-deploy");
+    expect(skill).toMatchObject({ origin: "distilled", status: "draft", source: "agent" });
+    expect(await bot.send("/skill_versions distilled-deploy")).toBe("v1 active · 7 bullets · trial 0/0");
+    expect(await bot.send("/distill_skill deploy", { isOperator: false })).toMatch(/operators only/);
+  });
+});
