@@ -6,6 +6,7 @@
  */
 import { draftSkillName, gateDraft } from "../../knowledge/skill-draft.js";
 import type { ChatModel } from "../../llm/chat-model.js";
+import { askForSkillFile } from "../gaps/draft-writer.js";
 import { formatExperienceId, type Experience } from "../../store/experiences-store.js";
 import type { Locale } from "../texts.js";
 import { DISTILLED_SECTIONS, allBullets } from "./skill-sections.js";
@@ -60,28 +61,14 @@ export function renderDistilledTemplate(name: string, tag: string, lessons: read
 
 export async function writeSkillWithModel(options: { model: ChatModel; name: string; tag: string; lessons: readonly Experience[]; previous?: string; locale: Locale; created: string; agentId: string }): Promise<SkillText> {
   const titles = Object.values(DISTILLED_SECTIONS[options.locale]);
-  try {
-    const response = await options.model.complete({
-      purpose: "draft",
-      agentId: options.agentId,
-      maxTokens: 1_500,
-      messages: [
-        {
-          role: "system",
-          content: [
-            "You turn a team's lessons about one topic into a skill file (SKILL.md). Output only the file, starting with this frontmatter (fill in the description, one line):",
-            ...frontmatter(options.name, options.tag, options.locale, options.created, options.lessons).slice(0, -1),
-            `Then these sections, each a list of "- " bullets${options.locale === "zh" ? " (in Chinese)" : ""}; end every bullet with the lessons it rests on, like [exp-000012]; cite only the lessons given:`,
-            ...titles.map((title) => `## ${title}`),
-            ...(options.previous ? ["Keep what the previous version says unless a lesson contradicts it. Previous version:", options.previous] : []),
-          ].join("\n"),
-        },
-        { role: "user", content: options.lessons.map((lesson) => `[${formatExperienceId(lesson.id)}] (${lesson.category}, ${lesson.status}) ${lesson.summary}`).join("\n") },
-      ],
-    });
-    const text = (response.content ?? "").trim().replace(/^```(?:markdown|md)?\s*\n/i, "").replace(/\n```\s*$/, "");
-    return text ? { ok: true, text: `${text}\n` } : { ok: false, error: "the model returned no skill" };
-  } catch (error) {
-    return { ok: false, error: `the model could not write the skill: ${(error as Error).message}` };
-  }
+  const system = [
+    "You turn a team's lessons about one topic into a skill file (SKILL.md). Output only the file, starting with this frontmatter (fill in the description, one line):",
+    ...frontmatter(options.name, options.tag, options.locale, options.created, options.lessons).slice(0, -1),
+    `Then these sections, each a list of "- " bullets${options.locale === "zh" ? " (in Chinese)" : ""}; end every bullet with the lessons it rests on, like [exp-000012]; cite only the lessons given:`,
+    ...titles.map((title) => `## ${title}`),
+    ...(options.previous ? ["Keep what the previous version says unless a lesson contradicts it. Previous version:", options.previous] : []),
+  ].join("\n");
+  const user = options.lessons.map((lesson) => `[${formatExperienceId(lesson.id)}] (${lesson.category}, ${lesson.status}) ${lesson.summary}`).join("\n");
+  const written = await askForSkillFile(options.model, options.agentId, system, user);
+  return written.ok ? { ok: true, text: written.value } : written;
 }
