@@ -123,7 +123,8 @@ async function run(arm: Arm, seed: number, root: string, taskCount: number, keep
       eligible.push({ arm: chosen[0]?.arm ?? "treatment", success, trueEffect: successProbability(task, lessons) - successProbability(task, []) });
     }
     // The user says when an answer did not work; sometimes they also say what would have.
-    const firstFailed = failed[0];
+    // A wrong flag in the answer is what a user notices first.
+    const firstFailed = failed.find((trap) => answer.includes(trap.wrong)) ?? failed[0];
     if (!success) {
       const reveals = firstFailed !== undefined && uniform(seed, task.index, 7) < WORLD.reveal;
       if (reveals) revealed.add(`${task.family.slug}:${firstFailed.topic}`);

@@ -19,7 +19,9 @@ describe("efficacy harness (subset)", () => {
     expect(summary.citationLeaks).toBe(0);
     const full = results[1] as ArmResult;
     expect(full.lessons.created).toBeGreaterThan(0);
-    for (const harmful of full.harmful.filter((lesson) => lesson.injectionsBeforeDeprecation > 0)) {
+    const shown = full.harmful.filter((lesson) => lesson.injectionsBeforeDeprecation > 0);
+    expect(shown.length).toBeGreaterThan(0);
+    for (const harmful of shown) {
       expect(harmful).toMatchObject({ deprecated: true });
       expect(harmful.injectionsBeforeDeprecation).toBeLessThanOrEqual(8);
     }

@@ -5,6 +5,7 @@
  */
 import { formatExperienceId, type Experience } from "../../store/experiences-store.js";
 import type { Store } from "../../store/store.js";
+import { isConflicting } from "./lesson-rules.js";
 import { LIFECYCLE, type LessonStats } from "./lifecycle.js";
 
 export function statusSince(store: Store, lesson: Experience): number {
@@ -23,7 +24,9 @@ export function lessonStats(store: Store, lesson: Experience, now: number): Less
   const allHoldout = store.injections.holdoutTasks(lesson.agentId);
   const onTags = allHoldout.filter((task) => task.tags.some((tag) => tags.has(tag)));
   const holdout = onTags.length >= LIFECYCLE.harmfulMinN ? onTags : allHoldout;
+  const conflicting = lesson.status === "draft" ? store.experiences.list(lesson.agentId, "active").find((other) => other.id !== lesson.id && isConflicting(other.summary, lesson.summary)) : undefined;
   return {
+    ...(conflicting ? { conflictingActive: formatExperienceId(conflicting.id) } : {}),
     injected: treatment.length,
     cited: citing.length,
     citedTasks: new Set(citing.map((row) => row.traceId)).size,

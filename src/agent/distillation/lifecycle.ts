@@ -33,6 +33,8 @@ export type LessonStats = {
   citing: { n: number; successes: number };
   /** Holdout tasks on its tags, with an outcome. */
   holdout: { n: number; successes: number };
+  /** An active lesson that gives conflicting advice (same words, other flag or number), if any. */
+  conflictingActive?: string;
 };
 
 export type Transition = { to: ExperienceStatus; action: "promote" | "deprecate"; reason: string };
@@ -55,6 +57,8 @@ export function nextTransition(lesson: Pick<Experience, "status" | "pinned" | "s
     }
   }
   if (lesson.status === "draft") {
+    // Only a draft the evidence already went against: a good draft is never retired by a conflicting active one.
+    if (stats.conflictingActive && lesson.contradictCount >= 1) return { to: "deprecated", action: "deprecate", reason: `conflicts with ${stats.conflictingActive}, which evidence promoted` };
     if (stats.citedTasks >= LIFECYCLE.promoteMinCitedTasks && adoption > LIFECYCLE.promoteMinAdoption) {
       return { to: "active", action: "promote", reason: `cited in ${stats.citedTasks} tasks, adoption ${pct(adoption)}` };
     }

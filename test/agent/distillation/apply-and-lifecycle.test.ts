@@ -111,6 +111,8 @@ describe("lifecycle transitions", () => {
     expect(nextTransition(active, harmful)).toMatchObject({ to: "deprecated", reason: expect.stringMatching(/17% vs 50%/) });
     expect(nextTransition(active, { ...harmful, holdout: { n: 5, successes: 5 } })).toBeUndefined();
     expect(nextTransition({ ...draft, contradictCount: 2 }, none)).toMatchObject({ to: "deprecated", reason: expect.stringMatching(/contradicted/) });
+    expect(nextTransition({ ...draft, contradictCount: 1 }, { ...none, conflictingActive: "exp-000007" })).toMatchObject({ to: "deprecated", reason: "conflicts with exp-000007, which evidence promoted" });
+    expect(nextTransition(draft, { ...none, conflictingActive: "exp-000007" })).toBeUndefined();
   });
 
   it("deprecates a draft shown 8 times and almost never cited; pinned and manual lessons are exempt", () => {
