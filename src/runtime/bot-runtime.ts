@@ -8,7 +8,7 @@ import { librarySignpostSection } from "../agent/prompt/library-signpost.js";
 import { createGapLoop, type GapLoop } from "../agent/gaps/gap-loop.js";
 import { createDistillationLoop, type DistillationLoop } from "../agent/distillation/distillation-loop.js";
 import { feedbackCommand } from "../agent/distillation/feedback-command.js";
-import { skillCommands } from "../agent/distillation/skill-commands.js";
+import { handleDistillRequests, skillCommands } from "../agent/distillation/skill-commands.js";
 import { createSkillLoop } from "../agent/distillation/skill-loop.js";
 import { publishSkillThroughToolhost } from "./publish-through-toolhost.js";
 import { createOrchestrator, type Orchestrator, type OrchestratorOptions } from "../agent/orchestrator.js";
@@ -147,7 +147,9 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
         clock,
       })
     : undefined;
-  const distillTimers = distillation ? startDistillationTimers(distillation, options.agents, config.DISTILL_SETTLE_QUIET_MS, config.DISTILL_CURATE_INTERVAL_MS, options.logger) : undefined;
+  const distillTimers = distillation
+    ? startDistillationTimers(distillation, options.agents, config.DISTILL_SETTLE_QUIET_MS, config.DISTILL_CURATE_INTERVAL_MS, options.logger, () => handleDistillRequests(store, skills))
+    : undefined;
   const parts = { store, toolhosts, catalogs, model, gapLoop, distillation };
   const orchestrator = createOrchestrator({
     store,
@@ -221,10 +223,12 @@ function configuredModel(loaded: LoadedConfig): ChatModel | undefined {
 }
 
 /** Settles quiet tasks (checked at a tenth of the quiet period) and runs the lesson lifecycle on its interval. */
-function startDistillationTimers(loop: DistillationLoop, agents: AgentDefinition[], quietMs: number, curateMs: number, logger: Logger): { stop(): void } {
+function startDistillationTimers(loop: DistillationLoop, agents: AgentDefinition[], quietMs: number, curateMs: number, logger: Logger, handleRequests: () => Promise<number>): { stop(): void } {
   const settle = setInterval(() => {
     loop.settleQuiet().catch((error: unknown) => logger.error({ err: error }, "settling quiet tasks failed"));
-  }, Math.max(1_000, Math.floor(quietMs / 10)));
+    // Operators' `laoding experiences distill <tag>` requests wait here for the bot that owns the toolhosts.
+    handleRequests().catch((error: unknown) => logger.error({ err: error }, "skill distillation requests failed"));
+  }, Math.max(1_000, Math.min(60_000, Math.floor(quietMs / 10))));
   const curate = setInterval(() => {
     for (const agent of agents) {
       try {

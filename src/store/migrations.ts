@@ -241,6 +241,16 @@ export const MIGRATIONS: Migration[] = [
         UNIQUE (agent_id, skill_name, version)
       );
 
+      -- An operator's request (laoding experiences distill <tag>) for the running bot, which owns the toolhosts.
+      CREATE TABLE skill_distill_requests (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        requested_at INTEGER NOT NULL,
+        handled_at INTEGER,
+        outcome TEXT
+      );
+
       CREATE TABLE rules (
         id INTEGER PRIMARY KEY,
         agent_id TEXT NOT NULL,

@@ -63,6 +63,13 @@ export function createSkillVersionsStore(db: Db, clock: Clock, ledger: LedgerSto
     all: (agentId: string): SkillVersion[] => ofAgent.all(agentId),
     active: (agentId: string, skillName: string): SkillVersion | undefined => ofSkill.all(agentId, skillName).find((row) => row.status === "active"),
     setStatus,
+    /** `laoding experiences distill <tag>`: queued here, done by the running bot. */
+    requestDistill: (agentId: string, tag: string): number => Number(db.prepare("INSERT INTO skill_distill_requests (agent_id, tag, requested_at) VALUES (?, ?, ?)").run(agentId, tag, clock.now()).lastInsertRowid),
+    pendingRequests: (): { id: number; agentId: string; tag: string }[] =>
+      db.prepare<[], { id: number; agentId: string; tag: string }>("SELECT id, agent_id AS agentId, tag FROM skill_distill_requests WHERE handled_at IS NULL ORDER BY id").all(),
+    requests: (agentId: string): { id: number; tag: string; requestedAt: number; handledAt: number | null; outcome: string | null }[] =>
+      db.prepare<[string], { id: number; tag: string; requestedAt: number; handledAt: number | null; outcome: string | null }>("SELECT id, tag, requested_at AS requestedAt, handled_at AS handledAt, outcome FROM skill_distill_requests WHERE agent_id = ? ORDER BY id").all(agentId),
+    handleRequest: (id: number, outcome: string): void => void db.prepare("UPDATE skill_distill_requests SET handled_at = ?, outcome = ? WHERE id = ?").run(clock.now(), outcome, id),
     recordTrialUse: (id: number, success: boolean): SkillVersion => {
       db.prepare("UPDATE skill_versions SET trial_uses = trial_uses + 1, trial_successes = trial_successes + ? WHERE id = ?").run(success ? 1 : 0, id);
       return byId.get(id) as SkillVersion;

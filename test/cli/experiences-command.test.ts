@@ -52,6 +52,8 @@ describe("laoding experiences", () => {
     expect(show.stdout).toMatch(/create by distiller[\s\S]*deprecate by operator: wrong flag[\s\S]*restore by operator[\s\S]*pin by operator/);
     expect((await cli("show", "exp-99")).stderr).toMatch(/no lesson "exp-99"/);
     expect((await cli("curate")).stdout).toMatch(/agent main: no changes/);
+    expect((await cli("distill", "Deploy")).stdout).toMatch(/request 1 queued for main: the running bot distils "deploy"/);
+    expect((await cli("skills")).stdout).toMatch(/request 1 "deploy": waiting for the running bot/);
   });
 });
 

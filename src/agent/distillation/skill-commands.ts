@@ -7,7 +7,7 @@
  */
 import type { Store } from "../../store/store.js";
 import type { ChatCommand } from "../commands/chat-commands.js";
-import type { SkillLoop } from "./skill-loop.js";
+import type { SkillLoop, SkillOutcome } from "./skill-loop.js";
 
 export function skillCommands(options: { store: Store; skills: SkillLoop }): ChatCommand[] {
   return [
@@ -17,8 +17,7 @@ export function skillCommands(options: { store: Store; skills: SkillLoop }): Cha
       async run({ args, message }) {
         const tag = args.trim().toLowerCase();
         if (!tag) return "Usage: /distill_skill <tag> (tags: laoding experiences list)";
-        const outcome = await options.skills.distill(message.agentId, tag, { asked: true });
-        return outcome.action === "skipped" ? `Nothing written: ${outcome.why}` : outcome.action === "rejected" ? `${outcome.skillName} v${outcome.version} rejected: ${outcome.why}` : `${outcome.skillName} v${outcome.version} ${outcome.action} (${outcome.author}).`;
+        return describeSkillOutcome(await options.skills.distill(message.agentId, tag, { asked: true }));
       },
     },
     {
@@ -37,4 +36,23 @@ export function skillCommands(options: { store: Store; skills: SkillLoop }): Cha
       },
     },
   ];
+}
+
+export function describeSkillOutcome(outcome: SkillOutcome): string {
+  return outcome.action === "skipped" ? `Nothing written: ${outcome.why}` : outcome.action === "rejected" ? `${outcome.skillName} v${outcome.version} rejected: ${outcome.why}` : `${outcome.skillName} v${outcome.version} ${outcome.action} (${outcome.author}).`;
+}
+
+/** Runs the operators' queued `laoding experiences distill <tag>` requests (the running bot's timer calls this). */
+export async function handleDistillRequests(store: Store, skills: SkillLoop): Promise<number> {
+  const pending = store.skillVersions.pendingRequests();
+  for (const request of pending) {
+    let outcome: string;
+    try {
+      outcome = describeSkillOutcome(await skills.distill(request.agentId, request.tag, { asked: true }));
+    } catch (error) {
+      outcome = `failed: ${(error as Error).message}`;
+    }
+    store.skillVersions.handleRequest(request.id, outcome);
+  }
+  return pending.length;
 }

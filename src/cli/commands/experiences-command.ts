@@ -17,6 +17,9 @@ const usage = `Usage: laoding experiences <action> [options]
   pin <exp-id> | unpin <exp-id>   pinned lessons are exempt from the lifecycle
   add --tags a,b [--category C] "summary"   a manual lesson (active, exempt)
   curate                     run the lifecycle now (it also runs daily and after each task)
+  distill <tag>              ask the running bot to distil the tag's lessons into a skill
+                             (done within a minute by \`laoding start\`, which owns the toolhosts)
+  skills                     distilled skills' versions, trials and distill requests
   report                     treatment vs holdout success with 95% intervals, per tag and lesson
 
 Options:
@@ -96,6 +99,22 @@ export const experiencesCommand: Command = {
         case "curate": {
           const changes = agents.map((agentId) => ({ agentId, changes: curateAgent(store, agentId, systemClock.now(), "operator-curate") }));
           return out(changes, () => changes.flatMap((entry) => (entry.changes.length === 0 ? [`agent ${entry.agentId}: no changes`] : entry.changes.map((change) => `agent ${entry.agentId}: ${formatExperienceId(change.experienceId)} ${change.from} -> ${change.to} (${change.reason})`))));
+        }
+        case "distill": {
+          if (!target) throw new UsageError("distill needs a tag (see the tags in `laoding experiences list`)", usage);
+          const agentId = agents[0] as string;
+          const id = store.skillVersions.requestDistill(agentId, target.toLowerCase());
+          return out({ request: id, agentId, tag: target.toLowerCase() }, () => [`request ${id} queued for ${agentId}: the running bot distils "${target.toLowerCase()}" within a minute; check with \`laoding experiences skills\``]);
+        }
+        case "skills": {
+          const result = agents.map((agentId) => ({ agentId, versions: store.skillVersions.all(agentId).map(({ content: _content, ...row }) => row), requests: store.skillVersions.requests(agentId) }));
+          return out(result, () =>
+            result.flatMap((entry) => [
+              `agent ${entry.agentId}`,
+              ...entry.versions.map((row) => `  ${row.skillName} v${row.version} ${row.status} · ${row.bullets} bullets · trial ${row.trialSuccesses}/${row.trialUses}`),
+              ...entry.requests.map((request) => `  request ${request.id} "${request.tag}": ${request.outcome ?? "waiting for the running bot"}`),
+            ]),
+          );
         }
         case "report": {
           const reports = agents.map((agentId) => effectReport(store, agentId));

@@ -101,3 +101,15 @@ describe("Level 2: lessons into a versioned skill", () => {
     expect(trialVerdict({ trialUses: 10, trialSuccesses: 7, baselineRate: 0.9 })).toBe("rollback");
   });
 });
+
+describe("operator requests", () => {
+  it("a queued `laoding experiences distill <tag>` request is done by the bot's loop and its outcome recorded", async () => {
+    const { handleDistillRequests } = await import("../../../src/agent/distillation/skill-commands.js");
+    const { store, loop, catalog } = setup();
+    store.skillVersions.requestDistill("main", "deploy");
+    expect(await handleDistillRequests(store, loop)).toBe(1);
+    expect(store.skillVersions.requests("main")).toMatchObject([{ tag: "deploy", outcome: "distilled-deploy v1 drafted (template).", handledAt: expect.any(Number) }]);
+    expect(catalog.snapshot.get("distilled-deploy")).toBeDefined();
+    expect(await handleDistillRequests(store, loop)).toBe(0);
+  });
+});
