@@ -10,20 +10,21 @@ import type { Logger } from "pino";
 import type { IncomingMessage, TurnControl } from "../channels/channel.js";
 import { personaFile, type AgentDefinition } from "../config/agents.js";
 import type { RuntimeLayout } from "../config/runtime-layout.js";
-import type { SkillCatalog } from "../knowledge/skill-catalog.js";
+import type { SkillCatalog, SkillSnapshot } from "../knowledge/skill-catalog.js";
 import type { ChatMessage, ChatModel, ToolSpec } from "../llm/chat-model.js";
 import { ModelError } from "../llm/model-errors.js";
 import { childFor } from "../log/logger.js";
 import type { Store } from "../store/store.js";
 import type { ToolhostClient } from "../toolhost/client/toolhost-client.js";
 import { chatFolder } from "./chat-folder.js";
+import { extractCitations } from "./distillation/citations.js";
 import { builtinCommands } from "./commands/builtin-commands.js";
 import { parseCommand, runCommand, type ChatCommand } from "./commands/chat-commands.js";
 import { fitToBudget, summarize } from "./conversation/history.js";
-import { createGapRecorder, type GapRecorder } from "./gaps/gap-recorder.js";
+import { createGapRecorder, type GapEvent, type GapRecorder } from "./gaps/gap-recorder.js";
 import { normalizeIntentKey } from "./gaps/intent-key.js";
 import { buildSystemPrompt, skillsSection, toolGuidanceSection, type PromptManifest, type PromptSection } from "./prompt/system-prompt.js";
-import { runReactLoop } from "./react/react-loop.js";
+import { runReactLoop, type ReactLoopResult } from "./react/react-loop.js";
 import { createToolExecutor } from "./react/tool-executor.js";
 import { toModelToolName, toolNameMap } from "./react/tool-names.js";
 import { routeMessage, type RouteDecision } from "./routing/route-message.js";
@@ -31,12 +32,27 @@ import { KeyedSerialQueue } from "./session-queue.js";
 import { text, type Locale } from "./texts.js";
 import { newTraceId } from "./trace-id.js";
 
+/** How a turn ended: the distillation loop's gates read it. */
+export type TurnKind = "answered" | "step_budget" | "cancelled" | "timeout" | "model_failure" | "internal_error" | "no_model";
+
 export type TurnReport = {
   message: IncomingMessage;
   traceId: string;
   sessionId: number;
+  sessionKey: string;
+  kind: TurnKind;
   route?: RouteDecision;
   answer: string;
+};
+
+/**
+ * Lessons for a task (the distillation loop): chosen before routing and shown as a prompt
+ * section (or held out), and the citation line taken out of the answer before anyone
+ * sees or stores it.
+ */
+export type TurnLessons = {
+  select(task: { agentId: string; traceId: string; sessionKey: string; userText: string }): PromptSection | undefined;
+  strip(task: { agentId: string; traceId: string }, answer: string): string;
 };
 
 export type OrchestratorOptions = {
@@ -67,6 +83,9 @@ export type OrchestratorOptions = {
   /** Records gaps (the gap loop's recorder merges keys and clusters); default: store only. */
   recordGap?: GapRecorder;
   afterTurn?: (turn: TurnReport) => void | Promise<void>;
+  lessons?: TurnLessons;
+  /** Trace ids (the eval harness makes them deterministic); default random. */
+  newTraceId?: () => string;
 };
 
 export type Orchestrator = {
@@ -102,7 +121,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   async function process(message: IncomingMessage, control: TurnControl): Promise<string | undefined> {
     const agent = agents.get(message.agentId);
     if (!agent) throw new Error(`no agent "${message.agentId}"`);
-    const traceId = newTraceId();
+    const traceId = (options.newTraceId ?? newTraceId)();
     const sessionKey = `${message.agentId}:${message.channel}:${message.chatId}`;
     const log = childFor(options.logger, { traceId, agentId: agent.id, sessionKey });
     const session = store.sessions.activeSession(agent.id, message.channel, message.chatId);
@@ -130,7 +149,9 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
 
     let answer: string;
     let route: RouteDecision | undefined;
+    let kind: TurnKind;
     if (!options.model) {
+      kind = "no_model";
       answer = text(settings.locale, "noModel", { envFile: layout.envFile });
     } else {
       const turnTimeoutMs = settings.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS;
@@ -138,24 +159,29 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       const signal = control.signal ? AbortSignal.any([control.signal, deadline]) : deadline;
       const model = steeredModel(options.model, signal, control);
       try {
-        const turn = await runTurn({ agent, message, model, sessionId: session.id, summary: session.summary, summaryUntil: session.summaryUntilMessageId ?? 0, userMessageId, traceId, sessionKey, log, signal, control });
+        const gapBase = { agentId: agent.id, sessionId: session.id, traceId, userText: message.text, userId: message.userId };
+        const turn = await runTurn({ agent, message, model, sessionId: session.id, summary: session.summary, summaryUntil: session.summaryUntilMessageId ?? 0, userMessageId, traceId, sessionKey, log, signal, control, gapBase });
         answer = turn.answer;
         route = turn.route;
+        kind = turn.kind;
         // A cancel that came while the last answer was arriving still cancels: the user asked.
         if (signal.aborted) throw signal.reason;
       } catch (error) {
         if (signal.aborted) {
           const timedOut = deadline.aborted && !control.signal?.aborted;
           log.info({ outcome: timedOut ? "timeout" : "cancelled", timeoutMs: timedOut ? turnTimeoutMs : undefined }, timedOut ? "turn passed its deadline; cancelled" : "turn cancelled");
+          kind = timedOut ? "timeout" : "cancelled";
           answer = timedOut ? text(settings.locale, "turnTimedOut", { seconds: Math.round(turnTimeoutMs / 1000) }) : text(settings.locale, "turnCancelled");
         } else if (error instanceof ModelError) {
           // One line: the adapter's message already says what failed; the stack adds nothing.
           log.error({ kind: error.kind, status: error.status, detail: error.message }, "model call failed");
           recordGap({ agentId: agent.id, sessionId: session.id, traceId, intentKey: normalizeIntentKey("", message.text), reason: "model_failure", errorCode: error.kind, detail: error.message, userText: message.text, userId: message.userId });
+          kind = "model_failure";
           answer = modelFailureText(error);
         } else {
           // A bug or a broken disk: the user still gets an answer with a trace id to report.
           log.error({ err: error }, "turn failed");
+          kind = "internal_error";
           answer = text(settings.locale, "internalError", { traceId });
         }
       }
@@ -163,14 +189,15 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     store.messages.append({ sessionId: session.id, role: "assistant", kind: "chat", content: answer, traceId });
     log.info({ chars: answer.length }, "answer sent");
     try {
-      await options.afterTurn?.({ message, traceId, sessionId: session.id, ...(route ? { route } : {}), answer });
+      await options.afterTurn?.({ message, traceId, sessionId: session.id, sessionKey, kind, ...(route ? { route } : {}), answer });
     } catch (error) {
       log.error({ err: error }, "after-turn work failed");
     }
     return answer;
   }
 
-  async function runTurn(turn: {
+  /** Everything one model-backed turn works with; built once in `process`. */
+  type TurnContext = {
     agent: AgentDefinition;
     message: IncomingMessage;
     model: ChatModel;
@@ -183,44 +210,98 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     log: Logger;
     signal: AbortSignal;
     control: TurnControl;
-  }): Promise<{ answer: string; route: RouteDecision }> {
-    const { agent, message, model, traceId, log } = turn;
-    const gapBase = { agentId: agent.id, sessionId: turn.sessionId, traceId, userText: message.text, userId: message.userId };
+    /** What every gap of this turn carries. */
+    gapBase: Omit<GapEvent, "intentKey" | "reason">;
+  };
 
-    // History: the newest messages within the budget; older ones folded into the summary.
+  type TurnTools = { specs: ToolSpec[]; names: Map<string, string> };
+  type HistoryMessage = { role: "user" | "assistant"; content: string };
+
+  /** History -> route -> tools -> prompt -> loop -> answer (or an honest partial one). */
+  async function runTurn(turn: TurnContext): Promise<{ answer: string; route: RouteDecision; kind: "answered" | "step_budget" }> {
+    const lessons = chooseLessons(turn);
+    const { history, summary } = await loadHistory(turn);
+    // A snapshot for the whole turn: a reload during the turn does not change it.
+    const snapshot = options.catalog(turn.agent.id).snapshot;
+    const route = await routeTurn(turn, snapshot, history);
+    const cwd = chatFolder(layout.agentTrees(turn.agent.id), turn.message.channel, turn.message.chatId);
+    const client = options.toolhost(turn.agent.id);
+    const tools = await listTurnTools(turn, client, route);
+    const prompt = composePrompt(turn, { route, snapshot, summary, cwd, lessons });
+    const messages: ChatMessage[] = [{ role: "system", content: prompt.text }, ...history, { role: "user", content: turn.message.text }];
+    const result = await runTurnLoop(turn, { route, client, tools, cwd, messages });
+    if (result.stop === "final") {
+      return { answer: withoutCitations(turn, result.answer).trim() || text(settings.locale, "emptyAnswer"), route, kind: "answered" };
+    }
+    turn.log.warn({ steps: result.steps }, "step budget exhausted");
+    recordGap({ ...turn.gapBase, intentKey: route.intentKey, reason: "step_budget", detail: `tools used: ${result.toolsUsed.join(", ")}` });
+    return { answer: withoutCitations(turn, await partialAnswer({ turn, messages: result.messages, tools: tools.specs, steps: result.steps, toolsUsed: result.toolsUsed })), route, kind: "step_budget" };
+  }
+
+  /** Before routing: the task's lessons (none when held out); a failure here never breaks the turn. */
+  function chooseLessons(turn: TurnContext): PromptSection | undefined {
+    try {
+      return options.lessons?.select({ agentId: turn.agent.id, traceId: turn.traceId, sessionKey: turn.sessionKey, userText: turn.message.text });
+    } catch (error) {
+      turn.log.error({ err: error }, "could not choose lessons; answering without them");
+      return undefined;
+    }
+  }
+
+  /** The citation line is bookkeeping: parsed and removed before the user or the store sees the answer. */
+  function withoutCitations(turn: TurnContext, answer: string): string {
+    // Even with the loop off, a model that learned the habit never shows the line to a user.
+    if (!options.lessons) return extractCitations(answer).answer;
+    try {
+      return options.lessons.strip({ agentId: turn.agent.id, traceId: turn.traceId }, answer);
+    } catch (error) {
+      turn.log.error({ err: error }, "could not read the lesson citations");
+      return answer;
+    }
+  }
+
+  /** The newest messages within the budget; older ones folded into the rolling summary. */
+  async function loadHistory(turn: TurnContext): Promise<{ history: HistoryMessage[]; summary: string | null }> {
     const rows = store.messages.chatAfter(turn.sessionId, turn.summaryUntil).filter((row) => row.id < turn.userMessageId);
     const { recent, overflow } = fitToBudget(rows, settings.contextBudgetChars);
     let summary = turn.summary;
     if (overflow.length > 0) {
-      const folded = await summarize({ model, previous: summary, overflow, traceId, agentId: agent.id, logger: log });
+      const folded = await summarize({ model: turn.model, previous: summary, overflow, traceId: turn.traceId, agentId: turn.agent.id, logger: turn.log });
       if (folded) {
         summary = folded;
         store.sessions.setSummary(turn.sessionId, folded, (overflow.at(-1) as { id: number }).id);
       }
     }
-    const history = recent.map((row) => ({ role: row.role as "user" | "assistant", content: row.content }));
+    return { history: recent.map((row) => ({ role: row.role as "user" | "assistant", content: row.content })), summary };
+  }
 
-    // A snapshot for the whole turn: a reload during the turn does not change it.
-    const snapshot = options.catalog(agent.id).snapshot;
-    const route = await routeMessage({ model, snapshot, userText: message.text, recent: history, traceId, agentId: agent.id, logger: log });
-    log.info({ skills: route.skills, intentKey: route.intentKey, confidence: route.confidence, catalogVersion: snapshot.version }, "routed");
-    if (route.gap) recordGap({ ...gapBase, intentKey: route.intentKey, reason: route.gap, ...(route.unparsed ? { detail: `routing reply: ${route.unparsed}` } : {}) });
+  async function routeTurn(turn: TurnContext, snapshot: SkillSnapshot, history: HistoryMessage[]): Promise<RouteDecision> {
+    const route = await routeMessage({ model: turn.model, snapshot, userText: turn.message.text, recent: history, traceId: turn.traceId, agentId: turn.agent.id, logger: turn.log });
+    turn.log.info({ skills: route.skills, intentKey: route.intentKey, confidence: route.confidence, catalogVersion: snapshot.version }, "routed");
+    if (route.gap) recordGap({ ...turn.gapBase, intentKey: route.intentKey, reason: route.gap, ...(route.unparsed ? { detail: `routing reply: ${route.unparsed}` } : {}) });
+    return route;
+  }
 
-    const cwd = chatFolder(layout.agentTrees(agent.id), message.channel, message.chatId);
-    const client = options.toolhost(agent.id);
-    let toolSpecs: ToolSpec[] = [];
-    let names = new Map<string, string>();
+  /** The agent's tools as the model sees them; none (and a gap) when the toolhost is down. */
+  async function listTurnTools(turn: TurnContext, client: ToolhostClient, route: RouteDecision): Promise<TurnTools> {
     try {
       const tools = await client.listTools();
-      names = toolNameMap(tools.map((tool) => tool.name));
-      toolSpecs = tools.map((tool) => ({ name: toModelToolName(tool.name), description: tool.description, parameters: tool.inputSchema }));
+      return {
+        names: toolNameMap(tools.map((tool) => tool.name)),
+        specs: tools.map((tool) => ({ name: toModelToolName(tool.name), description: tool.description, parameters: tool.inputSchema })),
+      };
     } catch (error) {
-      log.error({ err: error }, "tools unavailable; answering without them");
-      recordGap({ ...gapBase, intentKey: route.intentKey, reason: "tool_failure", tool: "tool.list", errorCode: "TOOLHOST_UNAVAILABLE", detail: (error as Error).message });
+      turn.log.error({ err: error }, "tools unavailable; answering without them");
+      recordGap({ ...turn.gapBase, intentKey: route.intentKey, reason: "tool_failure", tool: "tool.list", errorCode: "TOOLHOST_UNAVAILABLE", detail: (error as Error).message });
+      return { specs: [], names: new Map() };
     }
+  }
 
-    const routedSkills = route.skills.flatMap((name) => {
-      const skill = snapshot.get(name);
+  /** The system prompt from its named sections; its manifest is kept for `/context`. */
+  function composePrompt(turn: TurnContext, parts: { route: RouteDecision; snapshot: SkillSnapshot; summary: string | null; cwd: string; lessons: PromptSection | undefined }): { text: string; manifest: PromptManifest } {
+    const { agent, message } = turn;
+    const routedSkills = parts.route.skills.flatMap((name) => {
+      const skill = parts.snapshot.get(name);
       return skill ? [skill] : [];
     });
     const signpost = options.librarySignpost?.(agent.id);
@@ -229,61 +310,60 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       { name: "rules", content: rulesSection(options.rules?.(agent.id) ?? []) },
       skillsSection(routedSkills),
       ...(signpost ? [signpost] : []),
+      ...(parts.lessons ? [parts.lessons] : []),
       ...(options.extraSections?.({ agentId: agent.id, userText: message.text }) ?? []),
-      toolGuidanceSection({ cwd, locale: settings.locale }),
-      { name: "conversation-summary", content: summary ? `## Earlier in this conversation\n${summary}` : "" },
+      toolGuidanceSection({ cwd: parts.cwd, locale: settings.locale }),
+      { name: "conversation-summary", content: parts.summary ? `## Earlier in this conversation\n${parts.summary}` : "" },
     ];
-    const prompt = buildSystemPrompt(sections, route.skills);
+    const prompt = buildSystemPrompt(sections, parts.route.skills);
     lastPrompts.set(turn.sessionKey, prompt.manifest);
+    return prompt;
+  }
 
-    const messages: ChatMessage[] = [{ role: "system", content: prompt.text }, ...history, { role: "user", content: message.text }];
+  function runTurnLoop(turn: TurnContext, parts: { route: RouteDecision; client: ToolhostClient; tools: TurnTools; cwd: string; messages: ChatMessage[] }): Promise<ReactLoopResult> {
     const executeTool = createToolExecutor({
-      client,
-      names,
-      cwd,
-      traceId,
+      client: parts.client,
+      names: parts.tools.names,
+      cwd: parts.cwd,
+      traceId: turn.traceId,
       sessionId: turn.sessionId,
       signal: turn.signal,
       onCall: (tool) => turn.control.onProgress?.({ state: "tool", tool }),
       // A call cut short by a cancel says nothing about what the agent can do.
       onFailure: (report) =>
-        turn.signal.aborted ? undefined : recordGap({ ...gapBase, intentKey: route.intentKey, reason: report.kind, tool: report.tool, errorCode: report.code, detail: report.reason }),
+        turn.signal.aborted ? undefined : recordGap({ ...turn.gapBase, intentKey: parts.route.intentKey, reason: report.kind, tool: report.tool, errorCode: report.code, detail: report.reason }),
     });
-    const result = await runReactLoop({
-      model,
-      messages,
-      tools: toolSpecs,
+    return runReactLoop({
+      model: turn.model,
+      messages: parts.messages,
+      tools: parts.tools.specs,
       executeTool,
       maxSteps: settings.maxSteps,
-      traceId,
-      agentId: agent.id,
+      traceId: turn.traceId,
+      agentId: turn.agent.id,
       signal: turn.signal,
-      onMessage: (chatMessage) => storeScratch(turn.sessionId, traceId, chatMessage),
+      onMessage: (chatMessage) => storeScratch(turn.sessionId, turn.traceId, chatMessage),
     });
-    if (result.stop === "final") {
-      return { answer: result.answer.trim() || text(settings.locale, "emptyAnswer"), route };
-    }
-    log.warn({ steps: result.steps }, "step budget exhausted");
-    recordGap({ ...gapBase, intentKey: route.intentKey, reason: "step_budget", detail: `tools used: ${result.toolsUsed.join(", ")}` });
-    return { answer: await partialAnswer(model, result.messages, toolSpecs, result.steps, result.toolsUsed, traceId, agent.id, log), route };
   }
 
-  async function partialAnswer(model: ChatModel, messages: ChatMessage[], tools: ToolSpec[], steps: number, toolsUsed: string[], traceId: string, agentId: string, log: Logger): Promise<string> {
-    const note = text(settings.locale, "stepBudget", { steps });
+  /** Out of steps: the model says, without tools, what it found and what is missing. */
+  async function partialAnswer(input: { turn: TurnContext; messages: ChatMessage[]; tools: ToolSpec[]; steps: number; toolsUsed: string[] }): Promise<string> {
+    const { turn } = input;
+    const note = text(settings.locale, "stepBudget", { steps: input.steps });
     try {
-      const response = await model.complete({
+      const response = await turn.model.complete({
         purpose: "partial",
-        traceId,
-        agentId,
-        messages: [...messages, { role: "user", content: "You have run out of steps. Without calling tools, tell me honestly what you found and did so far, and what is still missing." }],
-        tools,
+        traceId: turn.traceId,
+        agentId: turn.agent.id,
+        messages: [...input.messages, { role: "user", content: "You have run out of steps. Without calling tools, tell me honestly what you found and did so far, and what is still missing." }],
+        tools: input.tools,
         toolChoice: "none",
       });
       if (response.content?.trim()) return `${note}\n\n${response.content.trim()}`;
     } catch (error) {
-      log.warn({ err: error }, "could not get a partial answer from the model");
+      turn.log.warn({ err: error }, "could not get a partial answer from the model");
     }
-    return text(settings.locale, "stepBudgetFallback", { steps, done: [...new Set(toolsUsed)].join(", ") || "-" });
+    return text(settings.locale, "stepBudgetFallback", { steps: input.steps, done: [...new Set(input.toolsUsed)].join(", ") || "-" });
   }
 
   /** The words for a failed model call: what happened, and who can do what about it. */

@@ -145,6 +145,36 @@ export const VARIABLES = {
     doc: "Language of the bot's own texts (help, errors, command replies).",
   },
 
+  // Distillation (docs/distillation.md)
+  DISTILLATION_ENABLED: {
+    schema: oneOf(["true", "false"]).transform((value) => value === "true"),
+    expected: "true or false",
+    defaultValue: "true",
+    group: "Distillation",
+    doc: "Learn short lessons from finished tasks, show the relevant ones to later tasks, and retire the ones that do not help.",
+  },
+  DISTILL_HOLDOUT_PERCENT: {
+    schema: integer(0, 50),
+    expected: "a whole number from 0 to 50",
+    defaultValue: "10",
+    group: "Distillation",
+    doc: "Share of eligible tasks (by a hash of the trace id) whose chosen lessons are recorded but not shown, so the effect report is causal.",
+  },
+  DISTILL_SETTLE_QUIET_MS: {
+    schema: integer(1_000, 86_400_000),
+    expected: "milliseconds from 1000 to 86400000",
+    defaultValue: "600000",
+    group: "Distillation",
+    doc: "A task's outcome settles at the user's next message in that chat or after this much quiet; distillation runs then.",
+  },
+  DISTILL_CURATE_INTERVAL_MS: {
+    schema: integer(60_000, 7 * 86_400_000),
+    expected: "milliseconds from 60000 to 604800000",
+    defaultValue: "86400000",
+    group: "Distillation",
+    doc: "How often the lesson lifecycle (promote, deprecate) runs over every agent's lessons; it also runs after each settled task.",
+  },
+
   // Model
   LLM_BASE_URL: {
     schema: httpUrl(),

@@ -77,18 +77,23 @@ export function renderDraftTemplate(name: string, evidence: DraftEvidence, local
   ].join("\n");
 }
 
-/** Frontmatter fields and the locale's four sections, each non-empty. */
-export function gateDraft(text: string, expected: { name: string; intentKey: string; locale: DraftLocale }): ParseResult<Skill> {
+/**
+ * Frontmatter fields and the expected sections, each non-empty. Gap drafts (the default)
+ * have the locale's four sections; distilled skills pass their own origin and sections.
+ */
+export function gateDraft(text: string, expected: { name: string; intentKey: string; locale: DraftLocale; origin?: "gap" | "distilled"; sections?: readonly string[] }): ParseResult<Skill> {
   const parsed = parseSkillText(text, join("/drafts", expected.name, "SKILL.md"), "agent");
   if (!parsed.ok) return parsed;
   const skill = parsed.value;
   const problems: string[] = [];
   if (skill.status !== "draft") problems.push("status must be draft");
-  if (skill.origin !== "gap") problems.push("origin must be gap");
+  const origin = expected.origin ?? "gap";
+  if (skill.name !== expected.name) problems.push(`name must be ${expected.name}`);
+  if (skill.origin !== origin) problems.push(`origin must be ${origin}`);
   if (skill.intentKey !== expected.intentKey) problems.push(`intent_key must be ${expected.intentKey}`);
   if (!skill.created) problems.push("created is missing");
   const sections = splitSections(skill.body);
-  for (const title of DRAFT_SECTIONS[expected.locale]) {
+  for (const title of expected.sections ?? DRAFT_SECTIONS[expected.locale]) {
     const content = sections.get(title);
     if (content === undefined) problems.push(`section "## ${title}" is missing`);
     else if (content.trim().length < 10) problems.push(`section "## ${title}" is empty`);

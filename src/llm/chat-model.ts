@@ -24,7 +24,7 @@ export type ChatRequest = {
   tools?: ToolSpec[];
   toolChoice?: "auto" | "none";
   /** What the call is for, recorded with its token usage. */
-  purpose: "route" | "react" | "summary" | "partial" | "draft";
+  purpose: "route" | "react" | "summary" | "partial" | "draft" | "distill";
   signal?: AbortSignal;
   /** Told before each retry of a failed attempt (the console shows it; channels keep typing). */
   onRetry?: (retry: ModelRetry) => void;

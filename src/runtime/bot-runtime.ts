@@ -6,6 +6,11 @@
 import { gapCommands } from "../agent/commands/gap-commands.js";
 import { librarySignpostSection } from "../agent/prompt/library-signpost.js";
 import { createGapLoop, type GapLoop } from "../agent/gaps/gap-loop.js";
+import { createDistillationLoop, type DistillationLoop } from "../agent/distillation/distillation-loop.js";
+import { feedbackCommand } from "../agent/distillation/feedback-command.js";
+import { handleDistillRequests, skillCommands } from "../agent/distillation/skill-commands.js";
+import { createSkillLoop } from "../agent/distillation/skill-loop.js";
+import { publishSkillThroughToolhost } from "./publish-through-toolhost.js";
 import { createOrchestrator, type Orchestrator, type OrchestratorOptions } from "../agent/orchestrator.js";
 import type { AgentDefinition } from "../config/agents.js";
 import type { LoadedConfig } from "../config/load-config.js";
@@ -31,6 +36,8 @@ export type BotRuntime = {
   catalogs: Map<string, SkillCatalog>;
   model: ChatModel | undefined;
   gapLoop: GapLoop;
+  /** Undefined when DISTILLATION_ENABLED=false. */
+  distillation: DistillationLoop | undefined;
   orchestrator: Orchestrator;
   close(): Promise<void>;
 };
@@ -122,7 +129,30 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
         },
         { onError: (error) => options.logger.warn({ err: error }, "cannot watch a skills folder; use /reload_skills after changes") },
       );
-  const parts = { store, toolhosts, catalogs, model, gapLoop };
+  const skills = createSkillLoop({
+    store,
+    model,
+    catalog: catalogOf,
+    writeDraft: (agentId, name, text) => writeDraftThroughToolhost(library.toolhost(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
+    publishSkill: (agentId, name, text) => publishSkillThroughToolhost(library.toolhost(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
+    locale: config.BOT_LOCALE,
+    logger: options.logger.child({ component: "skill-distiller" }),
+    clock,
+  });
+  const distillation = config.DISTILLATION_ENABLED
+    ? createDistillationLoop({
+        store,
+        model,
+        skills,
+        settings: { locale: config.BOT_LOCALE, holdoutPercent: config.DISTILL_HOLDOUT_PERCENT, settleQuietMs: config.DISTILL_SETTLE_QUIET_MS },
+        logger: options.logger.child({ component: "distillation" }),
+        clock,
+      })
+    : undefined;
+  const distillTimers = distillation
+    ? startDistillationTimers(distillation, options.agents, config.DISTILL_SETTLE_QUIET_MS, config.DISTILL_CURATE_INTERVAL_MS, options.logger, () => handleDistillRequests(store, skills))
+    : undefined;
+  const parts = { store, toolhosts, catalogs, model, gapLoop, distillation };
   const orchestrator = createOrchestrator({
     store,
     agents: options.agents,
@@ -140,17 +170,25 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     logger: options.logger,
     recordGap: gapLoop.recordGap,
     afterTurn: async (turn) => {
+      // Registering the task is instant; its distillation runs later, off the reply's path.
+      distillation?.afterTurn(turn);
       await gapLoop.afterTurn(turn);
     },
+    ...(distillation ? { lessons: distillation.lessons } : {}),
+    // Operator-accepted rules (laoding rules accept), read each turn so a change applies at once.
+    rules: (agentId) => store.rules.active(agentId).map((rule) => rule.text),
     librarySignpost: (agentId) => (library.enabled(agentId) ? librarySignpostSection({ locale: config.BOT_LOCALE, linkName: options.layout.libraryLinkName }) : undefined),
-    commands: gapCommands({
-      clusters: store.clusters,
-      catalog: catalogOf,
-      lookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS,
-      sinceMs: () => gapLoop.sinceMs(),
-      now: () => clock.now(),
-      workspaceDir: options.layout.workspaceDir,
-    }),
+    commands: [
+      ...gapCommands({
+        clusters: store.clusters,
+        catalog: catalogOf,
+        lookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS,
+        sinceMs: () => gapLoop.sinceMs(),
+        now: () => clock.now(),
+        workspaceDir: options.layout.workspaceDir,
+      }),
+      ...(distillation ? [feedbackCommand(distillation), ...skillCommands({ store, skills })] : []),
+    ],
     ...options.extend?.(parts),
   });
   // `laoding skills reload` and friends look here to know whether a bot is listening.
@@ -162,7 +200,9 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     close() {
       closed ??= (async () => {
         watcher?.close();
+        distillTimers?.stop();
         await orchestrator.idle();
+        await distillation?.idle();
         await toolhosts.stopAll();
         store.close();
         forgetRunningBot();
@@ -182,4 +222,32 @@ function configuredModel(loaded: LoadedConfig): ChatModel | undefined {
     maxRetries: config.LLM_MAX_RETRIES,
     ...(config.LLM_API_KEY ? { apiKey: config.LLM_API_KEY } : {}),
   });
+}
+
+/** Settles quiet tasks (checked at a tenth of the quiet period) and runs the lesson lifecycle on its interval. */
+function startDistillationTimers(loop: DistillationLoop, agents: AgentDefinition[], quietMs: number, curateMs: number, logger: Logger, handleRequests: () => Promise<number>): { stop(): void } {
+  const settle = setInterval(() => {
+    loop.settleQuiet().catch((error: unknown) => logger.error({ err: error }, "settling quiet tasks failed"));
+    // Operators' `laoding experiences distill <tag>` requests wait here for the bot that owns the toolhosts.
+    handleRequests().catch((error: unknown) => logger.error({ err: error }, "skill distillation requests failed"));
+  }, Math.max(1_000, Math.min(60_000, Math.floor(quietMs / 10))));
+  const curate = setInterval(() => {
+    for (const agent of agents) {
+      try {
+        const changes = loop.curate(agent.id);
+        if (changes.length > 0) logger.info({ agentId: agent.id, changes }, "lesson lifecycle applied");
+      } catch (error) {
+        logger.error({ err: error, agentId: agent.id }, "lesson lifecycle failed");
+      }
+    }
+  }, curateMs);
+  // Timers never keep the process alive on their own.
+  settle.unref();
+  curate.unref();
+  return {
+    stop() {
+      clearInterval(settle);
+      clearInterval(curate);
+    },
+  };
 }

@@ -183,4 +183,128 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX channel_outbox_by_status ON channel_outbox (bot_key, status, chat_id, id);
     `,
   },
+  {
+    version: 6,
+    name: "distillation: experiences, tags, injections, distill runs, ledger, skill versions, rules",
+    sql: `
+      CREATE TABLE experiences (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('task_completion', 'error_correction', 'review_finding', 'manual')),
+        task_trace_id TEXT,
+        summary TEXT NOT NULL CHECK (length(summary) BETWEEN 20 AND 200),
+        category TEXT NOT NULL CHECK (category IN ('pitfall', 'best_practice', 'pattern', 'anti_pattern')),
+        confidence REAL NOT NULL CHECK (confidence BETWEEN 0 AND 1),
+        status TEXT NOT NULL DEFAULT 'draft' CHECK (status IN ('draft', 'active', 'deprecated')),
+        skill_name TEXT,
+        usage_count INTEGER NOT NULL DEFAULT 0,
+        last_used_at INTEGER,
+        created_by TEXT NOT NULL,
+        deprecated_reason TEXT,
+        content_hash TEXT NOT NULL,
+        support_count INTEGER NOT NULL DEFAULT 1,
+        contradict_count INTEGER NOT NULL DEFAULT 0,
+        injected_count INTEGER NOT NULL DEFAULT 0,
+        pinned INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE UNIQUE INDEX experiences_by_hash ON experiences (agent_id, content_hash);
+      CREATE INDEX experiences_by_status ON experiences (agent_id, status);
+
+      CREATE TABLE experience_tags (
+        experience_id INTEGER NOT NULL REFERENCES experiences (id),
+        tag TEXT NOT NULL,
+        PRIMARY KEY (experience_id, tag)
+      );
+      CREATE INDEX experience_tags_by_tag ON experience_tags (tag);
+
+      -- One row per lesson selected for a task; holdout rows were selected but not shown.
+      CREATE TABLE experience_injections (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        trace_id TEXT NOT NULL,
+        experience_id INTEGER NOT NULL REFERENCES experiences (id),
+        rank INTEGER NOT NULL,
+        arm TEXT NOT NULL CHECK (arm IN ('treatment', 'holdout')),
+        cited INTEGER NOT NULL DEFAULT 0 CHECK (cited IN (0, 1)),
+        outcome TEXT CHECK (outcome IN ('success', 'failure')),
+        created_at INTEGER NOT NULL,
+        UNIQUE (trace_id, experience_id)
+      );
+      CREATE INDEX injections_by_experience ON experience_injections (experience_id, created_at);
+
+      -- One row per settled task and distiller prompt version: the idempotency key.
+      CREATE TABLE distill_runs (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        trace_id TEXT NOT NULL,
+        prompt_version INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('skipped', 'distilled', 'failed')),
+        skip_reason TEXT,
+        source TEXT,
+        outcome TEXT CHECK (outcome IN ('success', 'failure')),
+        tags TEXT NOT NULL DEFAULT '',
+        operations INTEGER NOT NULL DEFAULT 0,
+        refused INTEGER NOT NULL DEFAULT 0,
+        phantom_citations INTEGER NOT NULL DEFAULT 0,
+        tokens INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        UNIQUE (trace_id, prompt_version)
+      );
+      CREATE INDEX distill_runs_by_agent ON distill_runs (agent_id, created_at);
+
+      -- Every change to a lesson, skill version or rule, with its state before and after.
+      CREATE TABLE memory_ledger (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        subject TEXT NOT NULL CHECK (subject IN ('experience', 'skill', 'rule')),
+        subject_id TEXT NOT NULL,
+        action TEXT NOT NULL,
+        before TEXT,
+        after TEXT,
+        reason TEXT,
+        actor TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+      CREATE INDEX memory_ledger_by_subject ON memory_ledger (subject, subject_id, id);
+
+      CREATE TABLE skill_versions (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        skill_name TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('candidate', 'active', 'rejected', 'rolled_back', 'retired')),
+        content TEXT NOT NULL,
+        bullets INTEGER NOT NULL,
+        baseline_rate REAL,
+        trial_uses INTEGER NOT NULL DEFAULT 0,
+        trial_successes INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        UNIQUE (agent_id, skill_name, version)
+      );
+
+      -- An operator's request (laoding experiences distill <tag>) for the running bot, which owns the toolhosts.
+      CREATE TABLE skill_distill_requests (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        requested_at INTEGER NOT NULL,
+        handled_at INTEGER,
+        outcome TEXT
+      );
+
+      CREATE TABLE rules (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        text TEXT NOT NULL CHECK (length(text) BETWEEN 1 AND 300),
+        status TEXT NOT NULL CHECK (status IN ('active', 'removed')),
+        source TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];

@@ -2,6 +2,12 @@
 import { createAgentSettingsStore, type AgentSettingsStore } from "./agent-settings-store.js";
 import { createChannelStore, type ChannelStore } from "./channel-store.js";
 import type { Clock } from "./clock.js";
+import { createDistillRunsStore, type DistillRunsStore } from "./distill-runs-store.js";
+import { createExperiencesStore, type ExperiencesStore } from "./experiences-store.js";
+import { createInjectionsStore, type InjectionsStore } from "./injections-store.js";
+import { createLedgerStore, type LedgerStore } from "./ledger-store.js";
+import { createRulesStore, type RulesStore } from "./rules-store.js";
+import { createSkillVersionsStore, type SkillVersionsStore } from "./skill-versions-store.js";
 import { createGapClustersStore, type GapClustersStore } from "./gap-clusters-store.js";
 import { createGapsStore, type GapsStore } from "./gaps-store.js";
 import { createMessagesStore, type MessagesStore } from "./messages-store.js";
@@ -20,12 +26,19 @@ export type Store = {
   modelCalls: ModelCallsStore;
   agentSettings: AgentSettingsStore;
   channels: ChannelStore;
+  experiences: ExperiencesStore;
+  injections: InjectionsStore;
+  distillRuns: DistillRunsStore;
+  ledger: LedgerStore;
+  rules: RulesStore;
+  skillVersions: SkillVersionsStore;
   close(): void;
 };
 
 export function openStore(file: string, clock: Clock): Store {
   const db = openDatabase({ file });
   let closed = false;
+  const ledger = createLedgerStore(db, clock);
   return {
     db,
     sessions: createSessionsStore(db, clock),
@@ -36,6 +49,12 @@ export function openStore(file: string, clock: Clock): Store {
     modelCalls: createModelCallsStore(db, clock),
     agentSettings: createAgentSettingsStore(db, clock),
     channels: createChannelStore(db, clock),
+    experiences: createExperiencesStore(db, clock, ledger),
+    injections: createInjectionsStore(db, clock),
+    distillRuns: createDistillRunsStore(db, clock),
+    ledger,
+    rules: createRulesStore(db, clock, ledger),
+    skillVersions: createSkillVersionsStore(db, clock, ledger),
     close() {
       if (closed) return;
       closed = true;

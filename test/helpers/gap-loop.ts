@@ -63,7 +63,7 @@ export function gapLoopSetup(options: { model?: ChatModel; trigger?: number; loo
       ...(gap.errorCode ? { errorCode: gap.errorCode } : {}),
       ...(gap.detail ? { detail: gap.detail } : {}),
     });
-    return loop.afterTurn({ traceId, sessionId: 1, answer: "", message: { channel: "test", chatId: "x", userId: "u", text: "", agentId: "main", isOperator: true } });
+    return loop.afterTurn({ traceId, sessionId: 1, sessionKey: "main:test:x", kind: "answered", answer: "", message: { channel: "test", chatId: "x", userId: "u", text: "", agentId: "main", isOperator: true } });
   };
   const writeSkill = (dir: string, name: string, description: string) => {
     mkdirSync(join(dir, name), { recursive: true });

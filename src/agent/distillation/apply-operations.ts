@@ -1,0 +1,133 @@
+/**
+ * The model proposes, the code applies. Every operation is validated here: aliases must
+ * be ones this call handed out (the model never mints ids), enums and lengths must hold,
+ * tags are normalised and always include the task's, model-only confidence is capped,
+ * exact and near duplicates become REINFORCE, and text that instructs, hides characters
+ * or condemns a tool without a remedy is refused. A lesson shown to this very task is
+ * never reinforced or re-added by it: a lesson cannot learn from its own injection.
+ */
+import { EXPERIENCE_CATEGORIES, type Experience, type ExperienceCategory, type ExperienceSource } from "../../store/experiences-store.js";
+import type { Store } from "../../store/store.js";
+import { MAX_OPERATIONS, type RawOperation } from "./distiller.js";
+import { checkLessonText, contentHash, isNearDuplicate, MAX_TAGS, normalizeTags } from "./lesson-rules.js";
+
+/** The highest confidence a model alone can give a lesson; evidence raises it later. */
+export const MODEL_CONFIDENCE_CAP = 0.6;
+export const DEFAULT_CONFIDENCE = 0.4;
+
+export type AppliedOperation =
+  | { op: "ADD"; experienceId: number }
+  | { op: "REINFORCE"; experienceId: number; why?: string }
+  | { op: "CONTRADICT"; experienceId: number };
+export type RefusedOperation = { index: number; reason: string };
+
+export type ApplyInput = {
+  store: Store;
+  agentId: string;
+  traceId: string;
+  source: ExperienceSource;
+  taskTags: string[];
+  aliases: ReadonlyMap<string, Experience>;
+  /** Lessons shown to this task (treatment): never reinforced or re-added from it. */
+  injectedIds: ReadonlySet<number>;
+  operations: RawOperation[];
+  actor: string;
+  /**
+   * The efficacy harness's no-gates arm only: text checks, the confidence cap and the
+   * own-injection refusal are skipped (the database's own constraints still hold).
+   */
+  dangerouslySkipChecks?: boolean;
+};
+
+export function applyOperations(input: ApplyInput): { applied: AppliedOperation[]; refused: RefusedOperation[] } {
+  const { store } = input;
+  const applied: AppliedOperation[] = [];
+  const refused: RefusedOperation[] = [];
+  const touched = new Set<number>();
+  input.operations.forEach((operation, index) => {
+    const refuse = (reason: string) => void refused.push({ index, reason });
+    if (index >= MAX_OPERATIONS) return refuse(`more than ${MAX_OPERATIONS} operations`);
+    const op = typeof operation.op === "string" ? operation.op.toUpperCase() : "";
+    if (op === "ADD") {
+      const lesson = validateAdd(operation, input);
+      if (!lesson.ok) return refuse(lesson.reason);
+      const same = store.experiences.byHash(input.agentId, lesson.hash) ?? (input.dangerouslySkipChecks ? undefined : store.experiences.list(input.agentId).find((other) => other.status !== "deprecated" && isNearDuplicate(lesson.summary, other.summary)));
+      if (same) {
+        if (input.injectedIds.has(same.id) && !input.dangerouslySkipChecks) return refuse(`repeats ${same.id}, which this task was shown`);
+        if (same.status === "deprecated") return refuse(`repeats deprecated lesson ${same.id}`);
+        if (touched.has(same.id)) return refuse("a second operation on the same lesson");
+        touched.add(same.id);
+        reinforce(input, same, "a duplicate ADD became REINFORCE");
+        return void applied.push({ op: "REINFORCE", experienceId: same.id, why: "duplicate" });
+      }
+      const created = store.experiences.add({
+        agentId: input.agentId,
+        source: input.source,
+        taskTraceId: input.traceId,
+        summary: lesson.summary,
+        category: lesson.category,
+        confidence: lesson.confidence,
+        createdBy: input.actor,
+        contentHash: lesson.hash,
+        tags: lesson.tags,
+      });
+      touched.add(created.id);
+      return void applied.push({ op: "ADD", experienceId: created.id });
+    }
+    if (op === "REINFORCE" || op === "CONTRADICT") {
+      const alias = typeof operation.target === "string" ? operation.target.trim().toUpperCase() : "";
+      const target = input.aliases.get(alias);
+      if (!target) return refuse(`unknown target "${String(operation.target)}"; only the E-numbers given may be used`);
+      if (touched.has(target.id)) return refuse("a second operation on the same lesson");
+      touched.add(target.id);
+      if (op === "REINFORCE") {
+        if (input.injectedIds.has(target.id) && !input.dangerouslySkipChecks) return refuse(`${alias} was shown to this task; its citations already count`);
+        reinforce(input, target);
+        return void applied.push({ op: "REINFORCE", experienceId: target.id });
+      }
+      const reason = typeof operation.reason === "string" ? operation.reason.slice(0, 200) : "contradicted by a later task";
+      const current = store.experiences.get(target.id) as Experience;
+      store.experiences.change(
+        target.id,
+        { contradictCount: current.contradictCount + 1, confidence: round(Math.max(0.05, current.confidence - 0.1)) },
+        { action: "contradict", reason: `${reason} (task ${input.traceId})`, actor: input.actor },
+      );
+      return void applied.push({ op: "CONTRADICT", experienceId: target.id });
+    }
+    refuse(`unknown operation "${String(operation.op)}"; use ADD, REINFORCE or CONTRADICT`);
+  });
+  return { applied, refused };
+}
+
+type ValidLesson = { ok: true; summary: string; category: ExperienceCategory; confidence: number; tags: string[]; hash: string } | { ok: false; reason: string };
+
+function validateAdd(operation: RawOperation, input: ApplyInput): ValidLesson {
+  if (typeof operation.summary !== "string") return { ok: false, reason: "ADD needs a summary" };
+  const skip = input.dangerouslySkipChecks === true;
+  const summary = skip ? operation.summary.trim().padEnd(20, ".").slice(0, 200) : operation.summary.trim();
+  const check = checkLessonText(summary);
+  if (!check.ok && !skip) return { ok: false, reason: check.reason };
+  const given = typeof operation.category === "string" ? operation.category.trim().toLowerCase() : "";
+  const category = skip && !(EXPERIENCE_CATEGORIES as readonly string[]).includes(given) ? "pattern" : given;
+  if (!(EXPERIENCE_CATEGORIES as readonly string[]).includes(category)) return { ok: false, reason: `category "${String(operation.category)}" is not one of ${EXPERIENCE_CATEGORIES.join(", ")}` };
+  const confidence = typeof operation.confidence === "number" && Number.isFinite(operation.confidence) ? operation.confidence : DEFAULT_CONFIDENCE;
+  if (confidence < 0 || confidence > 1) return { ok: false, reason: `confidence ${confidence} is outside 0-1` };
+  const modelTags = Array.isArray(operation.tags) ? operation.tags.filter((tag): tag is string => typeof tag === "string") : [];
+  // The task's tags always come first: they are what later tasks are matched on.
+  const tags = [...new Set([...input.taskTags, ...normalizeTags(modelTags)])].slice(0, MAX_TAGS).sort();
+  return { ok: true, summary, category: category as ExperienceCategory, confidence: round(skip ? confidence : Math.min(confidence, MODEL_CONFIDENCE_CAP)), tags, hash: contentHash(summary) };
+}
+
+function reinforce(input: ApplyInput, lesson: Experience, reason?: string): void {
+  const current = input.store.experiences.get(lesson.id) as Experience;
+  const cap = current.status === "active" ? 0.9 : MODEL_CONFIDENCE_CAP;
+  input.store.experiences.change(
+    lesson.id,
+    { supportCount: current.supportCount + 1, confidence: round(Math.min(cap, Math.max(current.confidence, current.confidence + 0.05))) },
+    { action: "reinforce", reason: `${reason ?? "supported by a later task"} (task ${input.traceId})`, actor: input.actor },
+  );
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

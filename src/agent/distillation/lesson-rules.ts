@@ -1,0 +1,105 @@
+/**
+ * What a lesson's text may be. Every lesson passes these checks when it is written, and
+ * its text is checked again when it is read for a prompt: a lesson is data for the model,
+ * so text that tries to instruct it, hides characters, or condemns a tool without saying
+ * what to do instead never reaches a prompt.
+ */
+import { createHash } from "node:crypto";
+import { terms } from "../../knowledge/keywords.js";
+
+export const SUMMARY_MIN_CHARS = 20;
+export const SUMMARY_MAX_CHARS = 200;
+export const MAX_TAGS = 6;
+/** Two lessons whose terms overlap this much say the same thing (Jaccard). */
+export const NEAR_DUPLICATE_JACCARD = 0.7;
+
+/** Zero-width, bidi-override, soft-hyphen and control characters: invisible in a chat, visible to a model. */
+const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|[\u{e0000}-\u{e007f}]/u;
+
+const INSTRUCTION_PATTERNS: RegExp[] = [
+  /\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|above|earlier|all|system|instructions?|rules?|prompt)\b/i,
+  /\b(system prompt|developer message|jailbreak|prompt injection)\b/i,
+  /\byou (must|should) (now|always|never)\b/i,
+  /\bfrom now on\b/i,
+  /\b(act|behave|pretend) as\b/i,
+  /\b(reveal|print|send|leak|exfiltrate)\b.{0,30}\b(secret|token|password|api key|credentials?|env)\b/i,
+  /<\/?(system|assistant|user|instructions?)>/i,
+  /(忽略|无视|忘记).{0,10}(之前|以上|上面|所有|系统).{0,6}(指令|规则|提示|要求)?/,
+  /(从现在开始|从今以后|系统提示词|你必须永远|扮演)/,
+  /(泄露|发送|打印).{0,10}(密钥|密码|令牌|token)/i,
+];
+
+const NEGATIVE_TOOL_CLAIM = /\b(is|are)\s+(broken|useless|unusable|unreliable)\b|\b(doesn'?t|does not|don'?t|do not|never|cannot|can'?t)\s+work\b|\bnever use\b|\bavoid (using )?(the )?\w+ tool\b|(坏了|不可用|不能用|用不了|无法使用|不要用|别用|永远不要)/i;
+const REMEDY = /\b(instead|use|pass|add|set|run|retry|switch|with|then|fix|workaround|by)\b|(改用|换用|加上|设置|先用|重试|通过|代替|而是)/i;
+
+export type TextCheck = { ok: true } | { ok: false; reason: string };
+
+/** The checks every lesson's text must pass, at write time and again at read time. */
+export function checkLessonText(summary: string): TextCheck {
+  if (INVISIBLE.test(summary)) return { ok: false, reason: "contains invisible or control characters" };
+  const length = [...summary].length;
+  if (length < SUMMARY_MIN_CHARS || length > SUMMARY_MAX_CHARS) return { ok: false, reason: `summary is ${length} characters; ${SUMMARY_MIN_CHARS}-${SUMMARY_MAX_CHARS} allowed` };
+  if (/[\r\n]/.test(summary)) return { ok: false, reason: "summary spans several lines" };
+  if (INSTRUCTION_PATTERNS.some((pattern) => pattern.test(summary))) return { ok: false, reason: "reads like an instruction to the model, not a lesson" };
+  if (NEGATIVE_TOOL_CLAIM.test(summary) && !remedyAfterClaim(summary)) return { ok: false, reason: "a negative claim about a tool without a remedy" };
+  return { ok: true };
+}
+
+function remedyAfterClaim(summary: string): boolean {
+  // "X is broken" alone condemns a tool; "X is broken for Y, use Z instead" teaches something.
+  const claim = NEGATIVE_TOOL_CLAIM.exec(summary);
+  if (!claim) return true;
+  const rest = summary.slice(0, claim.index) + summary.slice(claim.index + claim[0].length);
+  return REMEDY.test(rest);
+}
+
+/** Tags: lowercase words or CJK runs joined by hyphens, 2-32 characters, unique, sorted. */
+export function normalizeTags(raw: readonly string[]): string[] {
+  const tags = new Set<string>();
+  for (const item of raw) {
+    const tag = item
+      .normalize("NFKC")
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}]+/gu, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 32)
+      .replace(/-+$/, "");
+    if ([...tag].length >= 2) tags.add(tag);
+  }
+  return [...tags].sort();
+}
+
+/** The same lesson written with other spacing, case or punctuation has the same hash. */
+export function contentHash(summary: string): string {
+  const canonical = summary.normalize("NFKC").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+  return createHash("sha256").update(canonical).digest("hex").slice(0, 32);
+}
+
+export function jaccard(left: ReadonlySet<string>, right: ReadonlySet<string>): number {
+  if (left.size === 0 && right.size === 0) return 0;
+  let shared = 0;
+  for (const item of left) if (right.has(item)) shared += 1;
+  return shared / (left.size + right.size - shared);
+}
+
+/**
+ * Same words and the same concrete details. Two lessons that differ only in a flag, a
+ * number or a path say different things ("--force-tls" vs "--plain-tls"): never merged.
+ */
+export function isNearDuplicate(summary: string, other: string): boolean {
+  return jaccard(terms(summary), terms(other)) >= NEAR_DUPLICATE_JACCARD && sameDetails(summary, other);
+}
+
+/** Same words, different concrete details: the two lessons give conflicting advice. */
+export function isConflicting(summary: string, other: string): boolean {
+  return jaccard(terms(summary), terms(other)) >= NEAR_DUPLICATE_JACCARD && !sameDetails(summary, other);
+}
+
+function sameDetails(summary: string, other: string): boolean {
+  const details = (text: string) => new Set(text.match(CONCRETE_DETAIL) ?? []);
+  const left = details(summary);
+  const right = details(other);
+  return left.size === right.size && [...left].every((detail) => right.has(detail));
+}
+
+const CONCRETE_DETAIL = /`[^`]+`|--?[A-Za-z][\w.:/=-]*|[\w.-]*\d[\w.:/-]*|(?:\.{0,2}\/)[\w./-]+/g;

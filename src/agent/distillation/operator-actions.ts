@@ -1,0 +1,41 @@
+/**
+ * What an operator may do to a lesson, each a ledgered change: deprecate, restore (back
+ * to draft, with a clean slate for the lifecycle), pin or unpin (pinned lessons are
+ * exempt from the lifecycle), and add a manual lesson (also exempt).
+ */
+import { formatExperienceId, parseExperienceId, type Experience } from "../../store/experiences-store.js";
+import type { Store } from "../../store/store.js";
+import { checkLessonText, contentHash, normalizeTags } from "./lesson-rules.js";
+
+export class LessonActionError extends Error {
+  override readonly name = "LessonActionError";
+}
+
+export function findLesson(store: Store, idText: string): Experience {
+  const id = parseExperienceId(idText) ?? (/^\d+$/.test(idText) ? Number(idText) : undefined);
+  const lesson = id === undefined ? undefined : store.experiences.get(id);
+  if (!lesson) throw new LessonActionError(`no lesson "${idText}"; list them with \`laoding experiences list\``);
+  return lesson;
+}
+
+export function deprecateLesson(store: Store, lesson: Experience, reason: string, actor = "operator"): Experience {
+  if (lesson.status === "deprecated") throw new LessonActionError(`${formatExperienceId(lesson.id)} is already deprecated`);
+  return store.experiences.change(lesson.id, { status: "deprecated", deprecatedReason: reason }, { action: "deprecate", reason, actor });
+}
+
+export function restoreLesson(store: Store, lesson: Experience, actor = "operator"): Experience {
+  if (lesson.status !== "deprecated") throw new LessonActionError(`${formatExperienceId(lesson.id)} is ${lesson.status}, not deprecated`);
+  return store.experiences.change(lesson.id, { status: "draft", deprecatedReason: null }, { action: "restore", reason: "restored by an operator", actor });
+}
+
+export function pinLesson(store: Store, lesson: Experience, pinned: boolean, actor = "operator"): Experience {
+  return store.experiences.change(lesson.id, { pinned: pinned ? 1 : 0 }, { action: pinned ? "pin" : "unpin", actor });
+}
+
+export function addManualLesson(store: Store, input: { agentId: string; summary: string; tags: string[]; category: Experience["category"] }, actor = "operator"): Experience {
+  const check = checkLessonText(input.summary);
+  if (!check.ok) throw new LessonActionError(`lesson refused: ${check.reason}`);
+  const hash = contentHash(input.summary);
+  if (store.experiences.byHash(input.agentId, hash)) throw new LessonActionError("the same lesson exists already");
+  return store.experiences.add({ agentId: input.agentId, source: "manual", summary: input.summary, category: input.category, confidence: 0.8, status: "active", createdBy: actor, contentHash: hash, tags: normalizeTags(input.tags) });
+}

@@ -1,0 +1,41 @@
+/**
+ * Candidates for always-on rules, with their evidence. A rule is the last step of
+ * Memory -> Skill -> Rule and only an operator takes it: this module only proposes.
+ * Candidates are the decision-heuristic bullets of active distilled skill versions, and
+ * active lessons with strong evidence (cited in many tasks that then succeeded).
+ */
+import { formatExperienceId } from "../../store/experiences-store.js";
+import type { Store } from "../../store/store.js";
+import { lessonStats } from "./lesson-stats.js";
+import { skillBullets } from "./skill-sections.js";
+
+export const RULE_CANDIDATE_MIN_CITED_TASKS = 5;
+export const RULE_CANDIDATE_MIN_SUCCESS = 0.7;
+
+export type RuleCandidate = { id: string; text: string; evidence: string };
+
+export function ruleCandidates(store: Store, agentId: string, now: number): RuleCandidate[] {
+  const active = new Set(store.rules.active(agentId).map((rule) => rule.text));
+  const fromSkills = store.db
+    .prepare<[string], { skillName: string; version: number; content: string; trialUses: number; trialSuccesses: number }>(
+      "SELECT skill_name AS skillName, version, content, trial_uses AS trialUses, trial_successes AS trialSuccesses FROM skill_versions WHERE agent_id = ? AND status = 'active' ORDER BY skill_name",
+    )
+    .all(agentId)
+    .flatMap((version) =>
+      skillBullets(version.content, "heuristics").map((bullet, index) => ({
+        id: `${version.skillName}@v${version.version}#${index + 1}`,
+        text: bullet.replace(/\s*\[exp-\d+(?:,\s*exp-\d+)*\]\s*$/i, "").trim(),
+        evidence: `heuristic of active skill ${version.skillName} v${version.version} (trial ${version.trialSuccesses}/${version.trialUses} successes); cites ${(bullet.match(/exp-\d+/gi) ?? []).join(", ") || "no lessons"}`,
+      })),
+    );
+  const fromLessons = store.experiences
+    .list(agentId, "active")
+    .map((lesson) => ({ lesson, stats: lessonStats(store, lesson, now) }))
+    .filter(({ stats }) => stats.citedTasks >= RULE_CANDIDATE_MIN_CITED_TASKS && stats.citing.n > 0 && stats.citing.successes / stats.citing.n >= RULE_CANDIDATE_MIN_SUCCESS)
+    .map(({ lesson, stats }) => ({
+      id: formatExperienceId(lesson.id),
+      text: lesson.summary,
+      evidence: `cited in ${stats.citedTasks} tasks, ${stats.citing.successes}/${stats.citing.n} succeeded; holdout ${stats.holdout.successes}/${stats.holdout.n}`,
+    }));
+  return [...fromSkills, ...fromLessons].filter((candidate) => candidate.text.length > 0 && !active.has(candidate.text));
+}

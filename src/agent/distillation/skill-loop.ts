@@ -1,0 +1,167 @@
+/**
+ * Level 2: lessons -> a distilled skill. Triggered when >= 5 live lessons share a tag,
+ * when 3 tasks of a tag failed within 14 days, or when asked; at most once per tag per
+ * 24 hours unless asked. The first version is written through the gap drafts' path
+ * (structure gate, create-only draft folder, hot reload); later versions are candidates
+ * that pass the ratchet before they are published, and every live version is on trial
+ * for the next tasks that use it, with an automatic, ledgered, undoable rollback.
+ */
+import type { Logger } from "pino";
+import type { SkillCatalog } from "../../knowledge/skill-catalog.js";
+import type { DraftWrite } from "../../knowledge/skill-draft.js";
+import type { ChatModel } from "../../llm/chat-model.js";
+import type { Experience } from "../../store/experiences-store.js";
+import type { SkillVersion } from "../../store/skill-versions-store.js";
+import type { Store } from "../../store/store.js";
+import type { Locale } from "../texts.js";
+import { judgeCandidate, trialVerdict } from "./skill-ratchet.js";
+import { allBullets } from "./skill-sections.js";
+import { distilledSkillName, gateDistilledSkill, renderDistilledTemplate, writeSkillWithModel } from "./skill-writer.js";
+
+export const SKILL_TRIGGER = { liveLessons: 5, failures: 3, failureWindowMs: 14 * 86_400_000, debounceMs: 86_400_000 } as const;
+
+export type SkillOutcome =
+  | { action: "drafted" | "published"; skillName: string; version: number; author: "model" | "template" }
+  | { action: "rejected"; skillName: string; version: number; why: string }
+  | { action: "skipped"; why: string };
+
+export type SkillLoop = {
+  /** Distils the tag's lessons now (operators and the chat request pass `asked`). */
+  distill(agentId: string, tag: string, options?: { asked?: boolean; forceActive?: boolean }): Promise<SkillOutcome>;
+  /** After a settled task: its tags may cross a trigger. */
+  maybeTrigger(agentId: string, tags: readonly string[]): Promise<SkillOutcome[]>;
+  /** A settled task that used distilled skills counts toward their trial. */
+  recordUse(agentId: string, skillNames: readonly string[], success: boolean): Promise<void>;
+  /** Makes any version the live one (undoes a rollback or a rejection); ledgered. */
+  activate(agentId: string, skillName: string, version: number, actor: string): Promise<SkillVersion>;
+};
+
+export function createSkillLoop(options: {
+  store: Store;
+  model: ChatModel | undefined;
+  catalog: (agentId: string) => SkillCatalog;
+  /** Create-only write of a new skill folder (the gap drafts' path, through the agent's toolhost). */
+  writeDraft: (agentId: string, name: string, text: string) => Promise<DraftWrite>;
+  /** Replaces the live SKILL.md of an existing distilled skill (through the agent's toolhost). */
+  publishSkill: (agentId: string, name: string, text: string) => Promise<void>;
+  locale: Locale;
+  logger: Logger;
+  clock: { now(): number };
+}): SkillLoop {
+  const { store, logger, clock } = options;
+
+  function liveLessons(agentId: string, tag: string): Experience[] {
+    return store.experiences.list(agentId).filter((lesson) => lesson.status !== "deprecated" && lesson.tags.includes(tag));
+  }
+
+  /** Per recorded task of the tag, the lessons it produced or was shown: the offline evidence. */
+  function taskLessons(agentId: string, tag: string): number[][] {
+    const lessons = liveLessons(agentId, tag);
+    const byTrace = new Map<string, Set<number>>();
+    for (const lesson of lessons) {
+      if (lesson.taskTraceId) byTrace.set(lesson.taskTraceId, new Set([...(byTrace.get(lesson.taskTraceId) ?? []), lesson.id]));
+      for (const row of store.injections.byExperience(lesson.id)) if (row.cited) byTrace.set(row.traceId, new Set([...(byTrace.get(row.traceId) ?? []), lesson.id]));
+    }
+    return [...byTrace.values()].map((ids) => [...ids]);
+  }
+
+  async function writeText(agentId: string, name: string, tag: string, lessons: Experience[], previous: string | undefined): Promise<{ text: string; author: "model" | "template" } | { error: string }> {
+    const created = new Date(clock.now()).toISOString().slice(0, 10);
+    const expected = { name, tag, locale: options.locale, lessonIds: new Set(lessons.map((lesson) => lesson.id)) };
+    if (options.model) {
+      const written = await writeSkillWithModel({ model: options.model, name, tag, lessons, locale: options.locale, created, agentId, ...(previous ? { previous } : {}) });
+      const gate = written.ok ? gateDistilledSkill(written.text, expected) : written;
+      if (gate.ok) return { text: gate.text, author: "model" };
+      logger.warn({ agentId, tag, problem: gate.error }, "the model's skill failed the gate; using the template");
+    }
+    const template = renderDistilledTemplate(name, tag, lessons, options.locale, created);
+    const gate = gateDistilledSkill(template, expected);
+    return gate.ok ? { text: template, author: "template" } : { error: gate.error };
+  }
+
+  /** Success rate of the tag's recent settled tasks: the baseline a new version must not fall below. */
+  function tagRate(agentId: string, tag: string): number | null {
+    const runs = store.distillRuns.byAgent(agentId).filter((run) => run.outcome && run.tags.split(" ").includes(tag)).slice(-20);
+    return runs.length === 0 ? null : runs.filter((run) => run.outcome === "success").length / runs.length;
+  }
+
+  async function distill(agentId: string, tag: string, request: { asked?: boolean; forceActive?: boolean } = {}): Promise<SkillOutcome> {
+    const name = distilledSkillName(tag);
+    const versions = store.skillVersions.versions(agentId, name);
+    const last = versions.at(-1);
+    if (!request.asked && last && clock.now() - last.createdAt < SKILL_TRIGGER.debounceMs) return { action: "skipped", why: "a version was written in the last 24 hours" };
+    const lessons = liveLessons(agentId, tag);
+    if (lessons.length === 0) return { action: "skipped", why: `no live lessons tagged ${tag}` };
+    const active = store.skillVersions.active(agentId, name);
+    const written = await writeText(agentId, name, tag, lessons, active?.content);
+    if ("error" in written) return { action: "skipped", why: written.error };
+    const candidate = store.skillVersions.add({ agentId, skillName: name, tag, content: written.text, bullets: allBullets(written.text).length, actor: written.author === "model" ? "skill-distiller" : "skill-template" });
+    const verdict = request.forceActive ? ({ accept: true } as const) : judgeCandidate({ candidate: written.text, active: active?.content, taskLessons: taskLessons(agentId, tag) });
+    if (!verdict.accept) {
+      store.skillVersions.setStatus(candidate.id, "rejected", { action: "reject", reason: verdict.reason, actor: "ratchet" });
+      logger.info({ agentId, skill: name, version: candidate.version, why: verdict.reason }, "distilled skill version rejected by the ratchet");
+      return { action: "rejected", skillName: name, version: candidate.version, why: verdict.reason };
+    }
+    if (!active && versions.length === 0) {
+      const result = await options.writeDraft(agentId, name, written.text);
+      if (!result.written) {
+        store.skillVersions.setStatus(candidate.id, "rejected", { action: "reject", reason: result.reason, actor: "ratchet" });
+        return { action: "rejected", skillName: name, version: candidate.version, why: result.reason };
+      }
+    } else await options.publishSkill(agentId, name, written.text);
+    const baseline = active && active.trialUses > 0 ? active.trialSuccesses / active.trialUses : tagRate(agentId, tag);
+    if (active) store.skillVersions.setStatus(active.id, "retired", { action: "retire", reason: `replaced by v${candidate.version}`, actor: "ratchet" });
+    store.skillVersions.setStatus(candidate.id, "active", { action: request.forceActive ? "force-activate" : "activate", reason: request.forceActive ? "forced active by an operator" : "passed the ratchet", actor: request.forceActive ? "operator" : "ratchet" }, { baselineRate: baseline });
+    for (const lesson of lessons) if (lesson.skillName !== name) store.experiences.change(lesson.id, { skillName: name }, { action: "distilled-into-skill", reason: `${name} v${candidate.version}`, actor: "skill-distiller" });
+    options.catalog(agentId).reload();
+    logger.info({ agentId, skill: name, version: candidate.version, author: written.author, lessons: lessons.length }, "distilled skill version published");
+    return { action: versions.length === 0 ? "drafted" : "published", skillName: name, version: candidate.version, author: written.author };
+  }
+
+  async function activate(agentId: string, skillName: string, version: number, actor: string): Promise<SkillVersion> {
+    const target = store.skillVersions.versions(agentId, skillName).find((row) => row.version === version);
+    if (!target) throw new Error(`no version ${version} of ${skillName}`);
+    const active = store.skillVersions.active(agentId, skillName);
+    if (active?.id === target.id) return target;
+    await options.publishSkill(agentId, skillName, target.content);
+    if (active) store.skillVersions.setStatus(active.id, "retired", { action: "retire", reason: `v${version} activated by ${actor}`, actor });
+    const live = store.skillVersions.setStatus(target.id, "active", { action: "activate", reason: `activated by ${actor}`, actor }, { baselineRate: target.baselineRate });
+    options.catalog(agentId).reload();
+    return live;
+  }
+
+  return {
+    distill,
+    activate,
+    async maybeTrigger(agentId, tags) {
+      const outcomes: SkillOutcome[] = [];
+      const since = clock.now() - SKILL_TRIGGER.failureWindowMs;
+      const runs = store.distillRuns.byAgent(agentId, since);
+      for (const tag of tags) {
+        const failures = runs.filter((run) => run.outcome === "failure" && run.tags.split(" ").includes(tag)).length;
+        if (liveLessons(agentId, tag).length >= SKILL_TRIGGER.liveLessons || failures >= SKILL_TRIGGER.failures) outcomes.push(await distill(agentId, tag));
+      }
+      return outcomes;
+    },
+    async recordUse(agentId, skillNames, success) {
+      for (const name of skillNames) {
+        const active = store.skillVersions.active(agentId, name);
+        if (!active || active.trialUses >= 10 || trialVerdict(active) !== "continue") continue;
+        const updated = store.skillVersions.recordTrialUse(active.id, success);
+        if (trialVerdict(updated) !== "rollback") continue;
+        const previous = store.skillVersions.versions(agentId, name).filter((row) => row.version < updated.version && row.status === "retired").at(-1);
+        const reason = `${updated.trialSuccesses}/${updated.trialUses} successes on trial vs ${Math.round((updated.baselineRate ?? 0) * 100)}% before`;
+        store.skillVersions.setStatus(updated.id, "rolled_back", { action: "rollback", reason, actor: "ratchet" });
+        if (previous) {
+          await options.publishSkill(agentId, name, previous.content);
+          store.skillVersions.setStatus(previous.id, "active", { action: "reactivate", reason: `v${updated.version} rolled back`, actor: "ratchet" }, { baselineRate: previous.baselineRate });
+        } else {
+          // Nothing earlier to go back to: the skill stays on disk, deprecated, so routing skips it.
+          await options.publishSkill(agentId, name, updated.content.replace(/^status: \w+$/m, "status: deprecated"));
+        }
+        options.catalog(agentId).reload();
+        logger.warn({ agentId, skill: name, version: updated.version, reason }, "distilled skill version rolled back");
+      }
+    },
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * Lessons (experiences) and their tags. Writes are additive: a lesson's text never
+ * changes once stored, its status and counters do, and every status, pin or evidence
+ * change goes to the memory ledger in the same transaction. Injection counters are not
+ * ledgered: each injection already has its own row in experience_injections.
+ */
+import type { Clock } from "./clock.js";
+import type { LedgerStore } from "./ledger-store.js";
+import type { Db } from "./open-database.js";
+
+export const EXPERIENCE_SOURCES = ["task_completion", "error_correction", "review_finding", "manual"] as const;
+export const EXPERIENCE_CATEGORIES = ["pitfall", "best_practice", "pattern", "anti_pattern"] as const;
+export const EXPERIENCE_STATUSES = ["draft", "active", "deprecated"] as const;
+export type ExperienceSource = (typeof EXPERIENCE_SOURCES)[number];
+export type ExperienceCategory = (typeof EXPERIENCE_CATEGORIES)[number];
+export type ExperienceStatus = (typeof EXPERIENCE_STATUSES)[number];
+
+export type ExperienceRow = {
+  id: number;
+  agentId: string;
+  source: ExperienceSource;
+  taskTraceId: string | null;
+  summary: string;
+  category: ExperienceCategory;
+  confidence: number;
+  status: ExperienceStatus;
+  skillName: string | null;
+  usageCount: number;
+  lastUsedAt: number | null;
+  createdBy: string;
+  deprecatedReason: string | null;
+  contentHash: string;
+  supportCount: number;
+  contradictCount: number;
+  injectedCount: number;
+  pinned: number;
+  createdAt: number;
+  updatedAt: number;
+};
+
+export type Experience = ExperienceRow & { tags: string[] };
+
+export type NewExperience = {
+  agentId: string;
+  source: ExperienceSource;
+  taskTraceId?: string;
+  summary: string;
+  category: ExperienceCategory;
+  confidence: number;
+  status?: ExperienceStatus;
+  createdBy: string;
+  contentHash: string;
+  tags: string[];
+};
+
+/** `exp-000123` for people; any digit count parses back. */
+export function formatExperienceId(id: number): string {
+  return `exp-${String(id).padStart(6, "0")}`;
+}
+
+export function parseExperienceId(text: string): number | undefined {
+  const match = /^exp-(\d{1,12})$/i.exec(text.trim());
+  return match ? Number(match[1]) : undefined;
+}
+
+export type ExperiencesStore = ReturnType<typeof createExperiencesStore>;
+
+const COLUMNS = `id, agent_id AS agentId, source, task_trace_id AS taskTraceId, summary, category, confidence, status, skill_name AS skillName,
+  usage_count AS usageCount, last_used_at AS lastUsedAt, created_by AS createdBy, deprecated_reason AS deprecatedReason, content_hash AS contentHash,
+  support_count AS supportCount, contradict_count AS contradictCount, injected_count AS injectedCount, pinned, created_at AS createdAt, updated_at AS updatedAt`;
+
+/** The fields a ledger entry shows of a lesson: what changes, not the counters that tick. */
+function ledgerView(row: ExperienceRow): Record<string, unknown> {
+  return { status: row.status, confidence: row.confidence, pinned: row.pinned, supportCount: row.supportCount, contradictCount: row.contradictCount, deprecatedReason: row.deprecatedReason, skillName: row.skillName };
+}
+
+export function createExperiencesStore(db: Db, clock: Clock, ledger: LedgerStore) {
+  const insert = db.prepare(
+    `INSERT INTO experiences (agent_id, source, task_trace_id, summary, category, confidence, status, created_by, content_hash, created_at, updated_at)
+     VALUES (@agentId, @source, @taskTraceId, @summary, @category, @confidence, @status, @createdBy, @contentHash, @now, @now)`,
+  );
+  const insertTag = db.prepare("INSERT OR IGNORE INTO experience_tags (experience_id, tag) VALUES (?, ?)");
+  const byId = db.prepare<[number], ExperienceRow>(`SELECT ${COLUMNS} FROM experiences WHERE id = ?`);
+  const byHash = db.prepare<[string, string], ExperienceRow>(`SELECT ${COLUMNS} FROM experiences WHERE agent_id = ? AND content_hash = ?`);
+  const tagsOf = db.prepare<[number], { tag: string }>("SELECT tag FROM experience_tags WHERE experience_id = ? ORDER BY tag");
+  const byAgent = db.prepare<[string], ExperienceRow>(`SELECT ${COLUMNS} FROM experiences WHERE agent_id = ? ORDER BY id`);
+  const agents = db.prepare<[], { agentId: string }>("SELECT DISTINCT agent_id AS agentId FROM experiences ORDER BY agent_id");
+  const countInjected = db.prepare("UPDATE experiences SET injected_count = injected_count + 1 WHERE id = ?");
+  const countUsed = db.prepare("UPDATE experiences SET usage_count = usage_count + 1, last_used_at = ? WHERE id = ?");
+
+  const withTags = (row: ExperienceRow): Experience => ({ ...row, tags: tagsOf.all(row.id).map((tag) => tag.tag) });
+  const get = (id: number): Experience | undefined => {
+    const row = byId.get(id);
+    return row ? withTags(row) : undefined;
+  };
+
+  /** Applies `patch` to a lesson and ledgers the change, in one transaction. */
+  const change = db.transaction((id: number, patch: Partial<Pick<ExperienceRow, "status" | "confidence" | "pinned" | "supportCount" | "contradictCount" | "deprecatedReason" | "skillName">>, entry: { action: string; reason?: string; actor: string }): Experience => {
+    const before = byId.get(id);
+    if (!before) throw new Error(`no lesson ${formatExperienceId(id)}`);
+    const after: ExperienceRow = { ...before, ...patch, updatedAt: clock.now() };
+    db.prepare(
+      `UPDATE experiences SET status = @status, confidence = @confidence, pinned = @pinned, support_count = @supportCount, contradict_count = @contradictCount,
+       deprecated_reason = @deprecatedReason, skill_name = @skillName, updated_at = @updatedAt WHERE id = @id`,
+    ).run(after);
+    ledger.append({ agentId: before.agentId, subject: "experience", subjectId: formatExperienceId(id), action: entry.action, before: ledgerView(before), after: ledgerView(after), ...(entry.reason ? { reason: entry.reason } : {}), actor: entry.actor });
+    return withTags(after);
+  });
+
+  return {
+    add: db.transaction((lesson: NewExperience): Experience => {
+      const id = Number(
+        insert.run({ ...lesson, taskTraceId: lesson.taskTraceId ?? null, status: lesson.status ?? "draft", now: clock.now() }).lastInsertRowid,
+      );
+      for (const tag of lesson.tags) insertTag.run(id, tag);
+      const created = get(id) as Experience;
+      ledger.append({ agentId: lesson.agentId, subject: "experience", subjectId: formatExperienceId(id), action: "create", after: { ...ledgerView(created), summary: created.summary, tags: created.tags, source: created.source }, actor: lesson.createdBy });
+      return created;
+    }),
+    get,
+    byHash: (agentId: string, hash: string): Experience | undefined => {
+      const row = byHash.get(agentId, hash);
+      return row ? withTags(row) : undefined;
+    },
+    list: (agentId: string, status?: ExperienceStatus): Experience[] => byAgent.all(agentId).filter((row) => !status || row.status === status).map(withTags),
+    agents: (): string[] => agents.all().map((row) => row.agentId),
+    change,
+    countInjected: (id: number): void => void countInjected.run(id),
+    countUsed: (id: number): void => void countUsed.run(clock.now(), id),
+  };
+}
