@@ -112,6 +112,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       startNewSession: (agentId, channel, chatId) => void store.sessions.closeActive(agentId, channel, chatId),
       lastPrompt: (key) => lastPrompts.get(key),
       operatorCommandsListed: () => operatorCommands.some((candidate) => candidate.operatorOnly),
+      registered: () => operatorCommands,
     }),
     ...operatorCommands,
   ]) {

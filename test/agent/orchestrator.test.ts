@@ -155,6 +155,15 @@ describe("model failures", () => {
     expect(bot.runtime.store.messages.byTrace(traceId).map((row) => row.role)).toEqual(["user", "assistant"]);
   });
 
+  it("/help lists the commands later features registered: /feedback for everyone, the skill commands for operators only", async () => {
+    const bot = await startTestBot({ model: false });
+    const user = await bot.send("/help", { isOperator: false });
+    expect(user).toContain("\n/feedback good|bad [text] rate my last answer");
+    expect(user).not.toMatch(/distill_skill|capability_gaps/);
+    const operator = await bot.send("/help", { isOperator: true });
+    expect(operator).toMatch(/\/capability_gaps[\s\S]*\n\/distill_skill <tag> distil[\s\S]*\n\/skill_versions <skill>/);
+  });
+
   it("no model configured: commands work and a chat message says how to configure one", async () => {
     const bot = await startTestBot({ model: false });
     expect(await bot.send("/help")).toMatch(/^I'm Laoding/);

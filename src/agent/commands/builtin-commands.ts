@@ -2,13 +2,15 @@
 import type { AgentDefinition } from "../../config/agents.js";
 import type { PromptManifest } from "../prompt/system-prompt.js";
 import { text, type Locale } from "../texts.js";
-import type { ChatCommand } from "./chat-commands.js";
+import { helpLines, type ChatCommand } from "./chat-commands.js";
 
 export function builtinCommands(options: {
   agent: (agentId: string) => AgentDefinition | undefined;
   startNewSession: (agentId: string, channel: string, chatId: string) => void;
   lastPrompt: (sessionKey: string) => PromptManifest | undefined;
   operatorCommandsListed: () => boolean;
+  /** Commands registered beside these, whose help lines /help shows. */
+  registered: () => readonly ChatCommand[];
 }): ChatCommand[] {
   const nameOf = (agentId: string) => options.agent(agentId)?.name ?? agentId;
   return [
@@ -16,7 +18,9 @@ export function builtinCommands(options: {
       name: "help",
       operatorOnly: false,
       run: ({ message, locale }) =>
-        text(locale, "help", { name: nameOf(message.agentId) }) + (message.isOperator && options.operatorCommandsListed() ? text(locale, "operatorHelp") : ""),
+        text(locale, "help", { name: nameOf(message.agentId) }) +
+        helpLines(options.registered(), locale, false) +
+        (message.isOperator && options.operatorCommandsListed() ? text(locale, "operatorHelp") + helpLines(options.registered(), locale, true) : ""),
     },
     {
       name: "start",

@@ -16,8 +16,18 @@ export type CommandContext = {
 export type ChatCommand = {
   name: string;
   operatorOnly: boolean;
+  /** Its line in /help (operators' commands under the operator block), for commands registered by later features. */
+  help?: Record<Locale, string>;
   run(context: CommandContext): Promise<string> | string;
 };
+
+/** The /help lines of registered commands with one: users' commands, or operators' when `operator`. */
+export function helpLines(commands: readonly ChatCommand[], locale: Locale, operator: boolean): string {
+  return commands
+    .filter((command) => command.help && command.operatorOnly === operator)
+    .map((command) => `\n${command.help?.[locale] ?? ""}`)
+    .join("");
+}
 
 export function parseCommand(input: string): { name: string; args: string } | undefined {
   const match = /^\/([A-Za-z0-9_]+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(input.trim());

@@ -17,6 +17,7 @@ export function feedbackCommand(loop: Pick<DistillationLoop, "feedback">): ChatC
   return {
     name: "feedback",
     operatorOnly: false,
+    help: { zh: "/feedback good|bad [说明] 评价我上一个回答", en: "/feedback good|bad [text] rate my last answer" },
     async run({ args, sessionKey, locale }) {
       const [first = "", ...rest] = args.split(/\s+/);
       const verdict = VERDICTS[first.toLowerCase()];

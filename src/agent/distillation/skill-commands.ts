@@ -14,6 +14,7 @@ export function skillCommands(options: { store: Store; skills: SkillLoop }): Cha
     {
       name: "distill_skill",
       operatorOnly: true,
+      help: { zh: "/distill_skill <标签> 把该标签的经验整理成技能", en: "/distill_skill <tag> distil a tag's lessons into a skill now" },
       async run({ args, message }) {
         const tag = args.trim().toLowerCase();
         if (!tag) return "Usage: /distill_skill <tag> (tags: laoding experiences list)";
@@ -23,6 +24,7 @@ export function skillCommands(options: { store: Store; skills: SkillLoop }): Cha
     {
       name: "skill_versions",
       operatorOnly: true,
+      help: { zh: "/skill_versions <技能> [activate <版本>] 查看或切换整理出的技能版本", en: "/skill_versions <skill> [activate <N>] list or switch a distilled skill's versions" },
       async run({ args, message }) {
         const [name, action, version] = args.trim().split(/\s+/);
         if (!name) return "Usage: /skill_versions <distilled-skill> [activate <version>]";
