@@ -158,7 +158,7 @@ describe("admin API: lessons", () => {
       [lessons.backup, "draft"],
       [lessons.stale, "deprecated"],
     ]);
-    expect(all.json.data[0]).toMatchObject({ summary: expect.stringContaining("--force-tls"), category: "pitfall", confidence: 0.6, tags: ["deploy"], pinned: false, injectedCount: expect.any(Number), usageCount: expect.any(Number) });
+    expect(all.json.data[0]).toMatchObject({ summary: expect.stringContaining("--force-tls"), category: "pitfall", confidence: 0.6, tags: ["deploy"], pinned: false, injectedCount: 20, usageCount: 20 });
     const drafts = await call("GET", `${lessonsPath}?status=draft`);
     expect(drafts.json.data.map((lesson: { id: string }) => lesson.id)).toEqual([lessons.backup]);
     expect((await call("GET", "/v1/agents/b/experiences")).json.data).toEqual([]);

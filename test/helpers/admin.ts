@@ -55,7 +55,12 @@ export function seedLessons(workspace: RealWorkspace, agentId: string): SeededLe
     store.experiences.change(stale.id, { status: "deprecated", deprecatedReason: "the cache reloads itself now" }, { action: "deprecate", reason: "the cache reloads itself now", actor: "operator" });
     const settle = (trace: string, lessonId: number, tag: string, arm: "treatment" | "holdout", outcome: "success" | "failure") => {
       store.injections.record(agentId, trace, arm, [lessonId]);
-      if (arm === "treatment") store.injections.cite(trace, [lessonId]);
+      if (arm === "treatment") {
+        // As the loop counts them: shown to the model, then cited by it.
+        store.experiences.countInjected(lessonId);
+        store.injections.cite(trace, [lessonId]);
+        store.experiences.countUsed(lessonId);
+      }
       store.injections.settle(trace, outcome);
       store.distillRuns.record({ agentId, traceId: trace, promptVersion: 1, status: "skipped", skipReason: "a routine success", outcome, tags: [tag] });
     };
