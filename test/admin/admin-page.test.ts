@@ -234,6 +234,8 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
       await expect.poll(() => statusText()).toContain(`Pinned ${lessons.deploy}`);
       expect(lessonRow(lessons.deploy)?.pinned).toBe(1);
       await row(lessons.deploy).locator("button[data-action=unpin]").waitFor();
+      // Keyboard users land on the button that undoes what they did.
+      expect(await page.evaluate<string | null>("document.activeElement?.getAttribute('data-action') ?? null")).toBe("unpin");
       expect(await row(lessons.deploy).locator(".badge.pinned").count()).toBe(1);
 
       // Deprecate asks for a reason; an empty one is refused and changes nothing.
@@ -284,10 +286,14 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     await page.setViewportSize({ width: 1280, height: 900 });
   }, 30_000);
 
-  it("switches to Chinese, and signing out forgets the token", async () => {
+  it("switches to Chinese (the lessons view too), and signing out forgets the token", async () => {
     await page.selectOption("#locale", "zh");
     await expect.poll(() => page.locator("#sign-out").textContent()).toBe("退出");
     await shot("gaps-zh");
+    await page.click("nav >> text=经验教训");
+    await expect.poll(() => page.locator("svg.effect-chart g[data-row=backup] text.insufficient").textContent()).toBe("数据不足");
+    expect(await page.locator("a[data-status=deprecated]").textContent()).toBe("已弃用 (1)");
+    await shot("lessons-zh");
     await page.click("#sign-out");
     await page.locator("#token").waitFor();
     expect(await page.evaluate<string | null>('sessionStorage.getItem("laoding-admin-token")')).toBeNull();

@@ -27,6 +27,12 @@ export function lessonsView(context: ViewContext, agentId: string, status?: Less
 function renderLessons(context: ViewContext, agentId: string, status: LessonStatus | undefined, lessons: Lesson[], report: EffectReport): void {
   const base = `#/lessons/${encodeURIComponent(agentId)}`;
   const reload = () => lessonsView(context, agentId, status);
+  /** After an action redraws the list, keyboard focus lands on the button that undoes it. */
+  const changed = async (lesson: Lesson, undo: string, message: string) => {
+    await reload();
+    context.main.querySelector<HTMLElement>(`tr[data-lesson="${lesson.id}"] button[data-action="${undo}"]`)?.focus();
+    return message;
+  };
   const viewer = h("section", { class: "draft-viewer ledger-viewer", hidden: true, tabindex: -1, "aria-live": "polite" });
   const tab = (value: LessonStatus | undefined, label: string, count: number) =>
     h("a", { href: value ? `${base}/${value}` : base, class: "button tab", "aria-current": value === status ? "page" : undefined, "data-status": value ?? "all" }, `${label} (${count})`);
@@ -44,11 +50,11 @@ function renderLessons(context: ViewContext, agentId: string, status: LessonStat
       return null;
     });
     const pin = lesson.pinned
-      ? act(t("unpin"), "unpin", async () => (await context.api.lessonAction(agentId, lesson.id, "unpin"), await reload(), t("unpinnedDone", { id: lesson.id })))
-      : act(t("pin"), "pin", async () => (await context.api.lessonAction(agentId, lesson.id, "pin"), await reload(), t("pinnedDone", { id: lesson.id })));
+      ? act(t("unpin"), "unpin", async () => (await context.api.lessonAction(agentId, lesson.id, "unpin"), changed(lesson, "pin", t("unpinnedDone", { id: lesson.id }))))
+      : act(t("pin"), "pin", async () => (await context.api.lessonAction(agentId, lesson.id, "pin"), changed(lesson, "unpin", t("pinnedDone", { id: lesson.id }))));
     const change =
       lesson.status === "deprecated"
-        ? act(t("restore"), "restore", async () => (await context.api.lessonAction(agentId, lesson.id, "restore"), await reload(), t("restoredDone", { id: lesson.id })))
+        ? act(t("restore"), "restore", async () => (await context.api.lessonAction(agentId, lesson.id, "restore"), changed(lesson, "deprecate", t("restoredDone", { id: lesson.id }))))
         : act(
             t("deprecate"),
             "deprecate",
@@ -57,8 +63,7 @@ function renderLessons(context: ViewContext, agentId: string, status: LessonStat
               if (reason === null) return t("cancelled");
               if (!reason.trim()) throw new Error(t("reasonNeeded"));
               await context.api.deprecateLesson(agentId, lesson.id, reason.trim());
-              await reload();
-              return t("deprecatedDone", { id: lesson.id });
+              return changed(lesson, "restore", t("deprecatedDone", { id: lesson.id }));
             },
             true,
           );
