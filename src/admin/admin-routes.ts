@@ -8,6 +8,7 @@ import { AGENT_ID_PATTERN } from "../config/agents.js";
 import { SKILL_NAME_PATTERN } from "../knowledge/skill.js";
 import { describeIssues } from "../validation/describe-issues.js";
 import { AdminError } from "./admin-errors.js";
+import { parseLessonStatus } from "./admin-lessons.js";
 import type { AdminService } from "./admin-service.js";
 import { checkDocName } from "./doc-name.js";
 
@@ -28,10 +29,17 @@ export type AdminRoute = {
 export const DOC_MAX_CHARS = 4 * 1024 * 1024;
 
 const libraryPatch = z.object({ enabled: z.boolean() }).strict();
+const deprecateBody = z.object({ reason: z.string().trim().min(1, "say why").max(500) }).strict();
 const docPut = z.object({ fileName: z.string(), content: z.string().max(DOC_MAX_CHARS) }).strict();
 
 export function adminRoutes(service: AdminService): AdminRoute[] {
   const library = "/v1/agents/:id/experience-library";
+  const lesson = "/v1/agents/:id/experiences/:expId";
+  const lessonAction = (action: "pin" | "unpin" | "restore"): AdminRoute => ({
+    method: "POST",
+    path: `${lesson}/${action}`,
+    handle: (request) => service.lessonAction(agentId(request), lessonId(request), action),
+  });
   return [
     { method: "GET", path: "/v1/health", public: true, handle: (request) => service.health(request.authorized) },
     { method: "GET", path: "/v1/agents", handle: () => service.listAgents() },
@@ -53,6 +61,21 @@ export function adminRoutes(service: AdminService): AdminRoute[] {
     { method: "GET", path: "/v1/agents/:id/capability-gaps", handle: (request) => service.capabilityGaps(agentId(request), sinceHours(request.query.get("sinceHours"))) },
     { method: "GET", path: "/v1/agents/:id/skill-drafts/:name", handle: (request) => service.readDraft(agentId(request), draftName(request.params.name)) },
     { method: "DELETE", path: "/v1/agents/:id/skill-drafts/:name", handle: (request) => service.retireDraft(agentId(request), draftName(request.params.name)) },
+    { method: "GET", path: "/v1/agents/:id/experiences", handle: (request) => service.listLessons(agentId(request), parseLessonStatus(request.query.get("status"))) },
+    { method: "GET", path: lesson, handle: (request) => service.lessonDetail(agentId(request), lessonId(request)) },
+    lessonAction("pin"),
+    lessonAction("unpin"),
+    lessonAction("restore"),
+    {
+      method: "POST",
+      path: `${lesson}/deprecate`,
+      body: true,
+      handle: (request) => {
+        const id = agentId(request);
+        return service.lessonAction(id, lessonId(request), "deprecate", parseBody(deprecateBody, request.body).reason);
+      },
+    },
+    { method: "GET", path: "/v1/agents/:id/experiences-report", handle: (request) => service.effectReport(agentId(request)) },
   ];
 }
 
@@ -60,6 +83,12 @@ function agentId(request: RouteRequest): string {
   const id = request.params.id ?? "";
   // A malformed id names no agent: the same 404 as an unknown one.
   if (!AGENT_ID_PATTERN.test(id)) throw new AdminError("AGENT_NOT_FOUND", `no agent "${id.slice(0, 80)}"; agent ids are lowercase letters, digits, _ and -`);
+  return id;
+}
+
+function lessonId(request: RouteRequest): string {
+  const id = request.params.expId ?? "";
+  if (!/^exp-\d{1,12}$/i.test(id)) throw new AdminError("LESSON_NOT_FOUND", `no lesson "${id.slice(0, 40)}"; lesson ids look like exp-000123`);
   return id;
 }
 

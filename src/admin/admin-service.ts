@@ -11,11 +11,13 @@ import { INDEX_FILE } from "../knowledge/library/library-doc.js";
 import type { MaintenancePool } from "../runtime/library-maintenance.js";
 import { OperatorCallError } from "../runtime/operator-files.js";
 import type { Clock } from "../store/clock.js";
+import type { ExperienceStatus } from "../store/experiences-store.js";
 import type { Store } from "../store/store.js";
 import type { OperatorDoc } from "../toolhost/tools/operator-tools.js";
 import { AdminError } from "./admin-errors.js";
+import { createAdminLessons, type LessonAction, type LessonCounts } from "./admin-lessons.js";
 
-export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; documentCount: number; gapCount: number; openClusterCount: number; draftCount: number };
+export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; documentCount: number; gapCount: number; openClusterCount: number; draftCount: number; lessonCounts: LessonCounts };
 export type DraftDetail = { name: string; intentKey: string; status: string; path: string; content: string };
 export type LibraryListing = { enabled: boolean; docs: OperatorDoc[]; indexContent: string };
 export type RetiredDraft = { name: string; intentKey: string; archivedTo: string | null };
@@ -33,6 +35,7 @@ export function createAdminService(options: {
   defaultLookbackHours: number;
 }) {
   const { store, maintenance } = options;
+  const lessons = createAdminLessons(store);
   const agentOf = (id: string): AgentDefinition => {
     const agent = options.agents.find((candidate) => candidate.id === id);
     if (!agent) throw new AdminError("AGENT_NOT_FOUND", `no agent "${id}"; GET /v1/agents lists them`);
@@ -68,6 +71,7 @@ export function createAdminService(options: {
             // Open: a cluster nobody has drafted for yet (a retired draft's tombstone closes it too).
             openClusterCount: store.clusters.top(agent.id, since, REPORT_CLUSTER_LIMIT).filter((cluster) => !handled.has(cluster.intentKey)).length,
             draftCount: drafts.filter((draft) => draft.status === "drafted").length,
+            lessonCounts: lessons.counts(agent.id),
           };
         }),
       );
@@ -112,6 +116,10 @@ export function createAdminService(options: {
       const hours = sinceHours ?? options.defaultLookbackHours;
       return { ...agentGapReport(store.clusters, agent.id, options.clock.now() - hours * 3_600_000), sinceHours: hours };
     },
+    listLessons: (agentId: string, status: ExperienceStatus | undefined) => lessons.list(agentOf(agentId).id, status),
+    lessonDetail: (agentId: string, lessonId: string) => lessons.detail(agentOf(agentId).id, lessonId),
+    lessonAction: (agentId: string, lessonId: string, action: LessonAction, reason?: string) => lessons.act(agentOf(agentId).id, lessonId, action, reason),
+    effectReport: (agentId: string) => lessons.report(agentOf(agentId).id),
     /** A live draft's row and its SKILL.md text, read through the agent's toolhost. */
     async readDraft(agentId: string, name: string): Promise<DraftDetail> {
       const agent = agentOf(agentId);

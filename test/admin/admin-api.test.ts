@@ -8,12 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AdminServer } from "../../src/admin/admin-server.js";
 import { systemClock } from "../../src/store/clock.js";
 import { openStore } from "../../src/store/store.js";
-import { seedExportReportDraft, launchTestAdmin } from "../helpers/admin.js";
+import { effectReport } from "../../src/agent/distillation/effect-report.js";
+import { seedExportReportDraft, launchTestAdmin, seedLessons, type SeededLessons } from "../helpers/admin.js";
 import { giveToAgent, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
 
 const TOKEN = "admin-token-for-tests-0123456789";
 let workspace: RealWorkspace;
 let admin: AdminServer;
+let lessons: SeededLessons;
 const logLines: string[] = [];
 const library = (agent: string) => join(workspace.layout.experienceRoot, agent);
 
@@ -28,6 +30,7 @@ beforeAll(async () => {
   symlinkSync(join(workspace.layout.agentTrees("a").privateDir, "private.md"), join(library("a"), "2026-01-02-sideways.md"));
   // A draft made by the gap loop: its folder in a's own skills and its rows.
   seedExportReportDraft(workspace, "a", "body\n");
+  lessons = seedLessons(workspace, "a");
   giveToAgent(workspace, "a", library("a"), workspace.layout.agentTrees("a").skillsDir, join(workspace.layout.agentTrees("a").privateDir, "private.md"));
   admin = await launchTestAdmin(workspace, { secrets: [TOKEN], logLines });
 }, 60_000);
@@ -64,8 +67,8 @@ describe("admin API: routes", () => {
     const result = await call("GET", "/v1/agents");
     expect(result.status).toBe(200);
     expect(result.json.data).toEqual([
-      { id: "a", name: "A", libraryEnabled: true, documentCount: 2, gapCount: 3, openClusterCount: 0, draftCount: 1 },
-      { id: "b", name: "B", libraryEnabled: true, documentCount: 0, gapCount: 0, openClusterCount: 0, draftCount: 0 },
+      { id: "a", name: "A", libraryEnabled: true, documentCount: 2, gapCount: 3, openClusterCount: 0, draftCount: 1, lessonCounts: { draft: 1, active: 1, deprecated: 1 } },
+      { id: "b", name: "B", libraryEnabled: true, documentCount: 0, gapCount: 0, openClusterCount: 0, draftCount: 0, lessonCounts: { draft: 0, active: 0, deprecated: 0 } },
     ]);
   }, 30_000);
 
@@ -141,6 +144,89 @@ describe("admin API: routes", () => {
     expect(store.clusters.claimDraft("a", "export_report", "auto-export-report", 9)).toBe(false);
     store.close();
     expect(await call("DELETE", "/v1/agents/a/skill-drafts/auto-export-report")).toMatchObject({ status: 404, json: { error: { code: "DRAFT_NOT_FOUND" } } });
+  });
+});
+
+describe("admin API: lessons", () => {
+  const lessonsPath = "/v1/agents/a/experiences";
+
+  it("GET experiences lists the agent's lessons, all or by status, with exp- ids and a boolean pin", async () => {
+    const all = await call("GET", lessonsPath);
+    expect(all.status).toBe(200);
+    expect(all.json.data.map((lesson: { id: string; status: string }) => [lesson.id, lesson.status])).toEqual([
+      [lessons.deploy, "active"],
+      [lessons.backup, "draft"],
+      [lessons.stale, "deprecated"],
+    ]);
+    expect(all.json.data[0]).toMatchObject({ summary: expect.stringContaining("--force-tls"), category: "pitfall", confidence: 0.6, tags: ["deploy"], pinned: false, injectedCount: 20, usageCount: 20 });
+    const drafts = await call("GET", `${lessonsPath}?status=draft`);
+    expect(drafts.json.data.map((lesson: { id: string }) => lesson.id)).toEqual([lessons.backup]);
+    expect((await call("GET", "/v1/agents/b/experiences")).json.data).toEqual([]);
+    expect(await call("GET", `${lessonsPath}?status=retired`)).toMatchObject({ status: 400, json: { ok: false, error: { code: "INVALID_REQUEST" } } });
+  });
+
+  it("GET experiences/:expId shows the lesson and its ledger history", async () => {
+    const detail = await call("GET", `${lessonsPath}/${lessons.stale}`);
+    expect(detail.status).toBe(200);
+    expect(detail.json.data.lesson).toMatchObject({ id: lessons.stale, status: "deprecated", deprecatedReason: "the cache reloads itself now" });
+    expect(detail.json.data.ledger.map((entry: { action: string; actor: string }) => [entry.action, entry.actor])).toEqual([
+      ["create", "distiller"],
+      ["deprecate", "operator"],
+    ]);
+    expect(detail.json.data.ledger[1]).toMatchObject({ reason: "the cache reloads itself now", before: { status: "active" }, after: { status: "deprecated" } });
+  });
+
+  it("pin, unpin, deprecate and restore change the lesson and its ledger in the database", async () => {
+    const base = `${lessonsPath}/${lessons.deploy}`;
+    expect(await call("POST", `${base}/pin`)).toMatchObject({ status: 200, json: { data: { id: lessons.deploy, pinned: true } } });
+    expect(await call("POST", `${base}/deprecate`, { body: { reason: "the gateway takes TLS by default now" } })).toMatchObject({ status: 200, json: { data: { status: "deprecated", deprecatedReason: "the gateway takes TLS by default now" } } });
+    expect(await call("POST", `${base}/deprecate`, { body: { reason: "again" } })).toMatchObject({ status: 409, json: { error: { code: "LESSON_STATE", message: expect.stringContaining("already deprecated") } } });
+    expect(await call("POST", `${base}/restore`)).toMatchObject({ status: 200, json: { data: { status: "draft", deprecatedReason: null } } });
+    expect(await call("POST", `${base}/unpin`)).toMatchObject({ status: 200, json: { data: { pinned: false } } });
+    const store = openStore(workspace.layout.databaseFile, systemClock);
+    try {
+      expect(store.experiences.get(Number(lessons.deploy.slice(4)))).toMatchObject({ status: "draft", pinned: 0 });
+      expect(store.ledger.bySubject("experience", lessons.deploy).map((entry) => [entry.action, entry.actor, entry.reason])).toEqual([
+        ["create", "distiller", null],
+        ["pin", "operator", null],
+        ["deprecate", "operator", "the gateway takes TLS by default now"],
+        ["restore", "operator", "restored by an operator"],
+        ["unpin", "operator", null],
+      ]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("deprecate needs a reason: a missing, empty or extra field is 400 INVALID_BODY and changes nothing", async () => {
+    const path = `${lessonsPath}/${lessons.backup}/deprecate`;
+    for (const body of [{}, { reason: "  " }, { reason: "x", extra: 1 }]) {
+      expect(await call("POST", path, { body })).toMatchObject({ status: 400, json: { ok: false, error: { code: "INVALID_BODY" } } });
+    }
+    expect((await call("GET", `${lessonsPath}/${lessons.backup}`)).json.data.lesson.status).toBe("draft");
+  });
+
+  it("unknown agents and lessons are 404, and a lesson of another agent is not found under this one", async () => {
+    expect(await call("GET", "/v1/agents/zz/experiences")).toMatchObject({ status: 404, json: { error: { code: "AGENT_NOT_FOUND" } } });
+    expect(await call("GET", "/v1/agents/zz/experiences-report")).toMatchObject({ status: 404, json: { error: { code: "AGENT_NOT_FOUND" } } });
+    expect(await call("GET", `${lessonsPath}/exp-999999`)).toMatchObject({ status: 404, json: { error: { code: "LESSON_NOT_FOUND" } } });
+    expect(await call("POST", `${lessonsPath}/not-an-id/pin`)).toMatchObject({ status: 404, json: { error: { code: "LESSON_NOT_FOUND" } } });
+    expect(await call("POST", `/v1/agents/b/experiences/${lessons.backup}/pin`)).toMatchObject({ status: 404, json: { error: { code: "LESSON_NOT_FOUND" } } });
+    expect(await call("GET", `${lessonsPath}/${lessons.backup}/pin`)).toMatchObject({ status: 405, json: { error: { code: "METHOD_NOT_ALLOWED" } } });
+  });
+
+  it("GET experiences-report is the effect report `laoding experiences report --json` prints for the agent", async () => {
+    const result = await call("GET", "/v1/agents/a/experiences-report");
+    expect(result.status).toBe(200);
+    const store = openStore(workspace.layout.databaseFile, systemClock);
+    try {
+      expect(result.json.data).toEqual(JSON.parse(JSON.stringify(effectReport(store, "a"))));
+    } finally {
+      store.close();
+    }
+    const byTag = Object.fromEntries(result.json.data.byTag.map((tag: { tag: string }) => [tag.tag, tag]));
+    expect(byTag.deploy).toMatchObject({ treatment: { n: 20, successes: 18 }, holdout: { n: 10, successes: 3 }, effect: 0.6, verdict: "helps" });
+    expect(byTag.backup).toMatchObject({ effect: null, interval: null, verdict: "insufficient data" });
   });
 });
 

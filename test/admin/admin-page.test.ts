@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AdminServer } from "../../src/admin/admin-server.js";
 import { systemClock } from "../../src/store/clock.js";
 import { openStore } from "../../src/store/store.js";
-import { seedExportReportDraft, launchTestAdmin } from "../helpers/admin.js";
+import { seedExportReportDraft, launchTestAdmin, seedLessons, type SeededLessons } from "../helpers/admin.js";
 import { giveToAgent, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
 import { REAL_REPO_ROOT, tempDir } from "../helpers/temp-dir.js";
 
@@ -26,6 +26,7 @@ let workspace: RealWorkspace;
 let admin: AdminServer;
 let browser: BrowserContext;
 let page: Page;
+let lessons: SeededLessons;
 const logLines: string[] = [];
 const library = (agent: string) => join(workspace.layout.experienceRoot, agent);
 const indexOf = (agent: string) => readFileSync(join(library(agent), "INDEX.md"), "utf8");
@@ -47,6 +48,7 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     writeFileSync(join(library("a"), "2026-03-01-deploy-notes.md"), "---\ntitle: Deploy notes\nkeywords: deploy, ssh\nsummary: How we deploy\nlast_verified: 2026-03-02\n---\nUse the script.\n");
     seedExportReportDraft(workspace, "a", "Export the weekly report.\n");
     giveToAgent(workspace, "a", library("a"), workspace.layout.agentTrees("a").skillsDir);
+    lessons = seedLessons(workspace, "a");
     // Agent b has one cluster nobody drafted for yet: an open one.
     const store = openStore(workspace.layout.databaseFile, systemClock);
     store.gaps.record({ agentId: "b", traceId: "tb", intentKey: "translate_pdf", reason: "no_skill", gapClass: "capability", userText: "translate this pdf" });
@@ -93,6 +95,8 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     // documents, gaps in the window, open clusters, drafts waiting
     expect(await cells("a")).toEqual(["1", "3", "0", "1"]);
     expect(await cells("b")).toEqual(["0", "1", "1", "0"]);
+    expect(await page.locator("tr[data-agent=a] td.lesson-counts").textContent()).toBe("1 draft · 1 active · 1 deprecated");
+    expect(await page.locator("tr[data-agent=b] td.lesson-counts").textContent()).toBe("0 draft · 0 active · 0 deprecated");
     expect(page.url()).not.toContain(TOKEN);
     expect(await page.evaluate<string | null>('sessionStorage.getItem("laoding-admin-token")')).toBe(TOKEN);
     expect(logLines.join("\n")).not.toContain(TOKEN);
@@ -206,10 +210,90 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     await page.locator("table.gaps tr[data-intent=export_report]").waitFor();
   }, 30_000);
 
-  it("switches to Chinese, and signing out forgets the token", async () => {
+  it("lists lessons by status, shows a lesson's history, pins, deprecates with a reason, restores, and charts the effect report", async () => {
+    await page.click("nav >> text=Lessons");
+    const rows = page.locator("table.lessons tbody tr");
+    const row = (id: string) => page.locator(`table.lessons tr[data-lesson=${id}]`);
+    await row(lessons.deploy).waitFor();
+    expect(await rows.count()).toBe(3);
+    await page.click("a[data-status=draft]");
+    await expect.poll(() => rows.evaluateAll((found) => found.map((element) => element.getAttribute("data-lesson")))).toEqual([lessons.backup]);
+    await page.click("a[data-status=all]");
+    await expect.poll(() => rows.count()).toBe(3);
+
+    // The history comes from the ledger: created by the distiller, deprecated by an operator with a reason.
+    await row(lessons.stale).locator("button[data-action=history]").click();
+    const history = page.locator(".ledger-viewer tbody tr");
+    await expect.poll(() => history.evaluateAll((found) => found.map((element) => element.getAttribute("data-action")))).toEqual(["create", "deprecate"]);
+    expect(await history.nth(1).textContent()).toContain("the cache reloads itself now");
+
+    const store = openStore(workspace.layout.databaseFile, systemClock);
+    const lessonRow = (id: string) => store.experiences.get(Number(id.slice(4)));
+    try {
+      await row(lessons.deploy).locator("button[data-action=pin]").click();
+      await expect.poll(() => statusText()).toContain(`Pinned ${lessons.deploy}`);
+      expect(lessonRow(lessons.deploy)?.pinned).toBe(1);
+      await row(lessons.deploy).locator("button[data-action=unpin]").waitFor();
+      // Keyboard users land on the button that undoes what they did.
+      expect(await page.evaluate<string | null>("document.activeElement?.getAttribute('data-action') ?? null")).toBe("unpin");
+      expect(await row(lessons.deploy).locator(".badge.pinned").count()).toBe(1);
+
+      // Deprecate asks for a reason; an empty one is refused and changes nothing.
+      page.once("dialog", (dialog) => void dialog.accept("   "));
+      await row(lessons.backup).locator("button[data-action=deprecate]").click();
+      await expect.poll(() => statusText()).toContain("a reason is needed");
+      expect(lessonRow(lessons.backup)?.status).toBe("draft");
+      page.once("dialog", (dialog) => {
+        expect(dialog.type()).toBe("prompt");
+        void dialog.accept("only true for the old backup host");
+      });
+      await row(lessons.backup).locator("button[data-action=deprecate]").click();
+      await expect.poll(() => statusText()).toContain(`Deprecated ${lessons.backup}`);
+      expect(lessonRow(lessons.backup)).toMatchObject({ status: "deprecated", deprecatedReason: "only true for the old backup host" });
+      expect(store.ledger.bySubject("experience", lessons.backup).at(-1)).toMatchObject({ action: "deprecate", actor: "operator", reason: "only true for the old backup host" });
+      expect(await row(lessons.backup).getAttribute("data-status")).toBe("deprecated");
+
+      await row(lessons.stale).locator("button[data-action=restore]").click();
+      await expect.poll(() => statusText()).toContain(`Restored ${lessons.stale} as a draft`);
+      expect(lessonRow(lessons.stale)?.status).toBe("draft");
+    } finally {
+      store.close();
+    }
+    const fromApi = await fetch(`${admin.url}/v1/agents/a/experiences?status=deprecated`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(((await fromApi.json()) as { data: { id: string }[] }).data.map((lesson) => lesson.id)).toEqual([lessons.backup]);
+
+    // The chart: the deploy tag has enough tasks for an interval, the backup tag does not.
+    const deploy = page.locator("svg.effect-chart g[data-row=deploy]");
+    expect(await deploy.getAttribute("data-verdict")).toBe("helps");
+    expect(await deploy.locator("circle.effect").count()).toBe(1);
+    expect(await deploy.textContent()).toContain("90% n=20");
+    expect(await deploy.textContent()).toContain("30% n=10");
+    expect(await deploy.textContent()).toContain("+60 [");
+    const backup = page.locator("svg.effect-chart g[data-row=backup]");
+    expect(await backup.locator("text.insufficient").textContent()).toBe("insufficient data");
+    expect(await backup.locator("circle.effect").count()).toBe(0);
+    // Each bar's whisker is its rate's Wilson 95% interval: 18/20 → 69.9%…97.2% of the 200-unit axis starting at x=140.
+    const whisker = deploy.locator("line.whisker").first();
+    expect(Number(await whisker.getAttribute("x1"))).toBeCloseTo(140 + 0.699 * 200, 0);
+    expect(Number(await whisker.getAttribute("x2"))).toBeCloseTo(140 + 0.9721 * 200, 0);
+    expect(await deploy.locator("line.whisker").count()).toBe(2);
+    expect(await row(lessons.deploy).locator("td").nth(6).textContent()).toBe("20 · 20 · 1 · 0");
+    expect(Number(await deploy.locator("rect.bar.treatment").getAttribute("width"))).toBeGreaterThan(Number(await deploy.locator("rect.bar.holdout").getAttribute("width")));
+    await shot("lessons");
+    await page.setViewportSize({ width: 375, height: 800 });
+    await shot("lessons-375px");
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")).toBeLessThanOrEqual(0);
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }, 30_000);
+
+  it("switches to Chinese (the lessons view too), and signing out forgets the token", async () => {
     await page.selectOption("#locale", "zh");
     await expect.poll(() => page.locator("#sign-out").textContent()).toBe("退出");
     await shot("gaps-zh");
+    await page.click("nav >> text=经验教训");
+    await expect.poll(() => page.locator("svg.effect-chart g[data-row=backup] text.insufficient").textContent()).toBe("数据不足");
+    expect(await page.locator("a[data-status=deprecated]").textContent()).toBe("已弃用 (1)");
+    await shot("lessons-zh");
     await page.click("#sign-out");
     await page.locator("#token").waitFor();
     expect(await page.evaluate<string | null>('sessionStorage.getItem("laoding-admin-token")')).toBeNull();

@@ -13,7 +13,29 @@ export class ApiError extends Error {
   }
 }
 
-export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; documentCount: number; gapCount: number; openClusterCount: number; draftCount: number };
+export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; documentCount: number; gapCount: number; openClusterCount: number; draftCount: number; lessonCounts: LessonCounts };
+export type LessonStatus = "draft" | "active" | "deprecated";
+export type LessonCounts = Record<LessonStatus, number>;
+export type Lesson = {
+  id: string;
+  summary: string;
+  category: string;
+  status: LessonStatus;
+  confidence: number;
+  tags: string[];
+  pinned: boolean;
+  source: string;
+  supportCount: number;
+  contradictCount: number;
+  injectedCount: number;
+  usageCount: number;
+  deprecatedReason: string | null;
+  createdAt: number;
+};
+export type LedgerEntry = { id: number; action: string; actor: string; reason: string | null; before: { status?: string } | null; after: { status?: string } | null; createdAt: number };
+export type Rate = { n: number; successes: number; rate: number | null };
+export type Comparison = { treatment: Rate; holdout: Rate; effect: number | null; interval: [number, number] | null; verdict: string };
+export type EffectReport = { agentId: string; overall: Comparison; byTag: ({ tag: string } & Comparison)[]; created: number; promoted: number; deprecated: number; phantomCitations: number; distillCalls: number; skipped: number; tokens: number };
 export type DocSummary = { fileName: string; title: string; keywords: string[]; summary: string; applicable: string; lastVerified: string; sizeBytes: number; updatedAt: string };
 export type DocList = { enabled: boolean; docs: DocSummary[]; indexContent: string };
 export type DraftRow = { id: number; intentKey: string; status: string; skillName: string | null; path: string | null; clusterSize: number; reason: string | null; createdAt: number };
@@ -55,6 +77,11 @@ export function createApi(token: () => string | null) {
     rebuildIndex: (id: string) => call<{ report: string; documentCount: number }>("POST", `${library(id)}/index/rebuild`),
     gaps: (id: string, sinceHours?: number) => call<GapReport>("GET", `${agent(id)}/capability-gaps${sinceHours === undefined ? "" : `?sinceHours=${sinceHours}`}`),
     readDraft: (id: string, name: string) => call<DraftDetail>("GET", `${agent(id)}/skill-drafts/${encodeURIComponent(name)}`),
+    lessons: (id: string, status?: LessonStatus) => call<Lesson[]>("GET", `${agent(id)}/experiences${status ? `?status=${status}` : ""}`),
+    lesson: (id: string, lessonId: string) => call<{ lesson: Lesson; ledger: LedgerEntry[] }>("GET", `${agent(id)}/experiences/${encodeURIComponent(lessonId)}`),
+    lessonAction: (id: string, lessonId: string, action: "pin" | "unpin" | "restore") => call<Lesson>("POST", `${agent(id)}/experiences/${encodeURIComponent(lessonId)}/${action}`),
+    deprecateLesson: (id: string, lessonId: string, reason: string) => call<Lesson>("POST", `${agent(id)}/experiences/${encodeURIComponent(lessonId)}/deprecate`, { reason }),
+    effectReport: (id: string) => call<EffectReport>("GET", `${agent(id)}/experiences-report`),
     retireDraft: (id: string, name: string) => call<{ name: string; archivedTo: string | null }>("DELETE", `${agent(id)}/skill-drafts/${encodeURIComponent(name)}`),
   };
 }

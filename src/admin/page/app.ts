@@ -11,6 +11,7 @@ import { locale, setLocale, t, type Locale } from "./i18n.js";
 import { agentsView } from "./view-agents.js";
 import { editorView } from "./view-editor.js";
 import { gapsView } from "./view-gaps.js";
+import { LESSON_STATUSES, lessonsView } from "./view-lessons.js";
 import { libraryView } from "./view-library.js";
 
 const TOKEN_KEY = "laoding-admin-token";
@@ -120,7 +121,7 @@ function skipLink(): HTMLElement {
 }
 
 function agentOfHash(): string | null {
-  const match = /^#\/(?:library|gaps)\/([^/]+)/.exec(location.hash);
+  const match = /^#\/(?:library|gaps|lessons)\/([^/]+)/.exec(location.hash);
   return match ? decodeURIComponent(match[1] as string) : null;
 }
 
@@ -131,7 +132,7 @@ function renderApp(): void {
     "nav",
     { "aria-label": t("appTitle") },
     link("#/agents", t("agents"), agent === null),
-    agent ? [link(`#/library/${encodeURIComponent(agent)}`, `${t("library")} · ${agent}`, location.hash.startsWith("#/library/")), link(`#/gaps/${encodeURIComponent(agent)}`, `${t("gaps")} · ${agent}`, location.hash.startsWith("#/gaps/"))] : null,
+    agent ? [link(`#/library/${encodeURIComponent(agent)}`, `${t("library")} · ${agent}`, location.hash.startsWith("#/library/")), link(`#/gaps/${encodeURIComponent(agent)}`, `${t("gaps")} · ${agent}`, location.hash.startsWith("#/gaps/")), link(`#/lessons/${encodeURIComponent(agent)}`, `${t("lessons")} · ${agent}`, location.hash.startsWith("#/lessons/"))] : null,
   );
   const signOutButton = h("button", { type: "button", id: "sign-out" }, t("signOut"));
   signOutButton.addEventListener("click", () => {
@@ -156,6 +157,9 @@ function route(): Promise<void> {
   if (view === "library" && agent && mode === "new") return editorView(context, agent, null);
   if (view === "library" && agent && mode === "edit" && file) return editorView(context, agent, file);
   if (view === "gaps" && agent) return gapsView(context, agent);
+  if (view === "lessons" && agent && !mode) return lessonsView(context, agent);
+  const status = LESSON_STATUSES.find((value) => value === mode);
+  if (view === "lessons" && agent && status) return lessonsView(context, agent, status);
   main.replaceChildren(h("p", {}, t("notFoundView")), h("a", { href: "#/agents" }, t("agents")));
   return Promise.resolve();
 }

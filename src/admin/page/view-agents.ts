@@ -13,10 +13,9 @@ export function agentsView(context: ViewContext): Promise<void> {
         : h(
             "table",
             { class: "cards" },
-            h("thead", {}, h("tr", {}, h("th", {}, t("agentName")), h("th", {}, t("libraryEnabled")), h("th", {}, t("documents")), h("th", {}, t("gapCount")), h("th", {}, t("openClusters")), h("th", {}, t("drafts")), h("th", {}, ""))),
+            h("thead", {}, h("tr", {}, h("th", {}, t("agentName")), h("th", {}, t("libraryEnabled")), h("th", {}, t("documents")), h("th", {}, t("gapCount")), h("th", {}, t("openClusters")), h("th", {}, t("drafts")), h("th", {}, t("lessons")), h("th", {}, ""))),
             h("tbody", {}, agents.map((agent) => agentRow(context, agent))),
           ),
-      h("p", { class: "hint" }, t("lessonsLater")),
     );
   });
 }
@@ -45,6 +44,7 @@ function agentRow(context: ViewContext, agent: AgentSummary): HTMLTableRowElemen
     h("td", { "data-label": t("gapCount"), class: "num" }, agent.gapCount),
     h("td", { "data-label": t("openClusters"), class: "num" }, agent.openClusterCount),
     h("td", { "data-label": t("drafts"), class: "num" }, agent.draftCount),
-    h("td", {}, h("div", { class: "actions" }, h("a", { href: `#/library/${encodeURIComponent(agent.id)}` }, t("openLibrary")), h("a", { href: `#/gaps/${encodeURIComponent(agent.id)}` }, t("openGaps")))),
+    h("td", { "data-label": t("lessons"), class: "lesson-counts" }, t("lessonCountsValue", agent.lessonCounts)),
+    h("td", {}, h("div", { class: "actions" }, h("a", { href: `#/library/${encodeURIComponent(agent.id)}` }, t("openLibrary")), h("a", { href: `#/gaps/${encodeURIComponent(agent.id)}` }, t("openGaps")), h("a", { href: `#/lessons/${encodeURIComponent(agent.id)}` }, t("openLessons")))),
   );
 }

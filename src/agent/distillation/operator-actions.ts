@@ -11,6 +11,13 @@ export class LessonActionError extends Error {
   override readonly name = "LessonActionError";
 }
 
+/** A lesson as people and clients see it: `exp-000123` ids and a boolean pin. */
+export function lessonView(lesson: Experience) {
+  return { ...lesson, id: formatExperienceId(lesson.id), pinned: lesson.pinned === 1 };
+}
+
+export type LessonView = ReturnType<typeof lessonView>;
+
 export function findLesson(store: Store, idText: string): Experience {
   const id = parseExperienceId(idText) ?? (/^\d+$/.test(idText) ? Number(idText) : undefined);
   const lesson = id === undefined ? undefined : store.experiences.get(id);

@@ -1,6 +1,6 @@
 import { curateAgent } from "../../agent/distillation/curate.js";
 import { effectReport, formatComparison } from "../../agent/distillation/effect-report.js";
-import { addManualLesson, deprecateLesson, findLesson, pinLesson, restoreLesson } from "../../agent/distillation/operator-actions.js";
+import { addManualLesson, deprecateLesson, findLesson, lessonView as view, pinLesson, restoreLesson } from "../../agent/distillation/operator-actions.js";
 import { EXPERIENCE_CATEGORIES, EXPERIENCE_STATUSES, formatExperienceId, type Experience, type ExperienceCategory, type ExperienceStatus } from "../../store/experiences-store.js";
 import { systemClock } from "../../store/clock.js";
 import { openStore } from "../../store/store.js";
@@ -140,10 +140,6 @@ function reportLines(report: ReturnType<typeof effectReport>): string[] {
       ? ["  by lesson:", ...report.lessons.map((lesson) => `    ${lesson.id} [${lesson.status}] shown ${lesson.injected} · cited ${lesson.cited} · adoption ${lesson.adoption === null ? "-" : `${Math.round(lesson.adoption * 100)}%`} · ${formatComparison(lesson.comparison)}`)]
       : []),
   ];
-}
-
-function view(lesson: Experience) {
-  return { ...lesson, id: formatExperienceId(lesson.id), pinned: lesson.pinned === 1 };
 }
 
 function line(lesson: Experience): string {
