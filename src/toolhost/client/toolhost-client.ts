@@ -126,7 +126,10 @@ export class ToolhostClient {
 
   /** The child's tools; cached per child generation. */
   async listTools(): Promise<ToolInfo[]> {
-    const connection = await this.options.supervisor.readyAfterRestart(this.options.callTimeoutMs);
+    // Every call asks for its tool's hints: with the running child's list at hand, no wait for readiness (send does that).
+    const { supervisor } = this.options;
+    if (supervisor.state === "running" && this.toolsCache?.generation === supervisor.generation) return this.toolsCache.tools;
+    const connection = await supervisor.readyAfterRestart(this.options.callTimeoutMs);
     const generation = this.options.supervisor.generation;
     if (this.toolsCache?.generation === generation) return this.toolsCache.tools;
     const { tools } = await connection.request(toolListMethod, {}, { timeoutMs: this.options.callTimeoutMs });
