@@ -7,6 +7,7 @@ import { spawnToolhostChild, type ToolhostLaunches } from "./toolhost-launch.js"
 
 export function createToolhostPool(options: { config: Config; launches: ToolhostLaunches; store: Store; logger: Logger; childStderr?: () => number }): ToolhostPool {
   const { config } = options;
+  options.store.toolCalls.onFlushError((error, rows) => options.logger.error({ err: error, queuedRows: rows }, "could not record tool calls; retrying with the next one"));
   return new ToolhostPool({
     settings: {
       callTimeoutMs: config.TOOLHOST_CALL_TIMEOUT_MS,
@@ -26,12 +27,6 @@ export function createToolhostPool(options: { config: Config; launches: Toolhost
       return spawnToolhostChild(launch, ["pipe", "pipe", options.childStderr?.() ?? "inherit"]);
     },
     logger: options.logger,
-    onCall: (audit) => {
-      try {
-        options.store.toolCalls.record(audit);
-      } catch (error) {
-        options.logger.error({ err: error, traceId: audit.traceId }, "could not record a tool call");
-      }
-    },
+    onCall: (audit) => options.store.toolCalls.record(audit),
   });
 }

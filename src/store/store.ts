@@ -39,13 +39,14 @@ export function openStore(file: string, clock: Clock): Store {
   const db = openDatabase({ file });
   let closed = false;
   const ledger = createLedgerStore(db, clock);
+  const toolCalls = createToolCallsStore(db, clock);
   return {
     db,
     sessions: createSessionsStore(db, clock),
     messages: createMessagesStore(db, clock),
     gaps: createGapsStore(db, clock),
     clusters: createGapClustersStore(db, clock),
-    toolCalls: createToolCallsStore(db, clock),
+    toolCalls,
     modelCalls: createModelCallsStore(db, clock),
     agentSettings: createAgentSettingsStore(db, clock),
     channels: createChannelStore(db, clock),
@@ -58,7 +59,11 @@ export function openStore(file: string, clock: Clock): Store {
     close() {
       if (closed) return;
       closed = true;
-      db.close();
+      try {
+        toolCalls.flush();
+      } finally {
+        db.close();
+      }
     },
   };
 }
