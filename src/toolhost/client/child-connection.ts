@@ -10,8 +10,9 @@
  * - results are validated against the method's schema before anyone sees them.
  */
 import type { ChildProcess } from "node:child_process";
-import { CancellationTokenSource, createMessageConnection, StreamMessageWriter, type MessageConnection } from "vscode-jsonrpc/node";
+import { CancellationTokenSource, createMessageConnection, type MessageConnection } from "vscode-jsonrpc/node";
 import { BoundedMessageReader } from "../bounded-reader.js";
+import { FramedMessageWriter } from "../framed-writer.js";
 import type { MethodDescriptor, ParamsOf, ResultOf } from "../protocol.js";
 import { OWNER_TAG_VARIABLE, killTagged } from "../process-tags.js";
 import { ToolhostError } from "./toolhost-error.js";
@@ -44,7 +45,7 @@ export class ChildConnection {
   ) {
     if (!child.stdout || !child.stdin) throw new Error("toolhost child must be spawned with piped stdin and stdout");
     const reader = new BoundedMessageReader(child.stdout, options.maxFrameBytes);
-    const writer = new StreamMessageWriter(child.stdin);
+    const writer = new FramedMessageWriter(child.stdin);
     this.connection = createMessageConnection(reader, writer, {
       error: (message) => options.onLog?.("error", message),
       warn: (message) => options.onLog?.("warn", message),

@@ -139,10 +139,11 @@ export class ToolhostClient {
 
   async callTool(request: ToolCallRequest): Promise<ToolResult> {
     const started = this.clock.now();
+    const argsDigest = digest(request.args);
     this.activity.fire((this.active += 1));
     let result: ToolResult;
     try {
-      result = await this.callOnce(request);
+      result = await this.callOnce(request, argsDigest);
     } finally {
       this.activity.fire((this.active -= 1));
     }
@@ -151,7 +152,7 @@ export class ToolhostClient {
       ...(request.sessionId !== undefined ? { sessionId: request.sessionId } : {}),
       agentId: this.options.agentId,
       tool: request.name,
-      argsDigest: digest(request.args),
+      argsDigest,
       ok: result.ok,
       ...(result.ok ? {} : { errorCode: result.error.code }),
       durationMs: this.clock.now() - started,
@@ -159,9 +160,9 @@ export class ToolhostClient {
     return result;
   }
 
-  private async callOnce(request: ToolCallRequest): Promise<ToolResult> {
+  private async callOnce(request: ToolCallRequest, argsDigest: string): Promise<ToolResult> {
     let release: (() => void) | undefined;
-    const fingerprint = `${request.sessionId ?? request.cwd ?? ""}\0${request.name}\0${digest(request.args)}`;
+    const fingerprint = `${request.sessionId ?? request.cwd ?? ""}\0${request.name}\0${argsDigest}`;
     try {
       if ((this.crashes.get(fingerprint) ?? 0) >= CRASHES_BEFORE_QUARANTINE) {
         return failure("TOOLHOST_CRASHED", request.name, "this call crashed the toolhost twice; it is not run again in this session (change it, or start a new conversation)");

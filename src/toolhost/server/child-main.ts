@@ -6,9 +6,10 @@
  * sandbox/child-launch.ts); it never reads the bot's configuration.
  */
 import { mkdirSync } from "node:fs";
+import type { Writable } from "node:stream";
 import type { Logger } from "pino";
-import { StreamMessageWriter } from "vscode-jsonrpc/node";
 import { BoundedMessageReader } from "../bounded-reader.js";
+import { FramedMessageWriter } from "../framed-writer.js";
 import { bwrapLauncher, noneLauncher } from "../sandbox/command-launchers.js";
 import { PathSandbox } from "../sandbox/path-sandbox.js";
 import type { ToolhostStartup } from "../sandbox/startup-message.js";
@@ -27,7 +28,7 @@ export type ChildOptions = {
   startup: ToolhostStartup;
   logger: Logger;
   stdin: NodeJS.ReadableStream;
-  stdout: NodeJS.WritableStream;
+  stdout: Writable;
 };
 
 /** Runs until the connection ends; resolves with the exit code. */
@@ -60,7 +61,7 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
   const shell = createShellRunner(launcher);
 
   const reader = new BoundedMessageReader(options.stdin, startup.maxFrameBytes);
-  const writer = new StreamMessageWriter(options.stdout);
+  const writer = new FramedMessageWriter(options.stdout);
   const server = serveToolhost({
     reader,
     writer,

@@ -6,7 +6,7 @@
 import { mkdirSync, realpathSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Logger } from "pino";
-import { createMessageConnection, ResponseError, type CancellationToken, type MessageConnection, type MessageReader, type MessageWriter } from "vscode-jsonrpc/node";
+import { ResponseError, type CancellationToken, type MessageReader, type MessageWriter } from "vscode-jsonrpc/node";
 import { z } from "zod";
 import type { PathSandbox } from "../sandbox/path-sandbox.js";
 import { isWithin } from "../sandbox/path-sandbox.js";
@@ -27,6 +27,7 @@ import { ToolError } from "../tool-error.js";
 import type { Tool, ToolLimits } from "../tools/define-tool.js";
 import { errnoFailure } from "../tools/file-access.js";
 import { boundReason } from "../tools/truncate-output.js";
+import { createRpcEndpoint, type RpcEndpoint } from "./rpc-endpoint.js";
 
 export type ToolhostServerOptions = {
   reader: MessageReader;
@@ -45,7 +46,7 @@ export type ToolhostServerOptions = {
 };
 
 export type ToolhostServer = {
-  connection: MessageConnection;
+  connection: RpcEndpoint;
   /** Resolves once no request is being handled (or at once when none is). */
   idle(): Promise<void>;
 };
@@ -54,12 +55,7 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
   const clock = options.clock ?? { now: () => Date.now() };
   const startedAt = clock.now();
   const tools = new Map(options.tools.map((tool) => [tool.name, tool]));
-  const connection = createMessageConnection(options.reader, options.writer, {
-    error: (message) => options.logger.error(message),
-    warn: (message) => options.logger.warn(message),
-    info: (message) => options.logger.debug(message),
-    log: (message) => options.logger.debug(message),
-  });
+  const connection = createRpcEndpoint(options.reader, options.writer, options.logger);
 
   let inFlight = 0;
   const idleWaiters: (() => void)[] = [];
@@ -169,7 +165,7 @@ function sessionFolder(requested: string | undefined, options: ToolhostServerOpt
   if (!resolved.exists) {
     mkdirSync(resolved.realPath, { recursive: true });
   }
-  const folder = realpathSync(resolved.realPath);
+  const folder = realpathSync.native(resolved.realPath);
   if (options.setupSession && dirname(folder) === options.workTree) options.setupSession(folder);
   return folder;
 }

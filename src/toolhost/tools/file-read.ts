@@ -24,12 +24,13 @@ export const fileReadTool = defineTool({
     const { fd, stats } = openForRead(context.sandbox, resolved.realPath, args.path);
     try {
       const maxBytes = context.limits.outputMaxBytes;
-      const first = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(stats.size, 1)));
+      // One byte more than the file: a short first read says it all fitted, with no second read to find the end.
+      const first = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, stats.size + 1));
       const firstCount = readSync(fd, first, 0, first.length, 0);
       if (first.subarray(0, Math.min(firstCount, BINARY_SNIFF_BYTES)).includes(0)) {
         return { output: `${args.path} is a binary file of ${stats.size} bytes; not shown`, truncated: false };
       }
-      const { kept, truncated } = collectLines(fd, first.subarray(0, firstCount), args.offset ?? 1, args.limit, maxBytes);
+      const { kept, truncated } = collectLines(fd, first.subarray(0, firstCount), firstCount < first.length, args.offset ?? 1, args.limit, maxBytes);
       let output = kept.toString("utf8").replace(/\uFFFD$/, "");
       if (truncated) output += `\n…[truncated at ${maxBytes} bytes of ${stats.size}; read on with offset/limit]`;
       else if (output === "" && args.offset !== undefined) output = `(no lines at offset ${args.offset})`;
@@ -44,7 +45,7 @@ export const fileReadTool = defineTool({
  * Streams the file in chunks and keeps lines [startLine, startLine + limit) up to
  * `maxBytes`: memory stays bounded by the cap whatever the file's size.
  */
-function collectLines(fd: number, first: Buffer, startLine: number, limit: number | undefined, maxBytes: number): { kept: Buffer; truncated: boolean } {
+function collectLines(fd: number, first: Buffer, firstIsAll: boolean, startLine: number, limit: number | undefined, maxBytes: number): { kept: Buffer; truncated: boolean } {
   const endLine = limit === undefined ? Number.POSITIVE_INFINITY : startLine + limit - 1;
   const kept: Buffer[] = [];
   let keptBytes = 0;
@@ -70,6 +71,7 @@ function collectLines(fd: number, first: Buffer, startLine: number, limit: numbe
       if (line > endLine) return { kept: Buffer.concat(kept), truncated: false };
       start = end;
     }
+    if (position === 0 && firstIsAll) break;
     position += chunk.length;
     const next = Buffer.allocUnsafe(CHUNK_BYTES);
     chunk = next.subarray(0, readSync(fd, next, 0, next.length, position));

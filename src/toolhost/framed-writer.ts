@@ -1,0 +1,61 @@
+/**
+ * A Content-Length message writer that puts each message on the stream as one buffer,
+ * without waiting for the previous write to finish. vscode-jsonrpc's stock writer takes a
+ * lock, writes the header and then the body as two writes, and waits for each write's
+ * callback before the next message: two system calls per message, and no two messages
+ * ever in the pipe together. The stream keeps the order of writes, so the lock bought
+ * nothing here; failures still reach `onError` (from the stream's error event).
+ *
+ * Messages written in the same tick (the answers to calls that arrived together, or calls
+ * sent together) leave in one system call: the stream is corked until the tick ends.
+ */
+import type { Writable } from "node:stream";
+import { AbstractMessageWriter, type Message, type MessageWriter } from "vscode-jsonrpc/node";
+
+export class FramedMessageWriter extends AbstractMessageWriter implements MessageWriter {
+  private errorCount = 0;
+  private corked = false;
+  private readonly uncork = () => {
+    this.corked = false;
+    this.writable.uncork();
+  };
+
+  constructor(private readonly writable: Writable) {
+    super();
+    writable.on("error", (error: Error) => this.fireError(error));
+    writable.on("close", () => this.fireClose());
+  }
+
+  write(message: Message): Promise<void> {
+    try {
+      const frame = encodeFrame(message);
+      if (!this.corked) {
+        this.corked = true;
+        this.writable.cork();
+        process.nextTick(this.uncork);
+      }
+      this.writable.write(frame);
+      return Promise.resolve();
+    } catch (thrown) {
+      const error = thrown instanceof Error ? thrown : new Error(String(thrown));
+      this.errorCount += 1;
+      this.fireError(error, message, this.errorCount);
+      return Promise.reject(error);
+    }
+  }
+
+  end(): void {
+    this.writable.end();
+  }
+}
+
+/** `Content-Length: N\r\n\r\n<body>` in one buffer, the body encoded once. */
+export function encodeFrame(message: Message): Buffer {
+  const body = JSON.stringify(message);
+  const length = Buffer.byteLength(body, "utf8");
+  const header = `Content-Length: ${length}\r\n\r\n`;
+  const frame = Buffer.allocUnsafe(header.length + length);
+  frame.write(header, 0, "latin1");
+  frame.write(body, header.length, "utf8");
+  return frame;
+}
