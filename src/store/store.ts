@@ -40,6 +40,7 @@ export function openStore(file: string, clock: Clock): Store {
   let closed = false;
   const ledger = createLedgerStore(db, clock);
   const toolCalls = createToolCallsStore(db, clock);
+  const unhook = flushOnExit(() => toolCalls.flush());
   return {
     db,
     sessions: createSessionsStore(db, clock),
@@ -59,6 +60,7 @@ export function openStore(file: string, clock: Clock): Store {
     close() {
       if (closed) return;
       closed = true;
+      unhook();
       try {
         toolCalls.flush();
       } finally {
@@ -66,4 +68,26 @@ export function openStore(file: string, clock: Clock): Store {
       }
     },
   };
+}
+
+/** Open stores' queued writes, made when the process exits (process.exit, an uncaught error) with a store still open. */
+const exitFlushes = new Set<() => void>();
+
+function flushOnExit(flush: () => void): () => void {
+  if (exitFlushes.size === 0) process.on("exit", flushAllOnExit);
+  exitFlushes.add(flush);
+  return () => {
+    exitFlushes.delete(flush);
+    if (exitFlushes.size === 0) process.off("exit", flushAllOnExit);
+  };
+}
+
+function flushAllOnExit(): void {
+  for (const flush of exitFlushes) {
+    try {
+      flush();
+    } catch {
+      // The process is going away; one store's failure must not keep the others from writing.
+    }
+  }
 }

@@ -1,9 +1,9 @@
 /**
- * The audit trail of tool calls. A call's row is queued and all rows queued in one turn
- * of the event loop are written in one transaction (one WAL append instead of one per
- * call, which was the largest cost of a fast tool call in the parent). Nothing is lost:
- * a read of the trail, `flush()` and the store's close write the queue first, and a
- * queued row waits at most until the loop's next check phase.
+ * The audit trail of tool calls. A call's row is queued and the queue is written in one
+ * transaction a few milliseconds later (a commit per call was the largest single cost of
+ * a fast tool call in the parent: at thousands of calls a second, a commit per call is
+ * thousands of WAL appends). Nothing is lost: a read of the trail, `flush()`, the store's
+ * close and the process's exit write the queue first, and a full queue is written at once.
  */
 import type { ToolCallAudit } from "../toolhost/client/toolhost-client.js";
 import type { Clock } from "./clock.js";
@@ -16,15 +16,19 @@ export type ToolCallRow = Required<Omit<ToolCallRecord, "ok">> & { id: number; o
 
 export type ToolCallsStore = ReturnType<typeof createToolCallsStore>;
 
-/** Schedules the flush of the queue; the default is the end of the current loop turn. */
+/** Schedules the flush of the queue (tests pass their own). */
 export type FlushScheduler = (flush: () => void) => void;
 
+/** How long a row may wait for others to share its transaction. */
+export const FLUSH_DELAY_MS = 10;
+/** A queue this long is written at once, without waiting for the delay. */
+const FLUSH_AT_ROWS = 500;
 /** Rows kept while the database refuses them; older ones are dropped past this. */
 const MAX_QUEUED = 10_000;
 
-const nextTurn: FlushScheduler = (flush) => void setImmediate(flush);
+const afterDelay: FlushScheduler = (flush) => void setTimeout(flush, FLUSH_DELAY_MS);
 
-export function createToolCallsStore(db: Db, clock: Clock, schedule: FlushScheduler = nextTurn) {
+export function createToolCallsStore(db: Db, clock: Clock, schedule: FlushScheduler = afterDelay) {
   const insert = db.prepare(
     `INSERT INTO tool_calls (trace_id, agent_id, session_id, tool, args_digest, ok, error_code, duration_ms, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -56,20 +60,22 @@ export function createToolCallsStore(db: Db, clock: Clock, schedule: FlushSchedu
       throw error;
     }
   };
+  const flushReporting = (): void => {
+    try {
+      flush();
+    } catch (error) {
+      // Kept in the queue: the next flush tries again.
+      reportError(error, queue.length);
+    }
+  };
   return {
-    /** Queues the row; it is written with the others of this loop turn, in one transaction. */
+    /** Queues the row; it is written with the others queued by then, in one transaction. */
     record(call: ToolCallRecord): void {
       queue.push({ call, at: clock.now() });
+      if (queue.length % FLUSH_AT_ROWS === 0) return flushReporting();
       if (scheduled) return;
       scheduled = true;
-      schedule(() => {
-        try {
-          flush();
-        } catch (error) {
-          // Kept in the queue: the next record, read or close tries again.
-          reportError(error, queue.length);
-        }
-      });
+      schedule(flushReporting);
     },
     /** Who hears of a flush that failed on its own turn (the rows stay queued for the next try). */
     onFlushError(handler: (error: unknown, rows: number) => void): void {

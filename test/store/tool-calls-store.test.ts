@@ -1,6 +1,8 @@
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { openDatabase } from "../../src/store/open-database.js";
 import { openStore } from "../../src/store/store.js";
 import { createToolCallsStore } from "../../src/store/tool-calls-store.js";
@@ -18,23 +20,45 @@ const countRows = (file: string): number => {
 };
 
 describe("tool-call audit trail", () => {
-  it("writes the rows of one loop turn together, after the turn", async () => {
-    const file = join(tempDir(), "laoding.db");
-    const store = openStore(file, clock);
-    store.toolCalls.record(call("file.read"));
-    store.toolCalls.record(call("file.write", false));
-    store.toolCalls.record(call("file.list"));
-    expect(store.toolCalls.pending).toBe(3);
-    expect(countRows(file)).toBe(0);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(store.toolCalls.pending).toBe(0);
-    expect(countRows(file)).toBe(3);
-    expect(store.toolCalls.byTrace("t1")).toMatchObject([
+  it("writes the rows queued together in one transaction, a little later", () => {
+    const db = openDatabase({ file: join(tempDir(), "laoding.db") });
+    const flushes: Array<() => void> = [];
+    const store = createToolCallsStore(db, clock, (flush) => void flushes.push(flush));
+    store.record(call("file.read"));
+    store.record(call("file.write", false));
+    store.record(call("file.list"));
+    expect(flushes).toHaveLength(1);
+    expect(store.pending).toBe(3);
+    expect(db.prepare("SELECT count(*) FROM tool_calls").pluck().get()).toBe(0);
+    flushes[0]?.();
+    expect(store.pending).toBe(0);
+    expect(store.byTrace("t1")).toMatchObject([
       { tool: "file.read", ok: 1, durationMs: 1, createdAt: clock.now() },
       { tool: "file.write", ok: 0 },
       { tool: "file.list", ok: 1 },
     ]);
+    db.close();
+  });
+
+  it("with the default schedule, rows reach the file without anyone asking", async () => {
+    const file = join(tempDir(), "laoding.db");
+    const store = openStore(file, clock);
+    store.toolCalls.record(call("file.read"));
+    store.toolCalls.record(call("file.write"));
+    await vi.waitFor(() => expect(countRows(file)).toBe(2));
     store.close();
+  });
+
+  it("a process that exits with the store open still writes its queued rows", () => {
+    const file = join(tempDir(), "laoding.db");
+    const storeModule = fileURLToPath(new URL("../../src/store/store.ts", import.meta.url));
+    const script = `import { openStore } from ${JSON.stringify(storeModule)};
+      const store = openStore(${JSON.stringify(file)}, { now: () => 1 });
+      store.toolCalls.record({ traceId: "t1", agentId: "main", tool: "file.read", argsDigest: "d", ok: true, durationMs: 1 });
+      process.exit(3);`;
+    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(run.status, run.stderr).toBe(3);
+    expect(countRows(file)).toBe(1);
   });
 
   it("a read of the trail and the store's close write what is still queued", () => {

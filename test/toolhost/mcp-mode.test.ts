@@ -47,10 +47,16 @@ describe("MCP mode", () => {
     expect(read).toMatchObject({ content: [{ type: "text", text: "hi from MCP\n" }] });
     const listed = await client.callTool({ name: "shell.exec", arguments: { command: "ls" } });
     expect(listed).toMatchObject({ content: [{ type: "text", text: expect.stringContaining("hello.md") }] });
-    const db = new Database(workspace.layout.databaseFile, { readonly: true });
-    const rows = db.prepare("SELECT tool, ok FROM tool_calls WHERE agent_id = 'a' ORDER BY id").all() as Array<{ tool: string; ok: number }>;
-    db.close();
-    expect(rows.slice(-3)).toEqual([{ tool: "file.write", ok: 1 }, { tool: "file.read", ok: 1 }, { tool: "shell.exec", ok: 1 }]);
+    // The server writes audit rows in batches, a few milliseconds after the answers.
+    const lastRows = () => {
+      const db = new Database(workspace.layout.databaseFile, { readonly: true });
+      try {
+        return (db.prepare("SELECT tool, ok FROM tool_calls WHERE agent_id = 'a' ORDER BY id").all() as Array<{ tool: string; ok: number }>).slice(-3);
+      } finally {
+        db.close();
+      }
+    };
+    await expect.poll(lastRows).toEqual([{ tool: "file.write", ok: 1 }, { tool: "file.read", ok: 1 }, { tool: "shell.exec", ok: 1 }]);
   });
 
   it("a tool failure is an isError result with the code as structured content; the sandbox holds", async () => {
