@@ -66,7 +66,7 @@ export async function runChannelsBench(): Promise<string> {
     consoleTimes.push(performance.now() - started);
   }
 
-  const planned = planChatBots({ loaded, agents, channels: ["telegram"], logger });
+  const planned = await planChatBots({ loaded, agents, channels: ["telegram"], logger });
   const gateway = createChatGateway({ bots: await loginChatBots(planned.bots), store: runtime.store.channels, logger, refusal: () => "no", graceMs: 5_000 });
   const running = gateway.run((message, control) => runtime.orchestrator.handle(message, control));
 

@@ -6,7 +6,6 @@
  */
 import { readFileSync } from "node:fs";
 import type { MaintenancePool } from "../runtime/library-maintenance.js";
-import { writeShareBackup } from "./share-backup.js";
 import { octal, sha256, type SharePlan } from "./share-plan.js";
 
 export type ApplyResult = { backup: string; copied: number; unchanged: number };
@@ -19,6 +18,8 @@ export async function applyShare(plan: SharePlan, options: { maintenance: Mainte
   if (plan.conflicts.length > 0) {
     throw new ShareConflictError(`nothing was copied: the plan has ${plan.conflicts.length} conflict(s):\n  - ${plan.conflicts.join("\n  - ")}\nResolve them (move the file aside, or change the mapping's "to"), then run plan again`);
   }
+  // tar is loaded only by the command that backs up.
+  const { writeShareBackup } = await import("./share-backup.js");
   const backup = await writeShareBackup(plan.shareDir, options.backupsDir, options.now);
   options.report(`backup written: ${backup}`);
   let copied = 0;

@@ -59,7 +59,7 @@ export async function startChatTestBot(options: ChatTestOptions): Promise<ChatTe
     const loaded = loadConfig({ env: {}, repoRoot: bot.repoRoot, cwd: bot.repoRoot, workspaceDir: bot.workspaceDir });
     const agents = readAgentsFile(bot.layout.agentsFile);
     const logger = pino({ level: process.env.CHAT_TEST_LOG ?? "silent" });
-    const planned = planChatBots({ loaded, agents, channels: selectChannels(loaded, agents), logger });
+    const planned = await planChatBots({ loaded, agents, channels: selectChannels(loaded, agents), logger });
     const bots = await loginChatBots(planned.bots);
     state.runtime = createBotRuntime({ loaded, layout: bot.layout, agents, logger, cliEntry: CLI_ENTRY, watchSkills: false });
     entry.runtime = state.runtime;

@@ -28,7 +28,7 @@ export const channelsCommand: Command = {
       writeLine(context.stdout, "No chat channel is configured (no Telegram or Feishu credentials): `laoding start` would run the console. See docs/channels.md.");
       return 0;
     }
-    const { bots, warnings } = planChatBots({ loaded: boot.loaded, agents: boot.agents, channels, logger: boot.logger });
+    const { bots, warnings } = await planChatBots({ loaded: boot.loaded, agents: boot.agents, channels, logger: boot.logger });
     let failed = 0;
     for (const bot of bots) {
       try {

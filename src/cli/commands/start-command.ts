@@ -54,7 +54,7 @@ export const startCommand: Command = {
 /** Telegram and Feishu: every bot logs in first (a bad token stops start-up), then the gateway runs them. */
 async function serveChatChannels(context: CliContext, boot: Boot, channels: ChannelName[]): Promise<number> {
   const { logger, loaded } = boot;
-  const planned = planChatBots({ loaded, agents: boot.agents, channels, logger });
+  const planned = await planChatBots({ loaded, agents: boot.agents, channels, logger });
   for (const warning of planned.warnings) {
     logger.warn(warning);
     writeLine(context.stderr, `warning: ${warning}`);

@@ -1,5 +1,4 @@
 import { prepareToolhostLaunches, spawnToolhostChild } from "../../runtime/toolhost-launch.js";
-import { serveMcp } from "./toolhost-mcp.js";
 import { bootstrap } from "../bootstrap.js";
 import { CLI_ENTRY, UsageError, writeLine, type Command } from "../cli-context.js";
 import { parseFlags } from "../parse-flags.js";
@@ -38,7 +37,7 @@ export const toolhostCommand: Command = {
     if (values.session !== undefined && !values.mcp) throw new UsageError("--session goes with --mcp", usage);
     const launches = prepareToolhostLaunches({ config: boot.loaded.config, layout: boot.layout, agents: [agent], cliEntry: CLI_ENTRY });
     for (const warning of launches.warnings) boot.logger.warn(warning);
-    if (values.mcp) return serveMcp({ boot, agentId: agent.id, launches, session: values.session ?? "mcp" });
+    if (values.mcp) return (await import("./toolhost-mcp.js")).serveMcp({ boot, agentId: agent.id, launches, session: values.session ?? "mcp" });
     const child = spawnToolhostChild(launches.agents.get(agent.id) as NonNullable<ReturnType<typeof launches.agents.get>>, "inherit");
     const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
     const handlers = (["SIGTERM", "SIGINT"] as const).map((signal) => [signal, forward(signal)] as const);
