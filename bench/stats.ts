@@ -1,5 +1,5 @@
 /** Small statistics helpers for the benchmarks. */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, release, totalmem, type } from "node:os";
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -42,6 +42,23 @@ export function rssMb(pid: number): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/** RSS of a process and every process below it (a sandboxed child is bwrap, its init, then Node). */
+export function treeRssMb(pid: number): number {
+  let total = rssMb(pid);
+  if (Number.isNaN(total)) return total;
+  let children: string[] = [];
+  try {
+    children = readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ").filter((id) => id.trim() !== ""));
+  } catch {
+    // Gone meanwhile: what was read so far stands.
+  }
+  for (const child of children) {
+    const rss = treeRssMb(Number(child));
+    if (!Number.isNaN(rss)) total += rss;
+  }
+  return total;
 }
 
 export function machine(): string {

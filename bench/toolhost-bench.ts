@@ -17,19 +17,33 @@ import { readAgentsFile } from "../src/config/agents.js";
 import { loadConfig } from "../src/config/load-config.js";
 import { createRuntimeLayout } from "../src/config/runtime-layout.js";
 import { prepareToolhostLaunches, spawnToolhostChild, type ToolhostLaunches } from "../src/runtime/toolhost-launch.js";
+import { systemClock } from "../src/store/clock.js";
+import { openStore, type Store } from "../src/store/store.js";
+import type { ToolCallAudit } from "../src/toolhost/client/toolhost-client.js";
 import { ToolhostPool } from "../src/toolhost/client/toolhost-pool.js";
+import { measureBotMemory } from "./bot-memory.js";
 import { FILE_CALLS, measureFileTools, SHELL_CALLS, seedFileToolTree, type FileToolFigures } from "./file-tools-measure.js";
-import { formatMs, percentile, rssMb, throughput, timeEach } from "./stats.js";
+import { formatMs, percentile, rssMb, throughput, timeEach, treeRssMb } from "./stats.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const ENTRY = join(ROOT, "dist/cli/main.js");
 const PINGS = 2_000;
-const READS = 4_000;
+/** Reads per concurrency level: the child's RSS is taken after 2 x READS = 10,000 reads. */
+const READS = 5_000;
 const COLD_STARTS = 8;
 const CRASH_ROUNDS = 20;
 const CALLS_IN_FLIGHT = 5;
+const BOT_MESSAGES = 200;
+/** No step of this bench may take longer: a stuck child fails the run instead of hanging it. */
+const STEP_DEADLINE_MS = 120_000;
 
-type Row = { name: string; pingP50: number; pingP99: number; read1: number; read8: number; coldMs: number; childRss: number };
+type Row = { name: string; pingP50: number; pingP99: number; read1: number; read8: number; coldMs: number; idleRss: number; childRss: number };
+
+/** The ping/read/cold-start figures of one kind of child, from a way to start it. */
+type Subject = {
+  name: string;
+  start(): Promise<{ ping(): Promise<unknown>; read(): Promise<unknown>; pid(): number; close(): Promise<void> }>;
+};
 
 export async function seedWorkspace(sandbox: string): Promise<{ workspaceDir: string; file: string }> {
   const base = mkdtempSync(join(tmpdir(), "laoding-bench-"));
@@ -52,91 +66,139 @@ function launchesFor(workspaceDir: string): ToolhostLaunches {
   return prepareToolhostLaunches({ config: loaded.config, layout, agents: readAgentsFile(layout.agentsFile), cliEntry: ENTRY });
 }
 
-export function toolhostPool(workspaceDir: string) {
+/** The pool as the bot builds it, audit trail included when a store is given. */
+export function toolhostPool(workspaceDir: string, store?: Store) {
   const launches = launchesFor(workspaceDir);
   return new ToolhostPool({
     settings: { callTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
     spawn: (agentId) => spawnToolhostChild(launches.agents.get(agentId) as NonNullable<ReturnType<ToolhostLaunches["agents"]["get"]>>),
     logger: pino({ level: "silent" }),
+    ...(store ? { onCall: (audit: ToolCallAudit) => store.toolCalls.record(audit) } : {}),
   });
 }
 
-async function benchToolhost(sandbox: "none" | "bwrap"): Promise<Row> {
+function withDeadline<T>(label: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`bench step "${label}" took over ${STEP_DEADLINE_MS} ms; a child is stuck`)), STEP_DEADLINE_MS);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
+function progress(message: string): void {
+  process.stderr.write(`  toolhost bench: ${message}\n`);
+}
+
+async function measure(subject: Subject): Promise<Row> {
+  const step = <T>(label: string, work: () => Promise<T>) => {
+    progress(`${subject.name}: ${label}`);
+    return withDeadline(`${subject.name}: ${label}`, work());
+  };
+  const colds = await step(`${COLD_STARTS} cold starts`, async () => {
+    const times: number[] = [];
+    for (let index = 0; index < COLD_STARTS; index += 1) {
+      const started = performance.now();
+      const child = await subject.start();
+      await child.ping();
+      times.push(performance.now() - started);
+      await child.close();
+    }
+    return times;
+  });
+  const child = await subject.start();
+  try {
+    await child.ping();
+    // Idle: started and answered once, then left alone for a moment (start-up garbage collected or not).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const idleRss = treeRssMb(child.pid());
+    const pings = await step(`${PINGS} pings`, () => timeEach(PINGS, () => child.ping()));
+    const read1 = await step(`${READS} reads at c=1`, () => throughput(READS, 1, () => child.read()));
+    const read8 = await step(`${READS} reads at c=8`, () => throughput(READS, 8, () => child.read()));
+    const childRss = treeRssMb(child.pid());
+    return { name: subject.name, pingP50: percentile(pings, 50), pingP99: percentile(pings, 99), read1, read8, coldMs: percentile(colds, 50), idleRss, childRss };
+  } finally {
+    await child.close();
+  }
+}
+
+function rpcChild(name: string, script: string, file: string): Subject {
+  return {
+    name,
+    async start() {
+      const child = spawn(process.execPath, [join(ROOT, "bench/fixtures", script), file], { stdio: ["pipe", "pipe", "inherit"] });
+      const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+      connection.listen();
+      return {
+        ping: () => connection.sendRequest("ping", {}),
+        read: () => connection.sendRequest("tool.call", { name: "file.read", args: { path: file } }),
+        pid: () => child.pid ?? 0,
+        close: async () => {
+          connection.dispose();
+          await stop(child);
+        },
+      };
+    },
+  };
+}
+
+function mcpChild(name: string, transport: () => StdioClientTransport, tool: string, file: string): Subject {
+  return {
+    name,
+    async start() {
+      const stdio = transport();
+      const client = new Client({ name: "bench", version: "1.0.0" });
+      await client.connect(stdio);
+      return {
+        ping: () => client.ping(),
+        read: async () => {
+          const result = await client.callTool({ name: tool, arguments: { path: file } });
+          if (result.isError) throw new Error(JSON.stringify(result.content));
+        },
+        pid: () => stdio.pid ?? 0,
+        close: () => client.close(),
+      };
+    },
+  };
+}
+
+async function laodingChild(sandbox: "none" | "bwrap"): Promise<Subject & { cleanup(): void }> {
   const { workspaceDir, file } = await seedWorkspace(sandbox);
-  const colds: number[] = [];
-  for (let index = 0; index < COLD_STARTS; index += 1) {
-    const pool = toolhostPool(workspaceDir);
-    const started = performance.now();
-    await pool.client("main").ping();
-    colds.push(performance.now() - started);
-    await pool.stopAll();
-  }
-  const pool = toolhostPool(workspaceDir);
-  const client = pool.client("main");
-  await client.ping();
-  const pings = await timeEach(PINGS, () => client.ping());
-  const read = async () => {
-    const result = await client.callTool({ name: "file.read", args: { path: file } });
-    if (!result.ok) throw new Error(JSON.stringify(result));
+  const databaseFile = join(workspaceDir, "..", "audit.db");
+  return {
+    name: `laoding toolhost (${sandbox})`,
+    async start() {
+      const store = openStore(databaseFile, systemClock);
+      const pool = toolhostPool(workspaceDir, store);
+      const client = pool.client("main");
+      return {
+        ping: () => client.ping(),
+        read: async () => {
+          const result = await client.callTool({ name: "file.read", args: { path: file }, traceId: "bench" });
+          if (!result.ok) throw new Error(JSON.stringify(result));
+        },
+        pid: () => client.supervisor.pid ?? 0,
+        close: async () => {
+          await pool.stopAll();
+          store.close();
+        },
+      };
+    },
+    cleanup: () => rmSync(join(workspaceDir, ".."), { recursive: true, force: true }),
   };
-  const read1 = await throughput(READS, 1, read);
-  const read8 = await throughput(READS, 8, read);
-  const childRss = rssMb(client.supervisor.pid ?? 0);
-  await pool.stopAll();
-  rmSync(join(workspaceDir, ".."), { recursive: true, force: true });
-  return { name: `laoding toolhost (${sandbox})`, pingP50: percentile(pings, 50), pingP99: percentile(pings, 99), read1, read8, coldMs: percentile(colds, 50), childRss };
 }
 
-async function benchEcho(file: string): Promise<Row> {
-  const start = () => {
-    const child = spawn(process.execPath, [join(ROOT, "bench/fixtures/echo-child.mjs"), file], { stdio: ["pipe", "pipe", "inherit"] });
-    const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
-    connection.listen();
-    return { child, connection };
+/** `laoding toolhost --agent main --mcp`: the same child behind the official SDK's server, audit included. */
+async function laodingMcp(): Promise<Subject & { cleanup(): void }> {
+  const { workspaceDir, file } = await seedWorkspace("bwrap");
+  return {
+    ...mcpChild(
+      "laoding MCP mode (bwrap)",
+      () => new StdioClientTransport({ command: process.execPath, args: [ENTRY, "toolhost", "--agent", "main", "--mcp", "--workspace", workspaceDir], stderr: "inherit", env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn" } }),
+      "file.read",
+      file,
+    ),
+    cleanup: () => rmSync(join(workspaceDir, ".."), { recursive: true, force: true }),
   };
-  const colds: number[] = [];
-  for (let index = 0; index < COLD_STARTS; index += 1) {
-    const started = performance.now();
-    const { child, connection } = start();
-    await connection.sendRequest("ping", {});
-    colds.push(performance.now() - started);
-    connection.dispose();
-    await stop(child);
-  }
-  const { child, connection } = start();
-  const pings = await timeEach(PINGS, () => connection.sendRequest("ping", {}));
-  const read = () => connection.sendRequest("tool.call", { name: "file.read", args: { path: file } });
-  const read1 = await throughput(READS, 1, read);
-  const read8 = await throughput(READS, 8, read);
-  const childRss = rssMb(child.pid ?? 0);
-  connection.dispose();
-  await stop(child);
-  return { name: "raw stdio echo (floor)", pingP50: percentile(pings, 50), pingP99: percentile(pings, 99), read1, read8, coldMs: percentile(colds, 50), childRss };
-}
-
-async function benchMcp(file: string): Promise<Row> {
-  const start = async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, "bench/fixtures/mcp-read-server.mjs")], stderr: "inherit" });
-    const client = new Client({ name: "bench", version: "1.0.0" });
-    await client.connect(transport);
-    return { client, transport };
-  };
-  const colds: number[] = [];
-  for (let index = 0; index < COLD_STARTS; index += 1) {
-    const started = performance.now();
-    const { client } = await start();
-    await client.ping();
-    colds.push(performance.now() - started);
-    await client.close();
-  }
-  const { client, transport } = await start();
-  const pings = await timeEach(PINGS, () => client.ping());
-  const read = () => client.callTool({ name: "read_file", arguments: { path: file } });
-  const read1 = await throughput(READS, 1, read);
-  const read8 = await throughput(READS, 8, read);
-  const childRss = rssMb(transport.pid ?? 0);
-  await client.close();
-  return { name: "MCP SDK server (stdio)", pingP50: percentile(pings, 50), pingP99: percentile(pings, 99), read1, read8, coldMs: percentile(colds, 50), childRss };
 }
 
 function stop(child: ChildProcess): Promise<void> {
@@ -160,8 +222,12 @@ async function benchCrashRejection(): Promise<{ p50: number; max: number }> {
     // After a crash the supervisor backs off before restarting; calls fail fast until then.
     while (!(await client.ping().then(() => true, () => false))) await new Promise((resolve) => setTimeout(resolve, 10));
     const pid = client.supervisor.pid ?? 0;
-    const calls = Array.from({ length: CALLS_IN_FLIGHT }, () => client.callTool({ name: "shell.exec", args: { command: "tail -f /dev/null", timeout_ms: 30_000 } }));
-    while (client.load.running < CALLS_IN_FLIGHT) await new Promise((resolve) => setTimeout(resolve, 5));
+    // A session per round: the client refuses a call that already crashed the child twice in its session.
+    const calls = Array.from({ length: CALLS_IN_FLIGHT }, () => client.callTool({ name: "shell.exec", args: { command: "tail -f /dev/null", timeout_ms: 30_000 }, sessionId: round + 1 }));
+    for (let waited = 0; client.load.running < CALLS_IN_FLIGHT; waited += 5) {
+      if (waited > 10_000) throw new Error(`only ${client.load.running} of ${CALLS_IN_FLIGHT} shell calls started: ${JSON.stringify(await Promise.race(calls))}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     // Let the calls reach the child and start their commands.
     await new Promise((resolve) => setTimeout(resolve, 100));
     const killed = performance.now();
@@ -215,24 +281,37 @@ export async function runBoundaryBench(): Promise<string> {
 }
 
 export async function runToolhostBench(): Promise<string> {
-  const { file } = await seedWorkspace("none");
+  const { workspaceDir, file } = await seedWorkspace("none");
   const rows: Row[] = [];
-  rows.push(await benchEcho(file));
-  rows.push(await benchMcp(file));
-  rows.push(await benchToolhost("none"));
-  rows.push(await benchToolhost("bwrap"));
-  const crash = await benchCrashRejection();
-  const floor = rows[0] as Row;
-  const mcp = rows[1] as Row;
+  rows.push(await measure(rpcChild("raw stdio echo (floor)", "echo-child.mjs", file)));
+  rows.push(await measure(rpcChild("bare vscode-jsonrpc", "jsonrpc-child.mjs", file)));
+  rows.push(await measure(mcpChild("MCP SDK server (stdio)", () => new StdioClientTransport({ command: process.execPath, args: [join(ROOT, "bench/fixtures/mcp-read-server.mjs")], stderr: "inherit" }), "read_file", file)));
+  for (const make of [() => laodingChild("none"), () => laodingChild("bwrap"), laodingMcp]) {
+    const subject = await make();
+    try {
+      rows.push(await measure(subject));
+    } finally {
+      subject.cleanup();
+    }
+  }
+  progress("the bot's memory with one agent");
+  const bot = await withDeadline("bot memory", measureBotMemory(ENTRY, BOT_MESSAGES, seedWorkspace));
+  progress("crash to rejection");
+  const crash = await withDeadline("crash to rejection", benchCrashRejection());
+  rmSync(join(workspaceDir, ".."), { recursive: true, force: true });
+  const bare = rows[1] as Row;
+  const mcp = rows[2] as Row;
   const lines = [
-    `Ping: ${PINGS} sequential round-trips. Read: ${READS} calls of a 4 KiB file per concurrency level. Cold start: median of ${COLD_STARTS} spawns to first ping answered. RSS after the read runs. Parent RSS at the end: ${rssMb(process.pid).toFixed(0)} MiB.`,
+    `Ping: ${PINGS} sequential round-trips. Read: ${READS} calls of a 4 KiB file at each concurrency. Cold start: median of ${COLD_STARTS} spawns to first ping answered. Child RSS idle (after its first ping) and after the ${2 * READS} reads. laoding rows go through the supervised client as the bot uses it (deadline, semaphore, checks both ways, an audit row per call in SQLite), with the child as the agent's uid. Parent RSS at the end of the run: ${rssMb(process.pid).toFixed(0)} MiB (this bench process, all rows).`,
     "",
-    "| child | ping p50 | ping p99 | read/s c=1 | read/s c=8 | cold start | child RSS | read c=8 vs floor | read c=8 vs MCP |",
-    "|---|---|---|---|---|---|---|---|---|",
+    "| child | ping p50 | ping p99 | read/s c=1 | read/s c=8 | cold start | child RSS idle | after reads | ping p50 vs bare | read c=1 vs MCP | read c=8 vs MCP |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
     ...rows.map(
       (row) =>
-        `| ${row.name} | ${formatMs(row.pingP50)} | ${formatMs(row.pingP99)} | ${row.read1.toFixed(0)} | ${row.read8.toFixed(0)} | ${formatMs(row.coldMs)} | ${row.childRss.toFixed(0)} MiB | ${(row.read8 / floor.read8).toFixed(2)}x | ${(row.read8 / mcp.read8).toFixed(2)}x |`,
+        `| ${row.name} | ${formatMs(row.pingP50)} | ${formatMs(row.pingP99)} | ${row.read1.toFixed(0)} | ${row.read8.toFixed(0)} | ${formatMs(row.coldMs)} | ${row.idleRss.toFixed(0)} MiB | ${row.childRss.toFixed(0)} MiB | ${(row.pingP50 / bare.pingP50).toFixed(2)}x | ${(row.read1 / mcp.read1).toFixed(2)}x | ${(row.read8 / mcp.read8).toFixed(2)}x |`,
     ),
+    "",
+    `The bot with one agent (\`laoding start\` with \`npm start\`'s Node flags, console channel, bwrap, a loopback model; every message makes one file.read): the bot process ${bot.startRss.toFixed(0)} MiB after its first answer and ${bot.botRss.toFixed(0)} MiB after ${bot.messages} messages (target: at most 120); its toolhost child then ${bot.childRss.toFixed(0)} MiB (bwrap, its init and Node; target: at most 64).`,
     "",
     `Crash to rejection (target: under 100 ms, TOOLHOST.md outcome 4): the real child SIGKILLed with ${CALLS_IN_FLIGHT} shell calls in flight, ${CRASH_ROUNDS} rounds; time from the kill until the last call rejected with TOOLHOST_CRASHED: p50 ${formatMs(crash.p50)}, max ${formatMs(crash.max)}.`,
   ];
