@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { StreamMessageWriter, createMessageConnection } from "vscode-jsonrpc/node";
 import { BoundedMessageReader } from "../../src/toolhost/bounded-reader.js";
+import { encodeFrame } from "../../src/toolhost/framed-writer.js";
 import { ERROR_CODES, PROTOCOL_VERSION, formatFailure, type ToolResult } from "../../src/toolhost/protocol.js";
 import { CLI_ENTRY, giveToAgent, realClient, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
 import { REAL_REPO_ROOT } from "../helpers/temp-dir.js";
@@ -91,6 +92,21 @@ describe("protocol conformance (real child)", () => {
     connection.dispose();
     child.stdin.end();
     await new Promise((resolve) => child.once("exit", resolve));
+  });
+
+  it("by hand: requests piped in with the input closed right after still get their answers, then the child exits 0", async () => {
+    const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), CLI_ENTRY, "toolhost", "--agent", "a", "--workspace", workspace.workspaceDir], {
+      stdio: ["pipe", "pipe", "ignore"],
+      env: { PATH: process.env.PATH ?? "" },
+    });
+    const chunks: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+    child.stdin.end(Buffer.concat([encodeFrame({ jsonrpc: "2.0", id: 1, method: "ping", params: {} } as never), encodeFrame({ jsonrpc: "2.0", id: 2, method: "tool.call", params: { name: "file.list", args: { path: "." } } } as never)]));
+    const code = await new Promise((resolve) => child.once("exit", resolve));
+    const text = Buffer.concat(chunks).toString("utf8");
+    expect(code).toBe(0);
+    expect(text).toMatch(/"id":1,"result":\{"ok":true,"pid":/);
+    expect(text).toMatch(/"id":2,"result":\{"ok":true,"output":/);
   });
 
   it("a cwd outside the agent's working tree is refused; a new session folder is created", async () => {

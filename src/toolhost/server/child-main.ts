@@ -94,13 +94,11 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
       // Requests read before the end of input still get their answers (by-hand use),
       // but a parent that died must not keep tools running for long.
       const drain = setTimeout(() => finish(0, "stdin closed"), DRAIN_ON_CLOSE_MS);
-      // The protocol layer dispatches queued messages on later turns of the event loop.
-      setTimeout(() => {
-        void server.idle().then(() => {
-          clearTimeout(drain);
-          finish(0, "stdin closed");
-        });
-      }, 20);
+      // Every request read has been started (the endpoint starts them as they arrive).
+      void server.idle().then(() => {
+        clearTimeout(drain);
+        finish(0, "stdin closed");
+      });
     });
     const parentWatch = setInterval(() => {
       if (process.ppid !== parentPid) finish(0, "parent died");
