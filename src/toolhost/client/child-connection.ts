@@ -37,6 +37,8 @@ export class ChildConnection {
   private exiting = false;
   private readonly exitListeners: ((info: ExitInfo) => void)[] = [];
   private brokenReason: string | undefined;
+  /** The pipes closed (the child's exit may not have been reported yet). */
+  private connectionClosed = false;
   readonly exited: Promise<ExitInfo>;
 
   constructor(
@@ -58,6 +60,7 @@ export class ChildConnection {
     child.stdin.on("error", () => undefined);
     this.exited = new Promise((resolve) => this.exitListeners.push(resolve));
     child.once("exit", (code, signal) => this.drainThenEnd({ code, signal, reason: this.brokenReason ?? describeExit(code, signal) }));
+    this.connection.onClose(() => (this.connectionClosed = true));
     this.connection.listen();
   }
 
@@ -95,13 +98,14 @@ export class ChildConnection {
         action();
       };
       const timer = setTimeout(() => {
-        cancellation.cancel();
+        // A closed connection gets no $/cancelRequest (vscode-jsonrpc would throw it back and log it).
+        if (!this.connectionClosed) cancellation.cancel();
         entry.fail(new ToolhostError("TIMEOUT", `${descriptor.method} got no answer within ${options.timeoutMs} ms`));
       }, options.timeoutMs);
       // The caller cancelled (Ctrl-C, shutdown): the child kills the call's processes and
       // answers; waiting for that answer means "cancelled" is only reported once they are gone.
       const onAbort = () => {
-        cancellation.cancel();
+        if (!this.connectionClosed) cancellation.cancel();
         clearTimeout(timer);
         grace = setTimeout(() => entry.fail(new ToolhostError("TIMEOUT", `${descriptor.method} was cancelled`)), CANCEL_GRACE_MS);
       };
