@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -164,6 +164,8 @@ function mcpChild(name: string, transport: () => StdioClientTransport, tool: str
 async function laodingChild(sandbox: "none" | "bwrap"): Promise<Subject & { cleanup(): void }> {
   const { workspaceDir, file } = await seedWorkspace(sandbox);
   const databaseFile = join(workspaceDir, "..", "audit.db");
+  // Every call of the bot names its chat's folder as the working folder.
+  const chatCwd = join(dirname(file), "bench-c1");
   return {
     name: `laoding toolhost (${sandbox})`,
     async start() {
@@ -173,7 +175,7 @@ async function laodingChild(sandbox: "none" | "bwrap"): Promise<Subject & { clea
       return {
         ping: () => client.ping(),
         read: async () => {
-          const result = await client.callTool({ name: "file.read", args: { path: file }, traceId: "bench" });
+          const result = await client.callTool({ name: "file.read", args: { path: file }, traceId: "bench", cwd: chatCwd });
           if (!result.ok) throw new Error(JSON.stringify(result));
         },
         pid: () => client.supervisor.pid ?? 0,
@@ -302,7 +304,7 @@ export async function runToolhostBench(): Promise<string> {
   const bare = rows[1] as Row;
   const mcp = rows[2] as Row;
   const lines = [
-    `Ping: ${PINGS} sequential round-trips. Read: ${READS} calls of a 4 KiB file at each concurrency. Cold start: median of ${COLD_STARTS} spawns to first ping answered. Child RSS idle (after its first ping) and after the ${2 * READS} reads. laoding rows go through the supervised client as the bot uses it (deadline, semaphore, checks both ways, an audit row per call in SQLite), with the child as the agent's uid. Parent RSS at the end of the run: ${rssMb(process.pid).toFixed(0)} MiB (this bench process, all rows).`,
+    `Ping: ${PINGS} sequential round-trips. Read: ${READS} calls of a 4 KiB file at each concurrency. Cold start: median of ${COLD_STARTS} spawns to first ping answered. Child RSS idle (after its first ping) and after the ${2 * READS} reads. laoding rows go through the supervised client as the bot uses it (a chat's working folder, deadline, semaphore, checks both ways, an audit row per call in SQLite), with the child as the agent's uid. Parent RSS at the end of the run: ${rssMb(process.pid).toFixed(0)} MiB (this bench process, all rows).`,
     "",
     "| child | ping p50 | ping p99 | read/s c=1 | read/s c=8 | cold start | child RSS idle | after reads | ping p50 vs bare | read c=1 vs MCP | read c=8 vs MCP |",
     "|---|---|---|---|---|---|---|---|---|---|---|",

@@ -7,7 +7,7 @@
  */
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pino } from "pino";
 import { readAgentsFile } from "../src/config/agents.js";
 import { loadConfig } from "../src/config/load-config.js";
@@ -48,7 +48,7 @@ const pool = new ToolhostPool({
 });
 const client = pool.client("main");
 const read = async () => {
-  const result = await client.callTool({ name: "file.read", args: { path: file }, traceId: "profile" });
+  const result = await client.callTool({ name: "file.read", args: { path: file }, traceId: "profile", cwd: join(dirname(file), "profile-c1") });
   if (!result.ok) throw new Error(JSON.stringify(result));
 };
 await throughput(500, 8, read);

@@ -24,6 +24,12 @@ describe("path sandbox", () => {
     expect(isWithin("/a/agent1", "/a/agent1_evil/x")).toBe(false);
     expect(isWithin("/a/agent1", "/a")).toBe(false);
     expect(isWithin("/a/agent1", "/a/agent1/../agent10")).toBe(false);
+    expect(isWithin("/a/agent1/", "/a/agent10")).toBe(false);
+    expect(isWithin("/a/agent1/", "/a/agent1/x")).toBe(true);
+    expect(isWithin("/a/./agent1", "/a/agent1/x")).toBe(true);
+    expect(isWithin("/a/agent1", "/a//agent1/x")).toBe(true);
+    expect(isWithin("/", "/etc/passwd")).toBe(true);
+    expect(isWithin("/a/agent1", "a/agent1/x")).toBe(false);
   });
 
   it("resolves relative paths against the working folder only", () => {

@@ -4,7 +4,7 @@
  * and deleting a session folder never touches the library.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
@@ -33,6 +33,17 @@ describe("session folder setup", () => {
     expect(readlinkSync(link)).toBe(library);
     expect(readFileSync(join(library, "INDEX.md"), "utf8")).toContain("- 2026-10-24-mysql-deadlock.md | 死锁 |");
     expect(readdirSync(folder)).toEqual([LINK]);
+  });
+
+  it("prepares a folder once per child, and again when the folder was just created", () => {
+    const { library, folder, link } = setup();
+    const prepare = createSessionSetup({ link: { name: LINK, target: library }, logger });
+    prepare(folder);
+    rmSync(link);
+    prepare(folder);
+    expect(existsSync(link)).toBe(false);
+    prepare(folder, true);
+    expect(readlinkSync(link)).toBe(library);
   });
 
   it("re-points a link that points elsewhere, and leaves a real file or folder of that name alone", () => {

@@ -28,6 +28,8 @@ export type ResolvedPath = {
 
 export class PathSandbox {
   readonly roots: SandboxRoot[];
+  /** The roots, longest path first: the first that contains a path is the most specific. */
+  private readonly mostSpecificFirst: SandboxRoot[];
 
   constructor(roots: SandboxRoot[]) {
     // Roots are compared in their real form; a root that does not exist yet cannot hold anything.
@@ -38,16 +40,13 @@ export class PathSandbox {
         return [];
       }
     });
+    this.mostSpecificFirst = [...this.roots].sort((a, b) => b.path.length - a.path.length);
   }
 
   /** The root that contains a real path, by path segments. */
   rootOf(realPath: string): SandboxRoot | undefined {
     // The most specific root wins: a read-only tree inside a writable one stays read-only.
-    let best: SandboxRoot | undefined;
-    for (const root of this.roots) {
-      if (isWithin(root.path, realPath) && (!best || root.path.length > best.path.length)) best = root;
-    }
-    return best;
+    return this.mostSpecificFirst.find((root) => isWithin(root.path, realPath));
   }
 
   /**
@@ -71,10 +70,19 @@ export class PathSandbox {
   }
 }
 
+/** A "." or ".." segment, an empty one, or a trailing separator: the string is not yet its segments. */
+const NOT_NORMAL = /\/\.{1,2}(\/|$)|\/\/|.\/$/;
+
 /** True when `path` equals `root` or lies below it, compared segment by segment. */
 export function isWithin(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === "" || (!isAbsolute(rel) && rel !== ".." && !rel.startsWith(`..${sep}`));
+  if (!isAbsolute(root) || !isAbsolute(path) || NOT_NORMAL.test(root) || NOT_NORMAL.test(path)) {
+    const rel = relative(root, path);
+    return rel === "" || (!isAbsolute(rel) && rel !== ".." && !rel.startsWith(`..${sep}`));
+  }
+  // Normal absolute paths (real paths are): root's segments, then the end or a separator.
+  // `/a/agent1` never admits `/a/agent10`. Cheaper than path.relative on every call.
+  if (!path.startsWith(root)) return false;
+  return path.length === root.length || root === sep || path[root.length] === sep;
 }
 
 /**

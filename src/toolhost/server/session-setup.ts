@@ -20,9 +20,14 @@ export type SessionSetupOptions = {
 /** Errors the agent's own folder may legitimately produce (made by another user, read-only): no link, no crash. */
 const TOLERATED = new Set(["EEXIST", "EACCES", "EPERM", "EROFS", "ENOENT"]);
 
-export function createSessionSetup(options: SessionSetupOptions): (folder: string) => void {
+export function createSessionSetup(options: SessionSetupOptions): (folder: string, created?: boolean) => void {
   const refreshed = new Set<string>();
-  return (folder) => {
+  // Once per folder per child (again when the folder was just created): three system
+  // calls on every tool call were a tenth of a fast call's time in the child.
+  const prepared = new Set<string>();
+  return (folder, created = false) => {
+    if (prepared.has(folder) && !created) return;
+    prepared.add(folder);
     const { link, library } = options;
     try {
       if (link?.target !== undefined) {

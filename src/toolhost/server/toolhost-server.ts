@@ -40,8 +40,8 @@ export type ToolhostServerOptions = {
   limits: ToolLimits;
   shell: ShellRunner;
   logger: Logger;
-  /** Prepares a session folder on use: the `团队经验` link, git exclude, library index (session-setup.ts). */
-  setupSession?: (folder: string) => void;
+  /** Prepares a session folder on first use (again when it was just created): the `团队经验` link, git exclude, library index (session-setup.ts). */
+  setupSession?: (folder: string, created: boolean) => void;
   clock?: { now(): number };
 };
 
@@ -162,11 +162,15 @@ function sessionFolder(requested: string | undefined, options: ToolhostServerOpt
   if (!isWithin(options.workTree, resolved.realPath)) {
     throw new ToolError("PATH_NOT_ALLOWED", `cwd ${requested} is outside the agent's working tree`);
   }
+  // An existing folder's path is already real; a new one is made, then resolved again.
+  let folder = resolved.realPath;
   if (!resolved.exists) {
     mkdirSync(resolved.realPath, { recursive: true });
+    folder = realpathSync.native(resolved.realPath);
+    // A parent swapped for a link between the check and mkdir would have put it elsewhere.
+    if (!isWithin(options.workTree, folder)) throw new ToolError("PATH_NOT_ALLOWED", `cwd ${requested} is outside the agent's working tree`);
   }
-  const folder = realpathSync.native(resolved.realPath);
-  if (options.setupSession && dirname(folder) === options.workTree) options.setupSession(folder);
+  if (options.setupSession && dirname(folder) === options.workTree) options.setupSession(folder, !resolved.exists);
   return folder;
 }
 
