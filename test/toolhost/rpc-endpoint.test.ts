@@ -1,8 +1,9 @@
 import { PassThrough, Writable } from "node:stream";
-import { createMessageConnection, ResponseError, type CancellationToken } from "vscode-jsonrpc/node";
+import { CancellationTokenSource, createMessageConnection, ResponseError, type CancellationToken } from "vscode-jsonrpc/node";
 import { describe, expect, it } from "vitest";
 import { BoundedMessageReader } from "../../src/toolhost/bounded-reader.js";
 import { encodeFrame, FramedMessageWriter } from "../../src/toolhost/framed-writer.js";
+import { CONNECTION_DISPOSED, createRpcClient } from "../../src/toolhost/client/rpc-client.js";
 import { createRpcEndpoint } from "../../src/toolhost/server/rpc-endpoint.js";
 
 /** The child's endpoint on one pair of streams, a vscode-jsonrpc connection (the parent's library) on the other. */
@@ -70,7 +71,6 @@ describe("the child's JSON-RPC endpoint", () => {
       return new Promise((resolve) => token.onCancellationRequested(() => resolve("stopped")));
     });
     endpoint.listen();
-    const { CancellationTokenSource } = await import("vscode-jsonrpc/node");
     const source = new CancellationTokenSource();
     const answer = parent.sendRequest("slow", {}, source.token);
     void parent.sendRequest("slow", {}).catch(() => undefined);
@@ -95,5 +95,75 @@ describe("the child's JSON-RPC endpoint", () => {
     expect(warnings).toEqual(["notification window/log ignored", "a message that is not a request or a notification was ignored"]);
     endpoint.dispose();
     expect(closes).toBe(1);
+  });
+});
+
+describe("the parent's JSON-RPC client", () => {
+  function paired() {
+    const toChild = new PassThrough();
+    const toParent = new PassThrough();
+    const endpoint = createRpcEndpoint(new BoundedMessageReader(toChild, 1 << 20), new FramedMessageWriter(toParent), { warn: () => undefined });
+    const client = createRpcClient(new BoundedMessageReader(toParent, 1 << 20), new FramedMessageWriter(toChild), { warn: () => undefined });
+    client.listen();
+    return { endpoint, client, toParent };
+  }
+
+  it("settles answers and errors, and a cancelled token reaches the child's handler", async () => {
+    const { endpoint, client } = paired();
+    endpoint.onRequest("echo", (params) => params);
+    endpoint.onRequest("refuse", () => {
+      throw new ResponseError(-32602, "no");
+    });
+    endpoint.onRequest("slow", (_params, token) => new Promise((resolve) => token.onCancellationRequested(() => resolve("stopped"))));
+    endpoint.listen();
+    await expect(client.sendRequest("echo", { a: 1 })).resolves.toEqual({ a: 1 });
+    await expect(client.sendRequest("refuse", {})).rejects.toMatchObject({ code: -32602, message: "no" });
+    const source = new CancellationTokenSource();
+    const slow = client.sendRequest("slow", {}, source.token);
+    await new Promise((resolve) => setImmediate(resolve));
+    source.cancel();
+    await expect(slow).resolves.toBe("stopped");
+    endpoint.dispose();
+    client.dispose();
+  });
+
+  it("every answer of a chunk settles in the same tick", async () => {
+    const { endpoint, client } = paired();
+    const release: Array<() => void> = [];
+    endpoint.onRequest("wait", (params) => new Promise((resolve) => release.push(() => resolve(params))));
+    endpoint.listen();
+    const settledAt: number[] = [];
+    let tick = 0;
+    const calls = [1, 2, 3].map((n) => client.sendRequest("wait", { n }).then(() => settledAt.push(tick)));
+    await expect.poll(() => release.length).toBe(3);
+    for (const resolve of release) resolve();
+    // A turn of the event loop per tick: vscode-jsonrpc's connection would settle them a turn apart.
+    let ticking = true;
+    const turn = () => {
+      tick += 1;
+      if (ticking) setImmediate(turn);
+    };
+    setImmediate(turn);
+    await Promise.all(calls);
+    ticking = false;
+    expect(new Set(settledAt).size).toBe(1);
+    endpoint.dispose();
+    client.dispose();
+  });
+
+  it("after the input closes a request throws at once; dispose rejects the waiting ones with -32097", async () => {
+    const { endpoint, client, toParent } = paired();
+    endpoint.onRequest("never", () => new Promise(() => undefined));
+    endpoint.listen();
+    const waiting = client.sendRequest("never", {});
+    await new Promise((resolve) => setImmediate(resolve));
+    let closed = false;
+    client.onClose(() => (closed = true));
+    toParent.end();
+    await expect.poll(() => closed).toBe(true);
+    expect(() => client.sendRequest("never", {})).toThrow(/closed/);
+    client.dispose();
+    await expect(waiting).rejects.toMatchObject({ code: CONNECTION_DISPOSED });
+    endpoint.dispose();
   });
 });

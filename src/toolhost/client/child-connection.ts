@@ -10,11 +10,12 @@
  * - results are validated against the method's schema before anyone sees them.
  */
 import type { ChildProcess } from "node:child_process";
-import { CancellationTokenSource, createMessageConnection, type MessageConnection } from "vscode-jsonrpc/node";
+import { CancellationTokenSource } from "vscode-jsonrpc/node";
 import { BoundedMessageReader } from "../bounded-reader.js";
 import { FramedMessageWriter } from "../framed-writer.js";
 import type { MethodDescriptor, ParamsOf, ResultOf } from "../protocol.js";
 import { OWNER_TAG_VARIABLE, killTagged } from "../process-tags.js";
+import { CONNECTION_DISPOSED, createRpcClient, type RpcClient } from "./rpc-client.js";
 import { ToolhostError } from "./toolhost-error.js";
 
 export type ExitInfo = { code: number | null; signal: NodeJS.Signals | null; reason: string };
@@ -30,15 +31,13 @@ type Pending = { fail: (error: ToolhostError) => void };
 const EXIT_DRAIN_GRACE_MS = 200;
 
 export class ChildConnection {
-  private readonly connection: MessageConnection;
+  private readonly connection: RpcClient;
   private readonly pending = new Set<Pending>();
   private exitInfo: ExitInfo | undefined;
   /** The child has exited; its last answers are being read before the connection ends. */
   private exiting = false;
   private readonly exitListeners: ((info: ExitInfo) => void)[] = [];
   private brokenReason: string | undefined;
-  /** The pipes closed (the child's exit may not have been reported yet). */
-  private connectionClosed = false;
   readonly exited: Promise<ExitInfo>;
 
   constructor(
@@ -48,19 +47,13 @@ export class ChildConnection {
     if (!child.stdout || !child.stdin) throw new Error("toolhost child must be spawned with piped stdin and stdout");
     const reader = new BoundedMessageReader(child.stdout, options.maxFrameBytes);
     const writer = new FramedMessageWriter(child.stdin);
-    this.connection = createMessageConnection(reader, writer, {
-      error: (message) => options.onLog?.("error", message),
-      warn: (message) => options.onLog?.("warn", message),
-      info: () => undefined,
-      log: () => undefined,
-    });
+    this.connection = createRpcClient(reader, writer, { warn: (message) => options.onLog?.("warn", message) });
     // A protocol fault from the child: fail everything now and end the child.
     reader.onError((error) => this.breakWith(`protocol error from the toolhost: ${error.message}`));
     writer.onError(([error]) => this.breakWith(`cannot write to the toolhost: ${error.message}`));
     child.stdin.on("error", () => undefined);
     this.exited = new Promise((resolve) => this.exitListeners.push(resolve));
     child.once("exit", (code, signal) => this.drainThenEnd({ code, signal, reason: this.brokenReason ?? describeExit(code, signal) }));
-    this.connection.onClose(() => (this.connectionClosed = true));
     this.connection.listen();
   }
 
@@ -98,14 +91,13 @@ export class ChildConnection {
         action();
       };
       const timer = setTimeout(() => {
-        // A closed connection gets no $/cancelRequest (vscode-jsonrpc would throw it back and log it).
-        if (!this.connectionClosed) cancellation.cancel();
+        cancellation.cancel();
         entry.fail(new ToolhostError("TIMEOUT", `${descriptor.method} got no answer within ${options.timeoutMs} ms`));
       }, options.timeoutMs);
       // The caller cancelled (Ctrl-C, shutdown): the child kills the call's processes and
       // answers; waiting for that answer means "cancelled" is only reported once they are gone.
       const onAbort = () => {
-        if (!this.connectionClosed) cancellation.cancel();
+        cancellation.cancel();
         clearTimeout(timer);
         grace = setTimeout(() => entry.fail(new ToolhostError("TIMEOUT", `${descriptor.method} was cancelled`)), CANCEL_GRACE_MS);
       };
@@ -175,8 +167,8 @@ export class ChildConnection {
     const stdout = this.child.stdout;
     const end = () => {
       clearTimeout(grace);
-      // The connection dispatches what the reader parsed on the next turns of the loop.
-      setImmediate(() => setImmediate(() => this.handleExit(info)));
+      // Answers read so far have settled as they arrived; their callers run first.
+      setImmediate(() => this.handleExit(info));
     };
     const grace = setTimeout(end, EXIT_DRAIN_GRACE_MS);
     if (this.pending.size === 0 || !stdout || stdout.readableEnded || stdout.destroyed) end();
@@ -202,8 +194,8 @@ function describeExit(code: number | null, signal: NodeJS.Signals | null): strin
 function mapRpcError(error: unknown, method: string): ToolhostError {
   if (error instanceof ToolhostError) return error;
   const code = (error as { code?: number }).code;
-  // -32097: vscode-jsonrpc's "connection disposed" for requests still waiting.
-  if (code === -32097 || code === -32099) return new ToolhostError("TOOLHOST_CRASHED", `the toolhost connection closed during ${method}`, { cause: error });
+  // Requests still waiting when the connection is disposed (vscode-jsonrpc's code, kept by rpc-client).
+  if (code === CONNECTION_DISPOSED || code === -32099) return new ToolhostError("TOOLHOST_CRASHED", `the toolhost connection closed during ${method}`, { cause: error });
   // Any other JSON-RPC error is a protocol fault (we validate before sending, so a bug).
   return new ToolhostError("INTERNAL", `${method} was refused by the toolhost: ${(error as Error).message}`, { cause: error });
 }

@@ -1,7 +1,8 @@
 /**
  * The child's side of the JSON-RPC connection: requests in, answers out, `$/cancelRequest`
  * honoured, on the same wire as vscode-jsonrpc (its message types, its reader and writer
- * interfaces, its cancellation tokens and error codes), with the parent on vscode-jsonrpc.
+ * interfaces, its cancellation tokens and error codes): any vscode-jsonrpc client can talk
+ * to it; the parent uses client/rpc-client.ts.
  *
  * Why not vscode-jsonrpc's own connection here: it dispatches one message per turn of the
  * event loop (a `setImmediate` per message), so eight calls that arrive in one chunk are
