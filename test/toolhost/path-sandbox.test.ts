@@ -1,7 +1,10 @@
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isWithin, PathSandbox } from "../../src/toolhost/sandbox/path-sandbox.js";
+import type { ToolError } from "../../src/toolhost/tool-error.js";
+import { openInsideForRead } from "../../src/toolhost/tools/file-access.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 function setup() {
@@ -73,5 +76,46 @@ describe("path sandbox", () => {
     mkdirSync(join(mine, "library"));
     symlinkSync(join(mine, "library"), join(mine, "团队经验"));
     expect(sandbox.resolve("团队经验/2026-01-01-x.md", mine, "write").realPath).toBe(join(mine, "library", "2026-01-01-x.md"));
+  });
+});
+
+describe("opening a file to read through the sandbox", () => {
+  const read = (opened: { fd: number }) => {
+    try {
+      return readFileSync(opened.fd, "utf8");
+    } finally {
+      closeSync(opened.fd);
+    }
+  };
+  const codeOf = (work: () => unknown) => {
+    try {
+      work();
+    } catch (error) {
+      return (error as ToolError).code;
+    }
+    return "opened";
+  };
+
+  it("follows links inside the roots, refuses those that lead out, and says what is missing", () => {
+    const { base, mine, skills, sandbox } = setup();
+    writeFileSync(join(mine, "notes.md"), "mine");
+    writeFileSync(join(skills, "SKILL.md"), "a skill");
+    writeFileSync(join(base, "agent10", "secret.md"), "not mine");
+    symlinkSync(join(skills, "SKILL.md"), join(mine, "to-skill"));
+    symlinkSync(join(base, "agent10"), join(mine, "to-other"));
+    symlinkSync(join(base, "nowhere"), join(mine, "dangling"));
+    mkdirSync(join(mine, "folder"));
+    execFileSync("mkfifo", [join(base, "agent10", "fifo")]);
+    expect(read(openInsideForRead(sandbox, "notes.md", mine))).toBe("mine");
+    expect(read(openInsideForRead(sandbox, "to-skill", mine))).toBe("a skill");
+    expect(read(openInsideForRead(sandbox, join(skills, "SKILL.md"), mine))).toBe("a skill");
+    expect(codeOf(() => openInsideForRead(sandbox, "to-other/secret.md", mine))).toBe("PATH_NOT_ALLOWED");
+    expect(codeOf(() => openInsideForRead(sandbox, "../agent10/secret.md", mine))).toBe("PATH_NOT_ALLOWED");
+    // A FIFO outside is refused without being opened (an open would wait for a writer).
+    expect(codeOf(() => openInsideForRead(sandbox, "to-other/fifo", mine))).toBe("PATH_NOT_ALLOWED");
+    expect(codeOf(() => openInsideForRead(sandbox, "dangling", mine))).toBe("PATH_NOT_ALLOWED");
+    expect(codeOf(() => openInsideForRead(sandbox, "missing.md", mine))).toBe("PATH_NOT_FOUND");
+    expect(codeOf(() => openInsideForRead(sandbox, "folder", mine))).toBe("PATH_IS_DIRECTORY");
+    expect(codeOf(() => openInsideForRead(sandbox, "nul\0.md", mine))).toBe("PATH_NOT_ALLOWED");
   });
 });

@@ -3,7 +3,7 @@
  * folder of its working tree with a link (renameat2 RENAME_EXCHANGE, in a loop) while its
  * file tools write, edit, list and grep inside that folder. One link points into agent
  * B's skills, the other at a root-only folder outside the workspace. Whatever the race
- * does, nothing outside A's trees may be written, listed or read: the toolhost child
+ * does, nothing outside A's trees may be written, listed, searched or read: the toolhost child
  * holds only A's authority. Both sandbox modes run at once, for RACE_SECONDS each.
  */
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
@@ -77,6 +77,8 @@ async function race(mode: "bwrap" | "none"): Promise<void> {
     hammer((round) => call("file.edit", { path: `d${1 + (round % 2)}/edit.txt`, old_string: "one", new_string: "one" })),
     hammer((round) => call("file.list", { path: `d${1 + (round % 2)}` })),
     hammer((round) => call("file.grep", { pattern: "SECRET|CANARY|name:", path: `d${1 + (round % 2)}` })),
+    // While d1 is the link into B's skills, d1/existing/SKILL.md is B's; while d2 is the link, d2/root-only.txt is root's.
+    hammer((round) => call("file.read", { path: round % 2 === 0 ? "d1/existing/SKILL.md" : "d2/root-only.txt" })),
   ]);
   const swapped = await swapper;
   expect(swapped, `${mode}: the swapper ran`).toMatchObject({ ok: true, output: expect.stringMatching(/^swaps \d+/) });
@@ -94,7 +96,7 @@ async function race(mode: "bwrap" | "none"): Promise<void> {
 
 describe("the folder-swap race (issue 8, finding 1)", () => {
   // As root the boundary is the agent's uid; without root, none mode is the documented trust mode.
-  it.runIf(isRoot)(`file.write, file.edit, file.list and file.grep never reach outside A's trees while A's shell swaps folders for ${RACE_SECONDS} s`, async () => {
+  it.runIf(isRoot)(`file.write, file.edit, file.list, file.grep and file.read never reach outside A's trees while A's shell swaps folders for ${RACE_SECONDS} s`, async () => {
     await Promise.all([race("bwrap"), race("none")]);
   }, (RACE_SECONDS + 60) * 1000);
 });

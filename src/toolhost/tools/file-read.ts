@@ -1,7 +1,7 @@
 import { closeSync, readSync } from "node:fs";
 import { z } from "zod";
 import { defineTool, READS_ONLY } from "./define-tool.js";
-import { openForRead } from "./file-access.js";
+import { openInsideForRead } from "./file-access.js";
 
 const CHUNK_BYTES = 64 * 1024;
 const BINARY_SNIFF_BYTES = 8 * 1024;
@@ -20,8 +20,7 @@ export const fileReadTool = defineTool({
     })
     .strict(),
   async execute(args, context) {
-    const resolved = context.sandbox.resolve(args.path, context.cwd, "read");
-    const { fd, stats } = openForRead(context.sandbox, resolved.realPath, args.path);
+    const { fd, stats } = openInsideForRead(context.sandbox, args.path, context.cwd);
     try {
       const maxBytes = context.limits.outputMaxBytes;
       // One byte more than the file: a short first read says it all fitted, with no second read to find the end.
