@@ -7,13 +7,10 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, closeSync, constants, fstatSync, mkdirSync, openSync, readlinkSync, renameSync, rmSync, writeFileSync, lstatSync, type Stats } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
-import type { PathSandbox } from "../sandbox/path-sandbox.js";
+import { O_PATH, type PathSandbox } from "../sandbox/path-sandbox.js";
 import { ToolError } from "../tool-error.js";
 
 export type OpenedFile = { fd: number; stats: Stats };
-
-/** Linux's O_PATH: a descriptor that names a file without opening it (no device is opened, no FIFO waited on). */
-const O_PATH = 0o10000000;
 
 /**
  * Resolves a path argument and opens it for reading in as few system calls as the checks
