@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { chmodSync, closeSync, constants, fstatSync, mkdirSync, openSync, readlinkSync, renameSync, rmSync, writeFileSync, lstatSync, type Stats } from "node:fs";
-import { basename, dirname, isAbsolute, join } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { O_PATH, type PathSandbox } from "../sandbox/path-sandbox.js";
 import { ToolError } from "../tool-error.js";
 
@@ -23,7 +23,8 @@ export type OpenedFile = { fd: number; stats: Stats };
  */
 export function openInsideForRead(sandbox: PathSandbox, input: string, cwd: string): OpenedFile {
   if (input.includes("\0") || input.trim() === "") return openForRead(sandbox, sandbox.resolve(input, cwd, "read").realPath, input);
-  const absolute = isAbsolute(input) ? input : join(cwd, input);
+  // The same absolute path the sandbox's resolve would check ("." and ".." taken by name).
+  const absolute = isAbsolute(input) ? resolve(input) : resolve(cwd, input);
   let pathFd: number;
   try {
     pathFd = openSync(absolute, O_PATH);
