@@ -12,6 +12,7 @@
  * throws; requests still waiting are not failed when the input closes (the child's exit
  * decides that), only by dispose, with vscode-jsonrpc's code -32097.
  */
+import { closesOnce } from "../closes-once.js";
 import { Message, ResponseError, type CancellationToken, type Disposable, type MessageReader, type MessageWriter } from "vscode-jsonrpc/node";
 
 export type RpcClient = {
@@ -30,9 +31,8 @@ type Waiting = { resolve: (result: unknown) => void; reject: (error: Error) => v
 
 export function createRpcClient(reader: MessageReader, writer: MessageWriter, log: { warn(message: string): void }): RpcClient {
   const waiting = new Map<number, Waiting>();
-  const closeListeners: (() => void)[] = [];
+  const closing = closesOnce(reader, writer);
   let nextId = 1;
-  let closed = false;
   let disposed = false;
 
   const settle = (id: number): Waiting | undefined => {
@@ -51,15 +51,9 @@ export function createRpcClient(reader: MessageReader, writer: MessageWriter, lo
     else entry.resolve(message.result);
   };
 
-  const close = (): void => {
-    if (closed) return;
-    closed = true;
-    for (const listener of closeListeners.splice(0)) listener();
-  };
-
   return {
     sendRequest(method, params, token) {
-      if (closed || disposed) throw new Error("Connection is closed.");
+      if (closing.closed || disposed) throw new Error("Connection is closed.");
       const id = nextId;
       nextId += 1;
       return new Promise((resolve, reject) => {
@@ -67,7 +61,7 @@ export function createRpcClient(reader: MessageReader, writer: MessageWriter, lo
         waiting.set(id, entry);
         if (token) {
           entry.cancel = token.onCancellationRequested(() => {
-            if (!closed && !disposed) writer.write({ jsonrpc: "2.0", method: "$/cancelRequest", params: { id } } as Message).catch(() => undefined);
+            if (!closing.closed && !disposed) writer.write({ jsonrpc: "2.0", method: "$/cancelRequest", params: { id } } as Message).catch(() => undefined);
           });
         }
         writer.write({ jsonrpc: "2.0", id, method, params } as Message).catch((error: unknown) => {
@@ -75,12 +69,8 @@ export function createRpcClient(reader: MessageReader, writer: MessageWriter, lo
         });
       });
     },
-    onClose: (listener) => void (closed ? listener() : closeListeners.push(listener)),
-    listen() {
-      reader.onClose(close);
-      writer.onClose(close);
-      reader.listen(receive);
-    },
+    onClose: closing.onClose,
+    listen: () => void reader.listen(receive),
     dispose() {
       if (disposed) return;
       disposed = true;

@@ -13,6 +13,7 @@
  * The child only serves: it never sends requests, so a response arriving here is a
  * protocol fault of the parent, logged and ignored.
  */
+import { closesOnce } from "../closes-once.js";
 import { CancellationTokenSource, ErrorCodes, Message, ResponseError, type CancellationToken, type MessageReader, type MessageWriter, type RequestMessage } from "vscode-jsonrpc/node";
 
 export type RequestHandler = (params: unknown, token: CancellationToken) => unknown;
@@ -31,9 +32,8 @@ const CANCEL_METHOD = "$/cancelRequest";
 export function createRpcEndpoint(reader: MessageReader, writer: MessageWriter, log: { warn(message: string): void }): RpcEndpoint {
   const handlers = new Map<string, RequestHandler>();
   const running = new Map<number | string, CancellationTokenSource>();
-  const closeListeners: (() => void)[] = [];
+  const closing = closesOnce(reader, writer);
   let disposed = false;
-  let closed = false;
 
   const send = (message: Message): void => {
     if (disposed) return;
@@ -100,20 +100,10 @@ export function createRpcEndpoint(reader: MessageReader, writer: MessageWriter, 
     log.warn("a message that is not a request or a notification was ignored");
   };
 
-  const close = (): void => {
-    if (closed) return;
-    closed = true;
-    for (const listener of closeListeners.splice(0)) listener();
-  };
-
   return {
     onRequest: (method, handler) => void handlers.set(method, handler),
-    onClose: (listener) => void (closed ? listener() : closeListeners.push(listener)),
-    listen() {
-      reader.onClose(close);
-      writer.onClose(close);
-      reader.listen(receive);
-    },
+    onClose: closing.onClose,
+    listen: () => void reader.listen(receive),
     dispose() {
       if (disposed) return;
       disposed = true;
