@@ -66,7 +66,7 @@ export async function runBot(runtime: BotRuntime, channel: Channel, logger: Logg
  * one) stays reachable from a long-lived source, here the bot's shutdown signal, so every
  * message leaked a few controllers (about 6 KiB a message, bench/README.md).
  */
-export function linkedSignal(sources: AbortSignal[]): { signal: AbortSignal; unlink: () => void } {
+function linkedSignal(sources: AbortSignal[]): { signal: AbortSignal; unlink: () => void } {
   const controller = new AbortController();
   const listeners = sources.map((source) => {
     const abort = () => controller.abort(source.reason);

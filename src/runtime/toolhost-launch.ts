@@ -122,7 +122,7 @@ function libraryStartup(config: Config, linkName: string, experienceDir: string,
  * as well, and V8's size-first tuning costs no measurable speed here; together about
  * 30 MiB less resident memory per child after a burst of calls (bench/README.md).
  */
-export const CHILD_V8_FLAGS = ["--max-semi-space-size=1", "--optimize-for-size"];
+const CHILD_V8_FLAGS = ["--max-semi-space-size=1", "--optimize-for-size"];
 
 /** The child entry that sits beside the CLI entry (same build, same extension). */
 export function childEntryFor(cliEntry: string): string {

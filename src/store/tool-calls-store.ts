@@ -20,7 +20,7 @@ export type ToolCallsStore = ReturnType<typeof createToolCallsStore>;
 export type FlushScheduler = (flush: () => void) => void;
 
 /** How long a row may wait for others to share its transaction. */
-export const FLUSH_DELAY_MS = 10;
+const FLUSH_DELAY_MS = 10;
 /** A queue this long is written at once, without waiting for the delay. */
 const FLUSH_AT_ROWS = 500;
 /** Rows kept while the database refuses them; older ones are dropped past this. */

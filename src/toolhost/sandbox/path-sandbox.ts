@@ -55,14 +55,18 @@ export class PathSandbox {
    * Throws ToolError PATH_NOT_ALLOWED for anything outside the roots.
    */
   resolve(input: string, cwd: string, access: Access): ResolvedPath {
-    if (input.includes("\0")) throw new ToolError("PATH_NOT_ALLOWED", "path contains a NUL byte");
-    if (input.trim() === "") throw new ToolError("INVALID_ARGS", "path is empty");
-    const absolute = isAbsolute(input) ? resolve(input) : resolve(cwd, input);
-    const { realPath, exists } = realize(absolute, input);
+    const { realPath, exists } = realize(this.absolute(input, cwd), input);
     const root = this.rootOf(realPath);
     if (!root) throw outside(input);
     if (access === "write" && !root.writable) throw new ToolError("PATH_NOT_ALLOWED", `${input} is in a read-only folder (${root.label})`);
     return { realPath, exists, root };
+  }
+
+  /** The absolute path a tool's path argument names ("." and ".." by name), refusing NUL bytes and empty paths. */
+  absolute(input: string, cwd: string): string {
+    if (input.includes("\0")) throw new ToolError("PATH_NOT_ALLOWED", "path contains a NUL byte");
+    if (input.trim() === "") throw new ToolError("INVALID_ARGS", "path is empty");
+    return isAbsolute(input) ? resolve(input) : resolve(cwd, input);
   }
 
   /** Re-check of an already opened file's real path (from /proc/self/fd), against swaps. */
@@ -134,24 +138,28 @@ function realize(absolute: string, input: string): { realPath: string; exists: b
 }
 
 /** Linux's O_PATH: a descriptor that names a file without opening it (no device is opened, no FIFO waited on). */
-export const O_PATH = 0o10000000;
+const O_PATH = 0o10000000;
 
 /**
- * realpath in three system calls: an O_PATH descriptor follows every link, and
- * /proc/self/fd names where it led (glibc's realpath makes a readlink per segment). It
- * fails with realpath's error codes; without /proc it is realpath.
+ * An O_PATH descriptor of `absolute` (every link followed; realpath's error codes when it
+ * cannot be had) and the real path /proc/self/fd names for it, or undefined when /proc
+ * cannot say (no /proc, a file deleted meanwhile). The caller closes `fd`.
  */
-function realPathOf(absolute: string): string {
+export function pathDescriptor(absolute: string): { fd: number; realPath: string | undefined } {
   const fd = openSync(absolute, O_PATH);
   try {
     const real = readlinkSync(`/proc/self/fd/${fd}`);
-    if (real.startsWith(sep) && !real.endsWith(" (deleted)")) return real;
+    return { fd, realPath: real.startsWith(sep) && !real.endsWith(" (deleted)") ? real : undefined };
   } catch {
-    // No /proc here: the long way below.
-  } finally {
-    closeSync(fd);
+    return { fd, realPath: undefined };
   }
-  return realpathSync.native(absolute);
+}
+
+/** realpath in three system calls (glibc's makes a readlink per segment); without /proc, realpath. */
+function realPathOf(absolute: string): string {
+  const { fd, realPath } = pathDescriptor(absolute);
+  closeSync(fd);
+  return realPath ?? realpathSync.native(absolute);
 }
 
 function outside(input: string): ToolError {

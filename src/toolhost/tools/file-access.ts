@@ -6,8 +6,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { chmodSync, closeSync, constants, fstatSync, mkdirSync, openSync, readlinkSync, renameSync, rmSync, writeFileSync, lstatSync, type Stats } from "node:fs";
-import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { O_PATH, type PathSandbox } from "../sandbox/path-sandbox.js";
+import { basename, dirname, join } from "node:path";
+import { pathDescriptor, type PathSandbox } from "../sandbox/path-sandbox.js";
 import { ToolError } from "../tool-error.js";
 
 export type OpenedFile = { fd: number; stats: Stats };
@@ -22,23 +22,17 @@ export type OpenedFile = { fd: number; stats: Stats };
  * the sandbox's resolve, which says precisely what is wrong.
  */
 export function openInsideForRead(sandbox: PathSandbox, input: string, cwd: string): OpenedFile {
-  if (input.includes("\0") || input.trim() === "") return openForRead(sandbox, sandbox.resolve(input, cwd, "read").realPath, input);
-  // The same absolute path the sandbox's resolve would check ("." and ".." taken by name).
-  const absolute = isAbsolute(input) ? resolve(input) : resolve(cwd, input);
-  let pathFd: number;
+  const theLongWay = () => openForRead(sandbox, sandbox.resolve(input, cwd, "read").realPath, input);
+  const absolute = sandbox.absolute(input, cwd);
+  let opened: { fd: number; realPath: string | undefined };
   try {
-    pathFd = openSync(absolute, O_PATH);
+    opened = pathDescriptor(absolute);
   } catch {
-    return openForRead(sandbox, sandbox.resolve(input, cwd, "read").realPath, input);
+    return theLongWay();
   }
-  let realPath: string;
+  const { fd: pathFd, realPath } = opened;
   try {
-    realPath = readlinkSync(`/proc/self/fd/${pathFd}`);
-  } catch {
-    closeSync(pathFd);
-    return openForRead(sandbox, sandbox.resolve(input, cwd, "read").realPath, input);
-  }
-  try {
+    if (realPath === undefined) return theLongWay();
     sandbox.assertInside(realPath, input);
     let fd: number;
     try {
