@@ -60,15 +60,15 @@ export async function seedWorkspace(sandbox: string): Promise<{ workspaceDir: st
 }
 
 /** The launches the bot would plan for this workspace (as root: owners, modes, probes). */
-function launchesFor(workspaceDir: string): ToolhostLaunches {
+function launchesFor(workspaceDir: string, entry = ENTRY): ToolhostLaunches {
   const loaded = loadConfig({ env: {}, repoRoot: ROOT, cwd: ROOT, workspaceDir });
   const layout = createRuntimeLayout(workspaceDir, loaded.config);
-  return prepareToolhostLaunches({ config: loaded.config, layout, agents: readAgentsFile(layout.agentsFile), cliEntry: ENTRY });
+  return prepareToolhostLaunches({ config: loaded.config, layout, agents: readAgentsFile(layout.agentsFile), cliEntry: entry });
 }
 
 /** The pool as the bot builds it, audit trail included when a store is given. */
-export function toolhostPool(workspaceDir: string, store?: Store) {
-  const launches = launchesFor(workspaceDir);
+export function toolhostPool(workspaceDir: string, store?: Store, entry = ENTRY) {
+  const launches = launchesFor(workspaceDir, entry);
   return new ToolhostPool({
     settings: { callTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
     spawn: (agentId) => spawnToolhostChild(launches.agents.get(agentId) as NonNullable<ReturnType<ToolhostLaunches["agents"]["get"]>>),
@@ -141,7 +141,7 @@ function rpcChild(name: string, script: string, file: string): Subject {
   };
 }
 
-function mcpChild(name: string, transport: () => StdioClientTransport, tool: string, file: string): Subject {
+export function mcpChild(name: string, transport: () => StdioClientTransport, tool: string, file: string): Subject {
   return {
     name,
     async start() {
@@ -161,7 +161,8 @@ function mcpChild(name: string, transport: () => StdioClientTransport, tool: str
   };
 }
 
-async function laodingChild(sandbox: "none" | "bwrap"): Promise<Subject & { cleanup(): void }> {
+/** `entry`: the CLI whose child serves (another build of dist/, for an A/B of the child alone). */
+export async function laodingChild(sandbox: "none" | "bwrap", entry = ENTRY): Promise<Subject & { cleanup(): void }> {
   const { workspaceDir, file } = await seedWorkspace(sandbox);
   const databaseFile = join(workspaceDir, "..", "audit.db");
   // Every call of the bot names its chat's folder as the working folder.
@@ -170,7 +171,7 @@ async function laodingChild(sandbox: "none" | "bwrap"): Promise<Subject & { clea
     name: `laoding toolhost (${sandbox})`,
     async start() {
       const store = openStore(databaseFile, systemClock);
-      const pool = toolhostPool(workspaceDir, store);
+      const pool = toolhostPool(workspaceDir, store, entry);
       const client = pool.client("main");
       return {
         ping: () => client.ping(),

@@ -6,8 +6,11 @@
  * ever in the pipe together. The stream keeps the order of writes, so the lock bought
  * nothing here; failures still reach `onError` (from the stream's error event).
  *
- * Messages written in the same tick (the answers to calls that arrived together, or calls
- * sent together) leave in one system call: the stream is corked until the tick ends.
+ * With `batch: "tick"` (the parent's calls), messages written in the same tick leave in
+ * one system call: the stream is corked until the tick ends. The child's answers leave
+ * one by one (`batch: "none"`): the parent works on the first while the child serves the
+ * next, and with two processes on two cores that overlap is worth more than the system
+ * calls a batch saves (the A/B in bench/README.md).
  */
 import type { Writable } from "node:stream";
 import { AbstractMessageWriter, type Message, type MessageWriter } from "vscode-jsonrpc/node";
@@ -20,8 +23,14 @@ export class FramedMessageWriter extends AbstractMessageWriter implements Messag
     this.writable.uncork();
   };
 
-  constructor(private readonly writable: Writable) {
+  private readonly batched: boolean;
+
+  constructor(
+    private readonly writable: Writable,
+    options: { batch: "tick" | "none" },
+  ) {
     super();
+    this.batched = options.batch === "tick";
     writable.on("error", (error: Error) => this.fireError(error));
     writable.on("close", () => this.fireClose());
   }
@@ -29,7 +38,7 @@ export class FramedMessageWriter extends AbstractMessageWriter implements Messag
   write(message: Message): Promise<void> {
     try {
       const frame = encodeFrame(message);
-      if (!this.corked) {
+      if (this.batched && !this.corked) {
         this.corked = true;
         this.writable.cork();
         process.nextTick(this.uncork);

@@ -2,7 +2,7 @@
  * Protocol conformance and resilience against the real child (`laoding toolhost`).
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { StreamMessageWriter, createMessageConnection } from "vscode-jsonrpc/node";
@@ -10,7 +10,7 @@ import { BoundedMessageReader } from "../../src/toolhost/bounded-reader.js";
 import { encodeFrame } from "../../src/toolhost/framed-writer.js";
 import { ERROR_CODES, PROTOCOL_VERSION, formatFailure, type ToolResult } from "../../src/toolhost/protocol.js";
 import { CLI_ENTRY, giveToAgent, realClient, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
-import { REAL_REPO_ROOT } from "../helpers/temp-dir.js";
+import { REAL_REPO_ROOT, tempDir } from "../helpers/temp-dir.js";
 import { FIXTURE_CHILD, isAlive, livePids, makeClient, waitFor } from "../helpers/toolhost.js";
 
 let workspace: RealWorkspace;
@@ -116,6 +116,25 @@ describe("protocol conformance (real child)", () => {
     expect(fresh).toMatchObject({ ok: true, output: "created note.md (2 bytes)" });
     const { readlinkSync } = await import("node:fs");
     expect(readlinkSync(join(workspace.layout.workRoot, "a", "telegram-42", "团队经验"))).toBe(workspace.layout.agentTrees("a").experienceDir);
+  });
+  it("a chat folder swapped for a link between calls: path tools check each path on their own, shell.exec resolves the folder afresh", async () => {
+    const { client } = realClient(workspace, "a");
+    const chat = join(workspace.layout.workRoot, "a", "chat-swapped");
+    const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, args, cwd: chat });
+    expect(await call("file.write", { path: "note.md", content: "mine" })).toMatchObject({ ok: true });
+    expect(await call("file.read", { path: "note.md" })).toMatchObject({ ok: true, output: "mine" });
+    // Readable by anyone: only the path sandbox stands between the agent and this file.
+    const outside = tempDir("laoding-outside-");
+    chmodSync(outside, 0o755);
+    writeFileSync(join(outside, "secret.txt"), "OUTSIDE-SECRET\n", { mode: 0o644 });
+    renameSync(chat, `${chat}.old`);
+    symlinkSync(outside, chat);
+    expectFailure(await call("file.read", { path: "secret.txt" }), "PATH_NOT_ALLOWED");
+    expectFailure(await call("file.list", { path: "." }), "PATH_NOT_ALLOWED");
+    expectFailure(await call("shell.exec", { command: "cat secret.txt" }), "PATH_NOT_ALLOWED");
+    // Gone altogether: a shell call makes the folder again, link and all.
+    rmSync(chat);
+    expect(await call("shell.exec", { command: "ls -A" })).toMatchObject({ ok: true, output: "团队经验\n" });
   });
 });
 

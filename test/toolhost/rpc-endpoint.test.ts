@@ -11,8 +11,8 @@ function connected() {
   const toChild = new PassThrough();
   const toParent = new PassThrough();
   const warnings: string[] = [];
-  const endpoint = createRpcEndpoint(new BoundedMessageReader(toChild, 1 << 20), new FramedMessageWriter(toParent), { warn: (message) => warnings.push(message) });
-  const parent = createMessageConnection(new BoundedMessageReader(toParent, 1 << 20), new FramedMessageWriter(toChild));
+  const endpoint = createRpcEndpoint(new BoundedMessageReader(toChild, 1 << 20), new FramedMessageWriter(toParent, { batch: "none" }), { warn: (message) => warnings.push(message) });
+  const parent = createMessageConnection(new BoundedMessageReader(toParent, 1 << 20), new FramedMessageWriter(toChild, { batch: "tick" }));
   parent.listen();
   return { endpoint, parent, toChild, warnings };
 }
@@ -36,31 +36,52 @@ describe("the child's JSON-RPC endpoint", () => {
     endpoint.dispose();
   });
 
-  it("starts every request of a chunk before any answer goes out, and the answers leave in one write", async () => {
+  it("takes a chunk's requests in order: one that needs no waiting is answered before the next starts, one that waits holds nothing back", async () => {
     const toChild = new PassThrough();
-    const writes: Buffer[][] = [];
+    const events: string[] = [];
     const toParent = new Writable({
-      write: (chunk: Buffer, _encoding, done) => (writes.push([chunk]), done()),
-      writev: (chunks, done) => (writes.push(chunks.map((entry) => entry.chunk as Buffer)), done()),
+      write: (chunk: Buffer, _encoding, done) => {
+        events.push(`write ${/"id":(\d)/.exec(chunk.toString("utf8"))?.[1]}`);
+        done();
+      },
     });
-    const endpoint = createRpcEndpoint(new BoundedMessageReader(toChild, 1 << 20), new FramedMessageWriter(toParent), { warn: () => undefined });
-    const started: number[] = [];
-    const release: Array<() => void> = [];
+    const endpoint = createRpcEndpoint(new BoundedMessageReader(toChild, 1 << 20), new FramedMessageWriter(toParent, { batch: "none" }), { warn: () => undefined });
+    let release: (() => void) | undefined;
     endpoint.onRequest("wait", (params) => {
-      started.push((params as { n: number }).n);
-      return new Promise((resolve) => release.push(() => resolve((params as { n: number }).n)));
+      events.push(`start ${(params as { n: number }).n}`);
+      return new Promise((resolve) => (release = () => resolve("waited")));
+    });
+    endpoint.onRequest("now", (params) => {
+      events.push(`start ${(params as { n: number }).n}`);
+      return "now";
     });
     endpoint.listen();
-    toChild.write(Buffer.concat([1, 2, 3].map((n) => encodeFrame({ jsonrpc: "2.0", id: n, method: "wait", params: { n } } as never))));
-    expect(started).toEqual([1, 2, 3]);
-    expect(writes).toHaveLength(0);
-    for (const resolve of release) resolve();
+    const frame = (n: number, method: string) => encodeFrame({ jsonrpc: "2.0", id: n, method, params: { n } } as never);
+    toChild.write(Buffer.concat([frame(1, "wait"), frame(2, "now"), frame(3, "now")]));
+    // The chunk is taken in the turn it arrives: 2 and 3 answered, each in a write of its own, before the next request starts.
+    expect(events).toEqual(["start 1", "start 2", "write 2", "start 3", "write 3"]);
+    release?.();
     await new Promise((resolve) => setImmediate(resolve));
-    expect(writes).toHaveLength(1);
-    const text = Buffer.concat(writes[0] ?? []).toString("utf8");
-    expect(text.match(/Content-Length: \d+\r\n\r\n/g)).toHaveLength(3);
-    expect([...text.matchAll(/"id":(\d)/g)].map((match) => Number(match[1]))).toEqual([1, 2, 3]);
+    expect(events.slice(5)).toEqual(["write 1"]);
     endpoint.dispose();
+  });
+
+  it("the parent's writer puts the messages of one tick in one write; the child's writes each at once", async () => {
+    const writes = (batch: "tick" | "none") => {
+      const calls: number[] = [];
+      const stream = new Writable({
+        write: (_chunk, _encoding, done) => (calls.push(1), done()),
+        writev: (chunks, done) => (calls.push(chunks.length), done()),
+      });
+      const writer = new FramedMessageWriter(stream, { batch });
+      for (const id of [1, 2, 3]) void writer.write({ jsonrpc: "2.0", id, method: "m" } as never);
+      return calls;
+    };
+    const batched = writes("tick");
+    expect(batched).toEqual([]);
+    await new Promise((resolve) => process.nextTick(resolve));
+    expect(batched).toEqual([3]);
+    expect(writes("none")).toEqual([1, 1, 1]);
   });
 
   it("$/cancelRequest cancels the running request's token, and dispose cancels the rest", async () => {
@@ -102,8 +123,8 @@ describe("the parent's JSON-RPC client", () => {
   function paired() {
     const toChild = new PassThrough();
     const toParent = new PassThrough();
-    const endpoint = createRpcEndpoint(new BoundedMessageReader(toChild, 1 << 20), new FramedMessageWriter(toParent), { warn: () => undefined });
-    const client = createRpcClient(new BoundedMessageReader(toParent, 1 << 20), new FramedMessageWriter(toChild), { warn: () => undefined });
+    const endpoint = createRpcEndpoint(new BoundedMessageReader(toChild, 1 << 20), new FramedMessageWriter(toParent, { batch: "none" }), { warn: () => undefined });
+    const client = createRpcClient(new BoundedMessageReader(toParent, 1 << 20), new FramedMessageWriter(toChild, { batch: "tick" }), { warn: () => undefined });
     client.listen();
     return { endpoint, client, toParent };
   }

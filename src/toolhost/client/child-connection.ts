@@ -46,7 +46,7 @@ export class ChildConnection {
   ) {
     if (!child.stdout || !child.stdin) throw new Error("toolhost child must be spawned with piped stdin and stdout");
     const reader = new BoundedMessageReader(child.stdout, options.maxFrameBytes);
-    const writer = new FramedMessageWriter(child.stdin);
+    const writer = new FramedMessageWriter(child.stdin, { batch: "tick" });
     this.connection = createRpcClient(reader, writer, { warn: (message) => options.onLog?.("warn", message) });
     // A protocol fault from the child: fail everything now and end the child.
     reader.onError((error) => this.breakWith(`protocol error from the toolhost: ${error.message}`));

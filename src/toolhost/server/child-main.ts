@@ -61,7 +61,7 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
   const shell = createShellRunner(launcher);
 
   const reader = new BoundedMessageReader(options.stdin, startup.maxFrameBytes);
-  const writer = new FramedMessageWriter(options.stdout);
+  const writer = new FramedMessageWriter(options.stdout, { batch: "none" });
   const server = serveToolhost({
     reader,
     writer,

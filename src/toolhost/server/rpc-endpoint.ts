@@ -5,10 +5,12 @@
  * to it; the parent uses client/rpc-client.ts.
  *
  * Why not vscode-jsonrpc's own connection here: it dispatches one message per turn of the
- * event loop (a `setImmediate` per message), so eight calls that arrive in one chunk are
- * answered in eight turns, each a separate wake-up of the parent; it was most of the gap
- * to the MCP SDK's server at concurrency 8. This endpoint starts every request of a chunk
- * at once; the answers go out as their handlers finish.
+ * event loop (a `setImmediate` per message, a pass through the poll each) and its handlers
+ * always answer through promises. This endpoint takes the requests of a chunk in order in
+ * one turn: a handler that needs no waiting (a file read) returns its result directly and
+ * is answered before the next request starts, its answer leaving at once (the child's
+ * writer does not batch), so the parent works on it while the child serves the next; a
+ * handler that waits (a shell command) is answered when its promise settles.
  *
  * The child only serves: it never sends requests, so a response arriving here is a
  * protocol fault of the parent, logged and ignored.

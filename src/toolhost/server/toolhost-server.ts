@@ -24,10 +24,16 @@ import {
 } from "../protocol.js";
 import type { ShellRunner } from "../shell/shell-runner.js";
 import { ToolError } from "../tool-error.js";
-import type { Tool, ToolLimits } from "../tools/define-tool.js";
+import type { Tool, ToolLimits, ToolOutput } from "../tools/define-tool.js";
+import { andFinally, andThen, mapMaybe, type MaybePromise } from "../maybe-async.js";
 import { errnoFailure } from "../tools/file-access.js";
 import { boundReason } from "../tools/truncate-output.js";
 import { createRpcEndpoint, type RpcEndpoint } from "./rpc-endpoint.js";
+
+/** How long a session folder's resolution serves the path tools' calls that follow. */
+const FOLDER_REUSE_MS = 1_000;
+/** Session folders remembered at once (a child serves one agent's chats). */
+const FOLDERS_KEPT = 64;
 
 export type ToolhostServerOptions = {
   reader: MessageReader;
@@ -59,19 +65,21 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
 
   let inFlight = 0;
   const idleWaiters: (() => void)[] = [];
-  const track = <T>(handler: (params: unknown, token: CancellationToken) => T | Promise<T>) => async (params: unknown, token: CancellationToken): Promise<T> => {
+  const track = <T>(work: () => MaybePromise<T>): MaybePromise<T> => {
     inFlight += 1;
-    try {
-      return await handler(params, token);
-    } finally {
+    return andFinally(work, () => {
       inFlight -= 1;
       if (inFlight === 0) for (const resolve of idleWaiters.splice(0)) resolve();
-    }
+    });
   };
 
-  /** One handler per method: params validated before, the result checked after, against the shared descriptor. */
-  const handle = <M extends MethodDescriptor>(descriptor: M, run: (params: z.output<M["params"]>, token: CancellationToken) => ResultOf<M> | Promise<ResultOf<M>>) =>
-    connection.onRequest(descriptor.method, track(async (params: unknown, token: CancellationToken) => checkedResult(descriptor, await run(validateParams(descriptor, params), token))));
+  /**
+   * One handler per method: params validated before, the result checked after, against the
+   * shared descriptor. Synchronous all the way for a synchronous tool, so its answer leaves
+   * before the next request of the chunk is started (rpc-endpoint.ts).
+   */
+  const handle = <M extends MethodDescriptor>(descriptor: M, run: (params: z.output<M["params"]>, token: CancellationToken) => MaybePromise<ResultOf<M>>) =>
+    connection.onRequest(descriptor.method, (params, token) => track(() => mapMaybe(run(validateParams(descriptor, params), token), (result) => checkedResult(descriptor, result))));
 
   handle(pingMethod, () => ({
     ok: true as const,
@@ -85,28 +93,47 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
   const toolList = options.tools.map((tool) => toolInfo(tool, options.limits));
   handle(toolListMethod, () => ({ tools: toolList }));
 
-  handle(toolCallMethod, async (call, token): Promise<ToolResult> => {
+  // A chat's calls come in bursts, all naming the chat's folder: its resolution (three
+  // system calls) serves the calls of the next moment. Safe for path tools, which check
+  // each path after realpath on its own; a tool that starts a process there (runsInFolder)
+  // always has it resolved afresh.
+  const folders = new Map<string, { folder: string; until: number }>();
+  const folderFor = (requested: string | undefined, tool: Tool): string => {
+    if (requested === undefined) return options.workTree;
+    const now = clock.now();
+    const known = folders.get(requested);
+    if (known && known.until > now && !tool.runsInFolder) return known.folder;
+    const folder = sessionFolder(requested, options);
+    folders.delete(requested);
+    if (folders.size >= FOLDERS_KEPT) folders.delete(folders.keys().next().value as string);
+    folders.set(requested, { folder, until: now + FOLDER_REUSE_MS });
+    return folder;
+  };
+
+  handle(toolCallMethod, (call, token): MaybePromise<ToolResult> => {
     const tool = tools.get(call.name);
     if (!tool) return failure("UNKNOWN_TOOL", call.name, `no tool named ${call.name}; available: ${[...tools.keys()].join(", ")}`);
-    const controller = new AbortController();
-    const cancellation = token.onCancellationRequested(() => controller.abort());
+    const args = tool.inputSchema.safeParse(call.args);
+    if (!args.success) return failure("INVALID_ARGS", call.name, boundReason(describeIssues(args.error)));
+    // The abort signal is made only for a tool that asks for it: most calls never look.
+    let controller: AbortController | undefined;
+    let cancellation: { dispose(): void } | undefined;
+    const signal = (): AbortSignal => {
+      if (!controller) {
+        const made = new AbortController();
+        if (token.isCancellationRequested) made.abort();
+        else cancellation = token.onCancellationRequested(() => made.abort());
+        controller = made;
+      }
+      return controller.signal;
+    };
     const started = clock.now();
     const log = () => options.logger.child({ traceId: call.traceId, tool: call.name });
-    try {
-      const args = tool.inputSchema.safeParse(call.args);
-      if (!args.success) return failure("INVALID_ARGS", call.name, boundReason(describeIssues(args.error)));
-      const cwd = sessionFolder(call.cwd, options);
-      const output = await tool.execute(args.data, {
-        cwd,
-        sandbox: options.sandbox,
-        limits: options.limits,
-        signal: controller.signal,
-        shell: options.shell,
-        ...(call.traceId ? { traceId: call.traceId } : {}),
-      });
+    const succeeded = (output: ToolOutput): ToolResult => {
       if (options.logger.isLevelEnabled("debug")) log().debug({ durationMs: clock.now() - started, truncated: output.truncated }, "tool call done");
       return { ok: true, output: output.output, truncated: output.truncated };
-    } catch (error) {
+    };
+    const failed = (error: unknown): ToolResult => {
       if (error instanceof ToolError) {
         if (options.logger.isLevelEnabled("debug")) log().debug({ code: error.code, durationMs: clock.now() - started }, "tool call failed");
         return failure(error.code, call.name, boundReason(error.message), error.output);
@@ -116,9 +143,22 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
       if (mapped) return failure(mapped.code, call.name, mapped.message);
       log().error({ err: error }, "tool crashed");
       return failure("INTERNAL", call.name, "the tool failed unexpectedly; the toolhost log has the details");
-    } finally {
-      cancellation.dispose();
-    }
+    };
+    const execute = () =>
+      tool.execute(args.data, {
+        cwd: folderFor(call.cwd, tool),
+        sandbox: options.sandbox,
+        limits: options.limits,
+        get signal() {
+          return signal();
+        },
+        shell: options.shell,
+        ...(call.traceId ? { traceId: call.traceId } : {}),
+      });
+    return andFinally(
+      () => andThen(execute, succeeded, failed),
+      () => cancellation?.dispose(),
+    );
   });
 
   connection.listen();

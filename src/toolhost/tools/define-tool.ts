@@ -11,6 +11,7 @@
 import { z } from "zod";
 import type { PathSandbox } from "../sandbox/path-sandbox.js";
 import type { ShellRunner } from "../shell/shell-runner.js";
+import { andThen, type MaybePromise } from "../maybe-async.js";
 import { ToolError } from "../tool-error.js";
 import { boundReason, headTail } from "./truncate-output.js";
 
@@ -74,7 +75,14 @@ export type Tool = {
   jsonSchema: Record<string, unknown>;
   hints: ToolHints;
   deadline?: DeadlineSpec;
-  execute(args: unknown, context: ToolContext): Promise<ToolOutput>;
+  /**
+   * The tool starts a process in the working folder, so the folder is resolved and checked
+   * afresh for each of its calls. Every other tool checks each path it is given on its own,
+   * so a folder resolved a moment earlier serves it (toolhost-server.ts).
+   */
+  runsInFolder?: true;
+  /** A tool that needs no waiting returns its output directly; it is answered in the turn it arrived. */
+  execute(args: unknown, context: ToolContext): MaybePromise<ToolOutput>;
 };
 
 export function defineTool<S extends z.ZodType>(spec: {
@@ -83,24 +91,28 @@ export function defineTool<S extends z.ZodType>(spec: {
   inputSchema: S;
   hints: ToolHints;
   deadline?: DeadlineSpec;
-  execute(args: z.output<S>, context: ToolContext): Promise<ToolOutput>;
+  runsInFolder?: true;
+  execute(args: z.output<S>, context: ToolContext): MaybePromise<ToolOutput>;
 }): Tool {
   const jsonSchema = z.toJSONSchema(spec.inputSchema, { io: "input" }) as Record<string, unknown>;
   delete jsonSchema.$schema;
   return {
     ...spec,
     jsonSchema,
-    execute: async (args, context) => {
+    execute: (args, context) => {
       const maxBytes = context.limits.outputMaxBytes;
-      try {
-        const result = await spec.execute(args as z.output<S>, context);
-        const capped = headTail(result.output, maxBytes);
-        return { output: capped.text, truncated: result.truncated || capped.truncated };
-      } catch (error) {
-        if (!(error instanceof ToolError)) throw error;
-        const output = error.output === undefined ? undefined : headTail(error.output, maxBytes).text;
-        throw new ToolError(error.code, boundReason(error.message), output);
-      }
+      return andThen(
+        () => spec.execute(args as z.output<S>, context),
+        (result) => {
+          const capped = headTail(result.output, maxBytes);
+          return { output: capped.text, truncated: result.truncated || capped.truncated };
+        },
+        (error) => {
+          if (!(error instanceof ToolError)) throw error;
+          const output = error.output === undefined ? undefined : headTail(error.output, maxBytes).text;
+          throw new ToolError(error.code, boundReason(error.message), output);
+        },
+      );
     },
   };
 }

@@ -17,7 +17,7 @@ export const fileEditTool = defineTool({
       replace_all: z.boolean().optional(),
     })
     .strict(),
-  async execute(args, context) {
+  execute(args, context) {
     const resolved = context.sandbox.resolve(args.path, context.cwd, "write");
     const { fd, stats } = openForRead(context.sandbox, resolved.realPath, args.path);
     let text: string;

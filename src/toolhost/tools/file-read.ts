@@ -19,7 +19,7 @@ export const fileReadTool = defineTool({
       limit: z.number().int().min(1).max(100_000).optional().describe("Number of lines to return"),
     })
     .strict(),
-  async execute(args, context) {
+  execute(args, context) {
     const { fd, stats } = openInsideForRead(context.sandbox, args.path, context.cwd);
     try {
       const maxBytes = context.limits.outputMaxBytes;

@@ -9,7 +9,7 @@ export const fileWriteTool = defineTool({
   // Overwrites what was there; writing the same content twice leaves the same file.
   hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   inputSchema: z.object({ path: z.string(), content: z.string() }).strict(),
-  async execute(args, context) {
+  execute(args, context) {
     const bytes = Buffer.byteLength(args.content, "utf8");
     if (bytes > context.limits.writeMaxBytes) {
       throw new ToolError("FILE_TOO_LARGE", `content is ${bytes} bytes; the maximum is ${context.limits.writeMaxBytes}`);

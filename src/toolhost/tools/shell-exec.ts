@@ -13,6 +13,7 @@ export function createShellExecTool(allowedCommands: readonly string[], network:
     description: `Run a command line with bash in the working folder. Every command of a pipeline or list must be one of: ${[...allowed].sort().join(", ")} (and the builtins ${[...SAFE_BUILTINS].join(", ")}). No command substitution, subshells or file redirections (use file.write). Output is capped (head + tail); nothing started by the command survives it.`,
     hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: network },
     deadline: { argument: "timeout_ms", defaultMs: (limits) => limits.shellTimeoutMs, maxMs: (limits) => limits.shellMaxTimeoutMs },
+    runsInFolder: true,
     inputSchema: z
       .object({
         command: z.string().min(1).max(10_000),

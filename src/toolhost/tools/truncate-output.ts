@@ -84,7 +84,8 @@ function suffixStart(text: string, budget: number): number {
  * with a marker counting the UTF-8 bytes cut in between.
  */
 export function headTail(text: string, maxBytes: number): { text: string; truncated: boolean } {
-  if (encodedLength(text) <= maxBytes) return { text, truncated: false };
+  // No code unit takes more than six bytes encoded: a short text fits without counting.
+  if (text.length * 6 <= maxBytes || encodedLength(text) <= maxBytes) return { text, truncated: false };
   // The marker is plain ASCII apart from its two ellipses; 64 bytes hold any count.
   const room = Math.max(0, maxBytes - 64);
   const headEnd = prefixEnd(text, Math.floor(room / 2));
