@@ -31,13 +31,15 @@ const PINGS = 2_000;
 /** Reads per concurrency level: the child's RSS is taken after 2 x READS = 10,000 reads. */
 const READS = 5_000;
 const COLD_STARTS = 8;
+/** How long the child is left alone after the reads before its memory is read again (its memory reducer starts after 1 s). */
+const SETTLE_MS = 2_000;
 const CRASH_ROUNDS = 20;
 const CALLS_IN_FLIGHT = 5;
 const BOT_MESSAGES = 200;
 /** No step of this bench may take longer: a stuck child fails the run instead of hanging it. */
 const STEP_DEADLINE_MS = 120_000;
 
-type Row = { name: string; pingP50: number; pingP99: number; read1: number; read8: number; coldMs: number; idleRss: number; childRss: number };
+type Row = { name: string; pingP50: number; pingP99: number; read1: number; read8: number; coldMs: number; idleRss: number; childRss: number; settledRss: number };
 
 /** The ping/read/cold-start figures of one kind of child, from a way to start it. */
 type Subject = {
@@ -115,7 +117,10 @@ async function measure(subject: Subject): Promise<Row> {
     const read1 = await step(`${READS} reads at c=1`, () => throughput(READS, 1, () => child.read()));
     const read8 = await step(`${READS} reads at c=8`, () => throughput(READS, 8, () => child.read()));
     const childRss = treeRssMb(child.pid());
-    return { name: subject.name, pingP50: percentile(pings, 50), pingP99: percentile(pings, 99), read1, read8, coldMs: percentile(colds, 50), idleRss, childRss };
+    // Then left alone as an agent between bursts is: V8's memory reducer gives back the burst's garbage.
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const settledRss = treeRssMb(child.pid());
+    return { name: subject.name, pingP50: percentile(pings, 50), pingP99: percentile(pings, 99), read1, read8, coldMs: percentile(colds, 50), idleRss, childRss, settledRss };
   } finally {
     await child.close();
   }
@@ -305,13 +310,13 @@ export async function runToolhostBench(): Promise<string> {
   const bare = rows[1] as Row;
   const mcp = rows[2] as Row;
   const lines = [
-    `Ping: ${PINGS} sequential round-trips. Read: ${READS} calls of a 4 KiB file at each concurrency. Cold start: median of ${COLD_STARTS} spawns to first ping answered. Child RSS idle (after its first ping) and after the ${2 * READS} reads. laoding rows go through the supervised client as the bot uses it (a chat's working folder, deadline, semaphore, checks both ways, an audit row per call in SQLite), with the child as the agent's uid. Parent RSS at the end of the run: ${rssMb(process.pid).toFixed(0)} MiB (this bench process, all rows).`,
+    `Ping: ${PINGS} sequential round-trips. Read: ${READS} calls of a 4 KiB file at each concurrency. Cold start: median of ${COLD_STARTS} spawns to first ping answered. Child RSS idle (after its first ping), right after the ${2 * READS} reads, and ${SETTLE_MS / 1000} s later. laoding rows go through the supervised client as the bot uses it (a chat's working folder, deadline, semaphore, checks both ways, an audit row per call in SQLite), with the child as the agent's uid. Parent RSS at the end of the run: ${rssMb(process.pid).toFixed(0)} MiB (this bench process, all rows).`,
     "",
-    "| child | ping p50 | ping p99 | read/s c=1 | read/s c=8 | cold start | child RSS idle | after reads | ping p50 vs bare | read c=1 vs MCP | read c=8 vs MCP |",
-    "|---|---|---|---|---|---|---|---|---|---|---|",
+    "| child | ping p50 | ping p99 | read/s c=1 | read/s c=8 | cold start | child RSS idle | right after reads | 2 s later | ping p50 vs bare | read c=1 vs MCP | read c=8 vs MCP |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ...rows.map(
       (row) =>
-        `| ${row.name} | ${formatMs(row.pingP50)} | ${formatMs(row.pingP99)} | ${row.read1.toFixed(0)} | ${row.read8.toFixed(0)} | ${formatMs(row.coldMs)} | ${row.idleRss.toFixed(0)} MiB | ${row.childRss.toFixed(0)} MiB | ${(row.pingP50 / bare.pingP50).toFixed(2)}x | ${(row.read1 / mcp.read1).toFixed(2)}x | ${(row.read8 / mcp.read8).toFixed(2)}x |`,
+        `| ${row.name} | ${formatMs(row.pingP50)} | ${formatMs(row.pingP99)} | ${row.read1.toFixed(0)} | ${row.read8.toFixed(0)} | ${formatMs(row.coldMs)} | ${row.idleRss.toFixed(0)} MiB | ${row.childRss.toFixed(0)} MiB | ${row.settledRss.toFixed(0)} MiB | ${(row.pingP50 / bare.pingP50).toFixed(2)}x | ${(row.read1 / mcp.read1).toFixed(2)}x | ${(row.read8 / mcp.read8).toFixed(2)}x |`,
     ),
     "",
     `The bot with one agent (\`laoding start\` with \`npm start\`'s Node flags, console channel, bwrap, a loopback model; every message makes one file.read): the bot process ${bot.startRss.toFixed(0)} MiB after its first answer and ${bot.botRss.toFixed(0)} MiB after ${bot.messages} messages (target: at most 120); its toolhost child then ${bot.childRss.toFixed(0)} MiB (bwrap, its init and Node; target: at most 64).`,

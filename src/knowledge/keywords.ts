@@ -4,7 +4,8 @@
  * bigrams so matching survives segmentation differences. Used by routing's lexical
  * shortlist, gap intent keys and skill-overlap checks.
  */
-const SEGMENTER = new Intl.Segmenter("zh", { granularity: "word" });
+/** Made on first use: ICU's segmenter and its Chinese dictionary cost a toolhost child about 4 MiB, and most never segment. */
+let segmenter: Intl.Segmenter | undefined;
 const CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
 
 const STOP_WORDS = new Set([
@@ -19,7 +20,8 @@ const STOP_WORDS = new Set([
 /** Words of a text, lowercased, without stop words or punctuation, in order of appearance. */
 export function words(text: string): string[] {
   const result: string[] = [];
-  for (const segment of SEGMENTER.segment(text.toLowerCase())) {
+  segmenter ??= new Intl.Segmenter("zh", { granularity: "word" });
+  for (const segment of segmenter.segment(text.toLowerCase())) {
     if (!segment.isWordLike) continue;
     for (const part of segment.segment.split(/[-_./]+/)) {
       const word = part.trim();

@@ -120,9 +120,10 @@ function libraryStartup(config: Config, linkName: string, experienceDir: string,
  * Every agent holds a child, so its memory is paid per agent. A tool call's garbage dies
  * young: a young generation of 2 x 1 MiB (V8's default grows to 2 x 16 MiB) collects it
  * as well, and V8's size-first tuning costs no measurable speed here; together about
- * 30 MiB less resident memory per child after a burst of calls (bench/README.md).
+ * 30 MiB less resident memory per child after a burst of calls (bench/README.md). The
+ * child collects once when it goes quiet after a burst (`gc`, child-main.ts).
  */
-const CHILD_V8_FLAGS = ["--max-semi-space-size=1", "--optimize-for-size"];
+const CHILD_V8_FLAGS = ["--max-semi-space-size=1", "--optimize-for-size", "--expose-gc"];
 
 /** The child entry that sits beside the CLI entry (same build, same extension). */
 export function childEntryFor(cliEntry: string): string {

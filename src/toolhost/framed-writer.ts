@@ -37,13 +37,15 @@ export class FramedMessageWriter extends AbstractMessageWriter implements Messag
 
   write(message: Message): Promise<void> {
     try {
-      const frame = encodeFrame(message);
+      const frame = frameText(message);
       if (this.batched && !this.corked) {
         this.corked = true;
         this.writable.cork();
         process.nextTick(this.uncork);
       }
-      this.writable.write(frame);
+      // A string, not a Buffer: the stream encodes it straight into the system call
+      // (no buffer per message to allocate and collect).
+      this.writable.write(frame, "utf8");
       return Promise.resolve();
     } catch (thrown) {
       const error = thrown instanceof Error ? thrown : new Error(String(thrown));
@@ -58,13 +60,8 @@ export class FramedMessageWriter extends AbstractMessageWriter implements Messag
   }
 }
 
-/** `Content-Length: N\r\n\r\n<body>` in one buffer, the body encoded once. */
-export function encodeFrame(message: Message): Buffer {
+/** `Content-Length: N\r\n\r\n<body>`: the header counts the body's UTF-8 bytes. */
+export function frameText(message: Message): string {
   const body = JSON.stringify(message);
-  const length = Buffer.byteLength(body, "utf8");
-  const header = `Content-Length: ${length}\r\n\r\n`;
-  const frame = Buffer.allocUnsafe(header.length + length);
-  frame.write(header, 0, "latin1");
-  frame.write(body, header.length, "utf8");
-  return frame;
+  return `Content-Length: ${Buffer.byteLength(body, "utf8")}\r\n\r\n${body}`;
 }

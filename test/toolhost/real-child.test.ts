@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { StreamMessageWriter, createMessageConnection } from "vscode-jsonrpc/node";
 import { BoundedMessageReader } from "../../src/toolhost/bounded-reader.js";
-import { encodeFrame } from "../../src/toolhost/framed-writer.js";
+import { frameText } from "../../src/toolhost/framed-writer.js";
 import { ERROR_CODES, PROTOCOL_VERSION, formatFailure, type ToolResult } from "../../src/toolhost/protocol.js";
 import { CLI_ENTRY, giveToAgent, realClient, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
 import { REAL_REPO_ROOT, tempDir } from "../helpers/temp-dir.js";
@@ -101,7 +101,7 @@ describe("protocol conformance (real child)", () => {
     });
     const chunks: Buffer[] = [];
     child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
-    child.stdin.end(Buffer.concat([encodeFrame({ jsonrpc: "2.0", id: 1, method: "ping", params: {} } as never), encodeFrame({ jsonrpc: "2.0", id: 2, method: "tool.call", params: { name: "file.list", args: { path: "." } } } as never)]));
+    child.stdin.end(Buffer.concat([Buffer.from(frameText({ jsonrpc: "2.0", id: 1, method: "ping", params: {} } as never)), Buffer.from(frameText({ jsonrpc: "2.0", id: 2, method: "tool.call", params: { name: "file.list", args: { path: "." } } } as never))]));
     const code = await new Promise((resolve) => child.once("exit", resolve));
     const text = Buffer.concat(chunks).toString("utf8");
     expect(code).toBe(0);

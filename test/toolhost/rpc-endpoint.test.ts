@@ -2,8 +2,8 @@ import { PassThrough, Writable } from "node:stream";
 import { CancellationTokenSource, createMessageConnection, ResponseError, type CancellationToken } from "vscode-jsonrpc/node";
 import { describe, expect, it } from "vitest";
 import { BoundedMessageReader } from "../../src/toolhost/bounded-reader.js";
-import { encodeFrame, FramedMessageWriter } from "../../src/toolhost/framed-writer.js";
-import { CONNECTION_DISPOSED, createRpcClient } from "../../src/toolhost/client/rpc-client.js";
+import { frameText, FramedMessageWriter } from "../../src/toolhost/framed-writer.js";
+import { CONNECTION_DISPOSED, createRpcClient, type RpcClient } from "../../src/toolhost/client/rpc-client.js";
 import { createRpcEndpoint } from "../../src/toolhost/server/rpc-endpoint.js";
 
 /** The child's endpoint on one pair of streams, a vscode-jsonrpc connection (the parent's library) on the other. */
@@ -56,7 +56,7 @@ describe("the child's JSON-RPC endpoint", () => {
       return "now";
     });
     endpoint.listen();
-    const frame = (n: number, method: string) => encodeFrame({ jsonrpc: "2.0", id: n, method, params: { n } } as never);
+    const frame = (n: number, method: string) => Buffer.from(frameText({ jsonrpc: "2.0", id: n, method, params: { n } } as never));
     toChild.write(Buffer.concat([frame(1, "wait"), frame(2, "now"), frame(3, "now")]));
     // The chunk is taken in the turn it arrives: 2 and 3 answered, each in a write of its own, before the next request starts.
     expect(events).toEqual(["start 1", "start 2", "write 2", "start 3", "write 3"]);
@@ -109,8 +109,8 @@ describe("the child's JSON-RPC endpoint", () => {
     let closes = 0;
     endpoint.onClose(() => (closes += 1));
     endpoint.listen();
-    toChild.write(encodeFrame({ jsonrpc: "2.0", method: "window/log", params: {} } as never));
-    toChild.write(encodeFrame({ jsonrpc: "2.0", id: 9, result: 1 } as never));
+    toChild.write(Buffer.from(frameText({ jsonrpc: "2.0", method: "window/log", params: {} } as never)));
+    toChild.write(Buffer.from(frameText({ jsonrpc: "2.0", id: 9, result: 1 } as never)));
     toChild.end();
     await expect.poll(() => closes).toBe(1);
     expect(warnings).toEqual(["notification window/log ignored", "a message that is not a request or a notification was ignored"]);
@@ -120,6 +120,15 @@ describe("the child's JSON-RPC endpoint", () => {
 });
 
 describe("the parent's JSON-RPC client", () => {
+  /** A request as a promise, with its id for cancel. */
+  function ask(client: RpcClient, method: string, params: unknown): { id: number; answer: Promise<unknown> } {
+    let id = 0;
+    const answer = new Promise((resolve, reject) => {
+      id = client.request(method, params, (error, result) => (error ? reject(error) : resolve(result)));
+    });
+    return { id, answer };
+  }
+
   function paired() {
     const toChild = new PassThrough();
     const toParent = new PassThrough();
@@ -129,7 +138,7 @@ describe("the parent's JSON-RPC client", () => {
     return { endpoint, client, toParent };
   }
 
-  it("settles answers and errors, and a cancelled token reaches the child's handler", async () => {
+  it("settles answers and errors, and a cancel reaches the child's handler as its token", async () => {
     const { endpoint, client } = paired();
     endpoint.onRequest("echo", (params) => params);
     endpoint.onRequest("refuse", () => {
@@ -137,13 +146,12 @@ describe("the parent's JSON-RPC client", () => {
     });
     endpoint.onRequest("slow", (_params, token) => new Promise((resolve) => token.onCancellationRequested(() => resolve("stopped"))));
     endpoint.listen();
-    await expect(client.sendRequest("echo", { a: 1 })).resolves.toEqual({ a: 1 });
-    await expect(client.sendRequest("refuse", {})).rejects.toMatchObject({ code: -32602, message: "no" });
-    const source = new CancellationTokenSource();
-    const slow = client.sendRequest("slow", {}, source.token);
+    await expect(ask(client, "echo", { a: 1 }).answer).resolves.toEqual({ a: 1 });
+    await expect(ask(client, "refuse", {}).answer).rejects.toMatchObject({ code: -32602, message: "no" });
+    const slow = ask(client, "slow", {});
     await new Promise((resolve) => setImmediate(resolve));
-    source.cancel();
-    await expect(slow).resolves.toBe("stopped");
+    client.cancel(slow.id);
+    await expect(slow.answer).resolves.toBe("stopped");
     endpoint.dispose();
     client.dispose();
   });
@@ -155,7 +163,7 @@ describe("the parent's JSON-RPC client", () => {
     endpoint.listen();
     const settledAt: number[] = [];
     let tick = 0;
-    const calls = [1, 2, 3].map((n) => client.sendRequest("wait", { n }).then(() => settledAt.push(tick)));
+    const calls = [1, 2, 3].map((n) => ask(client, "wait", { n }).answer.then(() => settledAt.push(tick)));
     await expect.poll(() => release.length).toBe(3);
     for (const resolve of release) resolve();
     // A turn of the event loop per tick: vscode-jsonrpc's connection would settle them a turn apart.
@@ -176,13 +184,13 @@ describe("the parent's JSON-RPC client", () => {
     const { endpoint, client, toParent } = paired();
     endpoint.onRequest("never", () => new Promise(() => undefined));
     endpoint.listen();
-    const waiting = client.sendRequest("never", {});
+    const waiting = ask(client, "never", {}).answer;
     await new Promise((resolve) => setImmediate(resolve));
     let closed = false;
     client.onClose(() => (closed = true));
     toParent.end();
     await expect.poll(() => closed).toBe(true);
-    expect(() => client.sendRequest("never", {})).toThrow(/closed/);
+    expect(() => client.request("never", {}, () => undefined)).toThrow(/closed/);
     client.dispose();
     await expect(waiting).rejects.toMatchObject({ code: CONNECTION_DISPOSED });
     endpoint.dispose();

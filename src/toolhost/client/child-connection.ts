@@ -10,7 +10,6 @@
  * - results are validated against the method's schema before anyone sees them.
  */
 import type { ChildProcess } from "node:child_process";
-import { CancellationTokenSource } from "vscode-jsonrpc/node";
 import { BoundedMessageReader } from "../bounded-reader.js";
 import { FramedMessageWriter } from "../framed-writer.js";
 import type { MethodDescriptor, ParamsOf, ResultOf } from "../protocol.js";
@@ -76,8 +75,8 @@ export class ChildConnection {
         reject(new ToolhostError("TIMEOUT", `${descriptor.method} was cancelled`));
         return;
       }
-      const cancellation = new CancellationTokenSource();
       let settled = false;
+      let id: number | undefined;
       let grace: NodeJS.Timeout | undefined;
       const entry: Pending = { fail: (error) => settle(() => reject(error)) };
       const settle = (action: () => void) => {
@@ -87,41 +86,38 @@ export class ChildConnection {
         clearTimeout(grace);
         options.signal?.removeEventListener("abort", onAbort);
         this.pending.delete(entry);
-        cancellation.dispose();
         action();
       };
+      const cancel = () => {
+        if (id !== undefined) this.connection.cancel(id);
+      };
       const timer = setTimeout(() => {
-        cancellation.cancel();
+        cancel();
         entry.fail(new ToolhostError("TIMEOUT", `${descriptor.method} got no answer within ${options.timeoutMs} ms`));
       }, options.timeoutMs);
       // The caller cancelled (Ctrl-C, shutdown): the child kills the call's processes and
       // answers; waiting for that answer means "cancelled" is only reported once they are gone.
       const onAbort = () => {
-        cancellation.cancel();
+        cancel();
         clearTimeout(timer);
         grace = setTimeout(() => entry.fail(new ToolhostError("TIMEOUT", `${descriptor.method} was cancelled`)), CANCEL_GRACE_MS);
       };
       options.signal?.addEventListener("abort", onAbort, { once: true });
       this.pending.add(entry);
-      let sent: Promise<unknown>;
       try {
-        // After close, sendRequest throws synchronously: turn that into a rejection.
-        sent = this.connection.sendRequest(descriptor.method, params, cancellation.token);
-      } catch (error) {
-        entry.fail(new ToolhostError("TOOLHOST_CRASHED", `cannot send to the toolhost: ${(error as Error).message}`, { cause: error }));
-        return;
-      }
-      sent.then(
-        (result) => {
+        id = this.connection.request(descriptor.method, params, (error, result) => {
+          if (error) return settle(() => reject(mapRpcError(error, descriptor.method)));
           const parsed = descriptor.result.safeParse(result);
           settle(() =>
             parsed.success
               ? resolve(parsed.data as ResultOf<M>)
               : reject(new ToolhostError("TOOLHOST_CRASHED", `the toolhost answered ${descriptor.method} with an invalid result`)),
           );
-        },
-        (error: unknown) => settle(() => reject(mapRpcError(error, descriptor.method))),
-      );
+        });
+      } catch (error) {
+        // After close, request throws: a rejection like any other failure to reach the child.
+        entry.fail(new ToolhostError("TOOLHOST_CRASHED", `cannot send to the toolhost: ${(error as Error).message}`, { cause: error }));
+      }
     });
   }
 

@@ -23,11 +23,16 @@ export class Semaphore {
     return this.waiters.length;
   }
 
+  /** A slot now, or undefined when all are taken (then `acquire` waits for one). */
+  tryAcquire(): Release | undefined {
+    if (this.active >= this.limit) return undefined;
+    this.active += 1;
+    return this.releaser();
+  }
+
   acquire(signal?: AbortSignal): Promise<Release> {
-    if (this.active < this.limit) {
-      this.active += 1;
-      return Promise.resolve(this.releaser());
-    }
+    const now = this.tryAcquire();
+    if (now) return Promise.resolve(now);
     if (this.waiters.length >= this.queueMax) {
       return Promise.reject(new ToolhostError("TOOLHOST_UNAVAILABLE", `busy: ${this.active} calls running and ${this.waiters.length} waiting; try again shortly`));
     }

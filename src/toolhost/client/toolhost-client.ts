@@ -126,10 +126,17 @@ export class ToolhostClient {
 
   /** The child's tools; cached per child generation. */
   async listTools(): Promise<ToolInfo[]> {
-    // Every call asks for its tool's hints: with the running child's list at hand, no wait for readiness (send does that).
+    return this.knownTools() ?? this.fetchTools();
+  }
+
+  /** The running child's list when it is at hand: every call asks for its tool's hints, most without waiting. */
+  private knownTools(): ToolInfo[] | undefined {
     const { supervisor } = this.options;
-    if (supervisor.state === "running" && this.toolsCache?.generation === supervisor.generation) return this.toolsCache.tools;
-    const connection = await supervisor.readyAfterRestart(this.options.callTimeoutMs);
+    return supervisor.state === "running" && this.toolsCache?.generation === supervisor.generation ? this.toolsCache.tools : undefined;
+  }
+
+  private async fetchTools(): Promise<ToolInfo[]> {
+    const connection = await this.options.supervisor.readyAfterRestart(this.options.callTimeoutMs);
     const generation = this.options.supervisor.generation;
     if (this.toolsCache?.generation === generation) return this.toolsCache.tools;
     const { tools } = await connection.request(toolListMethod, {}, { timeoutMs: this.options.callTimeoutMs });
@@ -167,9 +174,9 @@ export class ToolhostClient {
       if ((this.crashes.get(fingerprint) ?? 0) >= CRASHES_BEFORE_QUARANTINE) {
         return failure("TOOLHOST_CRASHED", request.name, "this call crashed the toolhost twice; it is not run again in this session (change it, or start a new conversation)");
       }
-      release = await this.semaphore.acquire(request.signal);
+      release = this.semaphore.tryAcquire() ?? (await this.semaphore.acquire(request.signal));
       // The tool's own declaration decides its deadline and whether a crash may be retried.
-      const info = (await this.listTools()).find((tool) => tool.name === request.name);
+      const info = (this.knownTools() ?? (await this.fetchTools())).find((tool) => tool.name === request.name);
       const params = {
         name: request.name,
         args: request.args,
@@ -205,7 +212,7 @@ export class ToolhostClient {
   /** Sends one call to a ready child (a call during a back-off waits for the restart, within its deadline). */
   private async send(params: ParamsOf<typeof toolCallMethod>, options: { timeoutMs: number; signal?: AbortSignal }, timeoutMs: number, isAlone = false): Promise<ToolResult> {
     if (!isAlone) while (this.exclusive) await this.exclusive;
-    const connection = await this.options.supervisor.readyAfterRestart(timeoutMs);
+    const connection = this.options.supervisor.live ?? (await this.options.supervisor.readyAfterRestart(timeoutMs));
     this.sent += 1;
     try {
       return await connection.request(toolCallMethod, params, options);

@@ -100,6 +100,11 @@ export class ToolhostSupervisor {
     return this.current?.pid;
   }
 
+  /** The running child, when a call can be sent to it now (no start, restart or exit under way). */
+  get live(): ChildConnection | undefined {
+    return this.stateValue === "running" && this.current?.alive ? this.current : undefined;
+  }
+
   /** A child that answered ping, starting one when needed; rejects TOOLHOST_UNAVAILABLE while down. */
   ready(): Promise<ChildConnection> {
     switch (this.stateValue) {

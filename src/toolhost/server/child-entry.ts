@@ -21,10 +21,16 @@ try {
   // otherwise leave no room for the threads the first asynchronous call needs.
   await (await import("node:fs/promises")).stat("/");
   const logger = pino({ level: startup.logLevel, base: { pid: process.pid, component: "toolhost", agentId: startup.agentId } }, pino.destination({ fd: 2, sync: true }));
-  code = await runToolhostChild({ startup, logger, stdin: process.stdin, stdout: process.stdout });
+  code = await runToolhostChild({ startup, logger, stdin: process.stdin, stdout: process.stdout, collectGarbage: fullCollection() });
 } catch (error) {
   process.stderr.write(`laoding toolhost: ${(error as Error).message}\n`);
   code = 1;
 }
+/** Node's `gc`, there when the launch passed --expose-gc (toolhost-launch.ts). */
+function fullCollection(): (() => void) | undefined {
+  const gc = globalThis.gc;
+  return gc ? () => void gc() : undefined;
+}
+
 // Its parent may be gone and nothing else matters: exit as soon as it is done.
 process.exit(code);

@@ -19,7 +19,7 @@ import { answerBudget } from "../tools/truncate-output.js";
 import { createSessionSetup } from "./session-setup.js";
 import { serveToolhost } from "./toolhost-server.js";
 
-/** How often the child checks that its parent is still alive. */
+/** How often the child checks that its parent is still alive (and whether it has gone quiet). */
 const PARENT_CHECK_INTERVAL_MS = 500;
 /** After stdin closes, requests already read get this long to answer before tools are killed. */
 const DRAIN_ON_CLOSE_MS = 500;
@@ -27,6 +27,8 @@ const DRAIN_ON_CLOSE_MS = 500;
 export type ChildOptions = {
   startup: ToolhostStartup;
   logger: Logger;
+  /** A full garbage collection (Node's `gc`, with --expose-gc): run once the child goes quiet after a burst. */
+  collectGarbage?: (() => void) | undefined;
   stdin: NodeJS.ReadableStream;
   stdout: Writable;
 };
@@ -100,8 +102,19 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
         finish(0, "stdin closed");
       });
     });
+    // A burst of calls leaves garbage in the old generation that V8 may keep for many
+    // seconds; every agent holds a child, so a child quiet for a check interval after a
+    // burst collects it once and gives the memory back (bench/README.md).
+    let servedAtLastCheck = -1;
+    let servedAtLastCollection = 0;
     const parentWatch = setInterval(() => {
-      if (process.ppid !== parentPid) finish(0, "parent died");
+      if (process.ppid !== parentPid) return finish(0, "parent died");
+      const { served, inFlight } = server.activity();
+      if (options.collectGarbage && inFlight === 0 && served === servedAtLastCheck && served !== servedAtLastCollection) {
+        options.collectGarbage();
+        servedAtLastCollection = served;
+      }
+      servedAtLastCheck = served;
     }, PARENT_CHECK_INTERVAL_MS);
     parentWatch.unref();
     for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => finish(0, signal));

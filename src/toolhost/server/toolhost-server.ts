@@ -55,6 +55,8 @@ export type ToolhostServer = {
   connection: RpcEndpoint;
   /** Resolves once no request is being handled (or at once when none is). */
   idle(): Promise<void>;
+  /** Requests answered so far, and being handled now. */
+  activity(): { served: number; inFlight: number };
 };
 
 export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
@@ -64,11 +66,13 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
   const connection = createRpcEndpoint(options.reader, options.writer, options.logger);
 
   let inFlight = 0;
+  let served = 0;
   const idleWaiters: (() => void)[] = [];
   const track = <T>(work: () => MaybePromise<T>): MaybePromise<T> => {
     inFlight += 1;
     return andFinally(work, () => {
       inFlight -= 1;
+      served += 1;
       if (inFlight === 0) for (const resolve of idleWaiters.splice(0)) resolve();
     });
   };
@@ -165,6 +169,7 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
   return {
     connection,
     idle: () => (inFlight === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve))),
+    activity: () => ({ served, inFlight }),
   };
 }
 

@@ -6,6 +6,11 @@ import { openInsideForRead } from "./file-access.js";
 const CHUNK_BYTES = 64 * 1024;
 const BINARY_SNIFF_BYTES = 8 * 1024;
 const NEWLINE = 0x0a;
+/**
+ * The first chunk of every read lands here: execute is synchronous from read to string,
+ * so no two calls ever hold it at once, and a read allocates no buffer of its own.
+ */
+const firstChunk = Buffer.allocUnsafe(CHUNK_BYTES);
 
 export const fileReadTool = defineTool({
   name: "file.read",
@@ -24,13 +29,17 @@ export const fileReadTool = defineTool({
     try {
       const maxBytes = context.limits.outputMaxBytes;
       // One byte more than the file: a short first read says it all fitted, with no second read to find the end.
-      const first = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, stats.size + 1));
+      const first = firstChunk.subarray(0, Math.min(CHUNK_BYTES, stats.size + 1));
       const firstCount = readSync(fd, first, 0, first.length, 0);
       if (first.subarray(0, Math.min(firstCount, BINARY_SNIFF_BYTES)).includes(0)) {
         return { output: `${args.path} is a binary file of ${stats.size} bytes; not shown`, truncated: false };
       }
-      const { kept, truncated } = collectLines(fd, first.subarray(0, firstCount), firstCount < first.length, args.offset ?? 1, args.limit, maxBytes);
-      let output = kept.toString("utf8").replace(/\uFFFD$/, "");
+      const whole = firstCount < first.length && args.offset === undefined && args.limit === undefined && firstCount <= maxBytes;
+      const { kept, truncated } = whole
+        ? { kept: first.subarray(0, firstCount), truncated: false }
+        : collectLines(fd, first.subarray(0, firstCount), firstCount < first.length, args.offset ?? 1, args.limit, maxBytes);
+      let output = kept.toString("utf8");
+      if (output.endsWith("\uFFFD")) output = output.slice(0, -1);
       if (truncated) output += `\n…[truncated at ${maxBytes} bytes of ${stats.size}; read on with offset/limit]`;
       else if (output === "" && args.offset !== undefined) output = `(no lines at offset ${args.offset})`;
       return { output, truncated };

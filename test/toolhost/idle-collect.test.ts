@@ -1,0 +1,50 @@
+/**
+ * A child that goes quiet after a burst collects its garbage once (every agent holds a
+ * child, so a burst's garbage kept for many seconds is memory paid per agent), and not
+ * again until it has served more. The real child's loop, in this process, with its check
+ * interval on fake timers.
+ */
+import { PassThrough } from "node:stream";
+import { pino } from "pino";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { BoundedMessageReader } from "../../src/toolhost/bounded-reader.js";
+import { createRpcClient } from "../../src/toolhost/client/rpc-client.js";
+import { FramedMessageWriter } from "../../src/toolhost/framed-writer.js";
+import { parseStartupMessage, STARTUP_VARIABLE } from "../../src/toolhost/sandbox/startup-message.js";
+import { runToolhostChild } from "../../src/toolhost/server/child-main.js";
+import { realWorkspace } from "../helpers/real-toolhost.js";
+
+afterEach(() => void vi.useRealTimers());
+
+describe("the child's collection after a burst", () => {
+  it("runs once when the child has been quiet for a check interval after serving, and again only after more calls", async () => {
+    const workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none" });
+    const launch = workspace.launches().agents.get("a");
+    const startup = parseStartupMessage(launch?.launch.env[STARTUP_VARIABLE]);
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    const toChild = new PassThrough();
+    const fromChild = new PassThrough();
+    let collections = 0;
+    const exited = runToolhostChild({ startup, logger: pino({ level: "silent" }), stdin: toChild, stdout: fromChild, collectGarbage: () => (collections += 1) });
+    const client = createRpcClient(new BoundedMessageReader(fromChild, 1 << 20), new FramedMessageWriter(toChild, { batch: "tick" }), { warn: () => undefined });
+    client.listen();
+    const ping = () => new Promise((resolve, reject) => client.request("ping", {}, (error, result) => (error ? reject(error) : resolve(result))));
+
+    vi.advanceTimersByTime(2_000);
+    expect(collections, "nothing served yet: nothing to collect").toBe(0);
+    await Promise.all([ping(), ping(), ping()]);
+    vi.advanceTimersByTime(500);
+    expect(collections, "calls were served during the last interval: not quiet yet").toBe(0);
+    vi.advanceTimersByTime(500);
+    expect(collections).toBe(1);
+    vi.advanceTimersByTime(5_000);
+    expect(collections, "no new calls: no new collection").toBe(1);
+    await ping();
+    vi.advanceTimersByTime(1_000);
+    expect(collections).toBe(2);
+
+    toChild.end();
+    await expect(exited).resolves.toBe(0);
+    client.dispose();
+  });
+});
