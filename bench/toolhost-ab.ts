@@ -1,11 +1,11 @@
 /**
  * The read ratio against the MCP SDK server, measured fairly on a shared machine:
  *
- *   npx tsx bench/toolhost-ab.ts [rounds] [none|bwrap] [other builds' dist/cli/main.js ...]
+ *   npx tsx bench/toolhost-ab.ts [rounds] [none|bwrap] [variant ...]
  *
- * starts the MCP SDK server and laoding's child (this checkout's dist/, then each other
- * build given, for an A/B of the child alone; a build must live inside this checkout so
- * that it finds node_modules) once each, warms them up, then alternates rounds of 2,000
+ * starts the MCP SDK server and laoding's child (this checkout's dist/, then each variant:
+ * another build's dist/cli/main.js, which must live inside this checkout so that it
+ * finds node_modules, or `flags:--a,--b` for this build with more Node flags) once each, warms them up, then alternates rounds of 2,000
  * reads at c=1 and c=8 between them, the order rotating, and prints the median reads
  * per second, the CPU time per call of the parent and of the child (main threads), and
  * the ratio to the MCP server. On this VM a single run moves by ±30%; interleaved
@@ -29,7 +29,22 @@ const cpuUs = (pid: number | "self") => Number(readFileSync(`/proc/${pid}/scheds
 
 type Figures = { c1: number[]; c8: number[]; cpu1: number[][]; cpu8: number[][] };
 
-async function measured(pid: number, work: () => Promise<number>): Promise<[number, number[]]> {
+/** The process that does the work: the last one down the tree (bwrap, its init, then Node). */
+function worker(pid: number): number {
+  for (;;) {
+    let children: string[] = [];
+    try {
+      children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ").filter((child) => child !== "");
+    } catch {
+      return pid;
+    }
+    if (children.length === 0) return pid;
+    pid = Number(children[children.length - 1]);
+  }
+}
+
+async function measured(parent: number, work: () => Promise<number>): Promise<[number, number[]]> {
+  const pid = worker(parent);
   const before = [cpuUs("self"), cpuUs(pid)];
   const rate = await work();
   const after = [cpuUs("self"), cpuUs(pid)];
@@ -37,13 +52,15 @@ async function measured(pid: number, work: () => Promise<number>): Promise<[numb
 }
 
 const { file } = await seedWorkspace("none");
-const builds = [join(ROOT, "dist/cli/main.js"), ...otherEntries.map((entry) => resolve(entry))];
-const laodings = await Promise.all(builds.map((entry) => laodingChild(sandbox, entry)));
+const ENTRY = join(ROOT, "dist/cli/main.js");
+const variants = [{ entry: ENTRY, flags: [] as string[], name: "dist" }, ...otherEntries.map((variant) =>
+  variant.startsWith("flags:") ? { entry: ENTRY, flags: variant.slice("flags:".length).split(","), name: variant } : { entry: resolve(variant), flags: [], name: variant })];
+const laodings = await Promise.all(variants.map((variant) => laodingChild(sandbox, variant.entry, variant.flags)));
 const subjects = [
   mcpChild("MCP SDK server", () => new StdioClientTransport({ command: process.execPath, args: [join(ROOT, "bench/fixtures/mcp-read-server.mjs")], stderr: "inherit" }), "read_file", file),
   ...laodings,
 ];
-const names = ["MCP SDK server", ...builds.map((entry) => `laoding (${sandbox}) ${entry.replace(ROOT, "")}`)];
+const names = ["MCP SDK server", ...variants.map((variant) => `laoding (${sandbox}) ${variant.name}`)];
 const started = await Promise.all(subjects.map((subject) => subject.start()));
 for (const child of started) await throughput(CALLS, 8, () => child.read());
 const figures: Figures[] = started.map(() => ({ c1: [], c8: [], cpu1: [], cpu8: [] }));

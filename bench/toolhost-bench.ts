@@ -69,8 +69,10 @@ function launchesFor(workspaceDir: string, entry = ENTRY): ToolhostLaunches {
 }
 
 /** The pool as the bot builds it, audit trail included when a store is given. */
-export function toolhostPool(workspaceDir: string, store?: Store, entry = ENTRY) {
+export function toolhostPool(workspaceDir: string, store?: Store, entry = ENTRY, nodeFlags: string[] = []) {
   const launches = launchesFor(workspaceDir, entry);
+  // Node flags of a variant (an A/B of V8's settings) go last, before the child's entry: the last of a flag wins.
+  for (const launch of launches.agents.values()) launch.launch.args.splice(launch.launch.args.findIndex((arg) => arg.endsWith("child-entry.js")), 0, ...nodeFlags);
   return new ToolhostPool({
     settings: { callTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
     spawn: (agentId) => spawnToolhostChild(launches.agents.get(agentId) as NonNullable<ReturnType<ToolhostLaunches["agents"]["get"]>>),
@@ -166,8 +168,8 @@ export function mcpChild(name: string, transport: () => StdioClientTransport, to
   };
 }
 
-/** `entry`: the CLI whose child serves (another build of dist/, for an A/B of the child alone). */
-export async function laodingChild(sandbox: "none" | "bwrap", entry = ENTRY): Promise<Subject & { cleanup(): void }> {
+/** `entry`: the CLI whose child serves (another build of dist/), `nodeFlags`: more flags for its Node, for an A/B of the child alone. */
+export async function laodingChild(sandbox: "none" | "bwrap", entry = ENTRY, nodeFlags: string[] = []): Promise<Subject & { cleanup(): void }> {
   const { workspaceDir, file } = await seedWorkspace(sandbox);
   const databaseFile = join(workspaceDir, "..", "audit.db");
   // Every call of the bot names its chat's folder as the working folder.
@@ -176,7 +178,7 @@ export async function laodingChild(sandbox: "none" | "bwrap", entry = ENTRY): Pr
     name: `laoding toolhost (${sandbox})`,
     async start() {
       const store = openStore(databaseFile, systemClock);
-      const pool = toolhostPool(workspaceDir, store, entry);
+      const pool = toolhostPool(workspaceDir, store, entry, nodeFlags);
       const client = pool.client("main");
       return {
         ping: () => client.ping(),

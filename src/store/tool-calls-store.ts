@@ -23,16 +23,25 @@ export type FlushScheduler = (flush: () => void) => void;
 const FLUSH_DELAY_MS = 10;
 /** A queue this long is written at once, without waiting for the delay. */
 const FLUSH_AT_ROWS = 500;
+/** Rows per INSERT statement: one statement for many rows is a fraction of the binding and stepping of one each. */
+const ROWS_PER_INSERT = 64;
 /** Rows kept while the database refuses them; older ones are dropped past this. */
 const MAX_QUEUED = 10_000;
 
 const afterDelay: FlushScheduler = (flush) => void setTimeout(flush, FLUSH_DELAY_MS);
 
 export function createToolCallsStore(db: Db, clock: Clock, schedule: FlushScheduler = afterDelay) {
-  const insert = db.prepare(
-    `INSERT INTO tool_calls (trace_id, agent_id, session_id, tool, args_digest, ok, error_code, duration_ms, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+  const inserts = new Map<number, ReturnType<Db["prepare"]>>();
+  /** The INSERT of `count` rows, prepared once per count. */
+  const insertOf = (count: number) => {
+    let statement = inserts.get(count);
+    if (!statement) {
+      const values = Array.from({ length: count }, () => "(?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ");
+      statement = db.prepare(`INSERT INTO tool_calls (trace_id, agent_id, session_id, tool, args_digest, ok, error_code, duration_ms, created_at) VALUES ${values}`);
+      inserts.set(count, statement);
+    }
+    return statement;
+  };
   const byTrace = db.prepare<[string], ToolCallRow>(
     `SELECT id, trace_id AS traceId, agent_id AS agentId, session_id AS sessionId, tool, args_digest AS argsDigest, ok,
        error_code AS errorCode, duration_ms AS durationMs, created_at AS createdAt
@@ -43,8 +52,13 @@ export function createToolCallsStore(db: Db, clock: Clock, schedule: FlushSchedu
   let scheduled = false;
   let reportError: (error: unknown, rows: number) => void = () => undefined;
   const writeAll = db.transaction((rows: Queued[]) => {
-    for (const { call, at } of rows) {
-      insert.run(call.traceId ?? null, call.agentId, call.sessionId ?? null, call.tool, call.argsDigest, call.ok ? 1 : 0, call.errorCode ?? null, Math.round(call.durationMs), at);
+    for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+      const chunk = rows.slice(start, start + ROWS_PER_INSERT);
+      const values: unknown[] = [];
+      for (const { call, at } of chunk) {
+        values.push(call.traceId ?? null, call.agentId, call.sessionId ?? null, call.tool, call.argsDigest, call.ok ? 1 : 0, call.errorCode ?? null, Math.round(call.durationMs), at);
+      }
+      insertOf(chunk.length).run(values);
     }
   });
   const flush = (): void => {

@@ -40,6 +40,22 @@ describe("tool-call audit trail", () => {
     db.close();
   });
 
+  it("a queue longer than one INSERT's rows is written whole and in order, every field in its column", () => {
+    const db = openDatabase({ file: join(tempDir(), "laoding.db") });
+    const flushes: Array<() => void> = [];
+    const store = createToolCallsStore(db, clock, (flush) => void flushes.push(flush));
+    for (let index = 0; index < 150; index += 1) {
+      store.record({ traceId: "t1", agentId: "main", sessionId: index, tool: `tool-${index}`, argsDigest: `d${index}`, ok: index % 3 !== 0, ...(index % 3 === 0 ? { errorCode: "TIMEOUT" } : {}), durationMs: index + 0.4 });
+    }
+    flushes[0]?.();
+    const rows = store.byTrace("t1");
+    expect(rows).toHaveLength(150);
+    expect(rows.map((row) => row.tool)).toEqual(Array.from({ length: 150 }, (_, index) => `tool-${index}`));
+    expect(rows[129]).toMatchObject({ traceId: "t1", agentId: "main", sessionId: 129, argsDigest: "d129", ok: 0, errorCode: "TIMEOUT", durationMs: 129, createdAt: clock.now() });
+    expect(rows[130]).toMatchObject({ sessionId: 130, ok: 1, errorCode: null });
+    db.close();
+  });
+
   it("with the default schedule, rows reach the file without anyone asking", async () => {
     const file = join(tempDir(), "laoding.db");
     const store = openStore(file, clock);

@@ -14,6 +14,7 @@
 import { createHash } from "node:crypto";
 import { failure, pingMethod, toolCallMethod, toolListMethod, type ParamsOf, type ResultOf, type ToolInfo, type ToolResult } from "../protocol.js";
 import { Emitter } from "vscode-jsonrpc";
+import type { RequestOptions } from "./child-connection.js";
 import { Semaphore } from "./semaphore.js";
 import { ToolhostError } from "./toolhost-error.js";
 import type { ToolhostSupervisor } from "./toolhost-supervisor.js";
@@ -154,41 +155,36 @@ export class ToolhostClient {
     } finally {
       this.activity.fire((this.active -= 1));
     }
-    this.options.onCall?.({
-      ...(request.traceId ? { traceId: request.traceId } : {}),
-      ...(request.sessionId !== undefined ? { sessionId: request.sessionId } : {}),
-      agentId: this.options.agentId,
-      tool: request.name,
-      argsDigest,
-      ok: result.ok,
-      ...(result.ok ? {} : { errorCode: result.error.code }),
-      durationMs: this.clock.now() - started,
-    });
+    if (this.options.onCall) {
+      const audit: ToolCallAudit = { agentId: this.options.agentId, tool: request.name, argsDigest, ok: result.ok, durationMs: this.clock.now() - started };
+      if (request.traceId) audit.traceId = request.traceId;
+      if (request.sessionId !== undefined) audit.sessionId = request.sessionId;
+      if (!result.ok) audit.errorCode = result.error.code;
+      this.options.onCall(audit);
+    }
     return result;
   }
 
   private async callOnce(request: ToolCallRequest, argsDigest: string): Promise<ToolResult> {
     let release: (() => void) | undefined;
-    const fingerprint = `${request.sessionId ?? request.cwd ?? ""}\0${request.name}\0${argsDigest}`;
     try {
-      if ((this.crashes.get(fingerprint) ?? 0) >= CRASHES_BEFORE_QUARANTINE) {
+      if (this.crashes.size > 0 && (this.crashes.get(fingerprintOf(request, argsDigest)) ?? 0) >= CRASHES_BEFORE_QUARANTINE) {
         return failure("TOOLHOST_CRASHED", request.name, "this call crashed the toolhost twice; it is not run again in this session (change it, or start a new conversation)");
       }
       release = this.semaphore.tryAcquire() ?? (await this.semaphore.acquire(request.signal));
       // The tool's own declaration decides its deadline and whether a crash may be retried.
       const info = (this.knownTools() ?? (await this.fetchTools())).find((tool) => tool.name === request.name);
-      const params = {
-        name: request.name,
-        args: request.args,
-        ...(request.traceId ? { traceId: request.traceId } : {}),
-        ...(request.cwd ? { cwd: request.cwd } : {}),
-      };
+      const params: ParamsOf<typeof toolCallMethod> = { name: request.name, args: request.args };
+      if (request.traceId) params.traceId = request.traceId;
+      if (request.cwd) params.cwd = request.cwd;
       const timeoutMs = this.deadlineFor(info, request.args);
-      const options = { timeoutMs, ...(request.signal ? { signal: request.signal } : {}) };
+      const options: RequestOptions = { timeoutMs };
+      if (request.signal) options.signal = request.signal;
       try {
         return await this.send(params, options, timeoutMs);
       } catch (error) {
         if (!(error instanceof ToolhostError) || error.code !== "TOOLHOST_CRASHED") throw error;
+        const fingerprint = fingerprintOf(request, argsDigest);
         const crashes = (this.crashes.get(fingerprint) ?? 0) + 1;
         this.crashes.set(fingerprint, crashes);
         if (info?.annotations.readOnlyHint !== true || crashes >= CRASHES_BEFORE_QUARANTINE) throw error;
@@ -210,7 +206,7 @@ export class ToolhostClient {
   }
 
   /** Sends one call to a ready child (a call during a back-off waits for the restart, within its deadline). */
-  private async send(params: ParamsOf<typeof toolCallMethod>, options: { timeoutMs: number; signal?: AbortSignal }, timeoutMs: number, isAlone = false): Promise<ToolResult> {
+  private async send(params: ParamsOf<typeof toolCallMethod>, options: RequestOptions, timeoutMs: number, isAlone = false): Promise<ToolResult> {
     if (!isAlone) while (this.exclusive) await this.exclusive;
     const connection = this.options.supervisor.live ?? (await this.options.supervisor.readyAfterRestart(timeoutMs));
     this.sent += 1;
@@ -243,6 +239,11 @@ export class ToolhostClient {
     const wanted = typeof asked === "number" && asked > 0 ? asked : deadline.defaultMs;
     return Math.max(this.options.callTimeoutMs, Math.min(wanted, deadline.maxMs) + DEADLINE_MARGIN_MS);
   }
+}
+
+/** What identifies a call for crash accounting: its session (or folder), tool and arguments. */
+function fingerprintOf(request: ToolCallRequest, argsDigest: string): string {
+  return `${request.sessionId ?? request.cwd ?? ""}\0${request.name}\0${argsDigest}`;
 }
 
 /** A digest of the arguments for the audit trail: proves what was called without storing it. */
