@@ -121,9 +121,12 @@ function libraryStartup(config: Config, linkName: string, experienceDir: string,
  * young: a young generation of 2 x 1 MiB (V8's default grows to 2 x 16 MiB) collects it
  * as well, and V8's size-first tuning costs no measurable speed here; together about
  * 30 MiB less resident memory per child after a burst of calls (bench/README.md). The
- * child collects once when it goes quiet after a burst (`gc`, child-main.ts).
+ * child collects once when it goes quiet after a burst (`gc`, child-main.ts); with the
+ * collector on the main thread, the pages it frees go back to the system at once (with
+ * helper threads they stayed with the process: 64 MiB after a burst instead of 59), and
+ * on a heap this small the helpers bought no measurable speed.
  */
-const CHILD_V8_FLAGS = ["--max-semi-space-size=1", "--optimize-for-size", "--expose-gc"];
+const CHILD_V8_FLAGS = ["--max-semi-space-size=1", "--optimize-for-size", "--single-threaded-gc", "--expose-gc"];
 
 /** The child entry that sits beside the CLI entry (same build, same extension). */
 export function childEntryFor(cliEntry: string): string {
