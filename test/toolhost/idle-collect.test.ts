@@ -17,7 +17,7 @@ import { realWorkspace } from "../helpers/real-toolhost.js";
 afterEach(() => void vi.useRealTimers());
 
 describe("the child's collection after a burst", () => {
-  it("runs once when the child has been quiet for a check interval after serving, and again only after more calls", async () => {
+  it("runs once when the child has been quiet for a check interval after tool calls, again only after more, never for heartbeats", async () => {
     const workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none" });
     const launch = workspace.launches().agents.get("a");
     const startup = parseStartupMessage(launch?.launch.env[STARTUP_VARIABLE]);
@@ -28,18 +28,21 @@ describe("the child's collection after a burst", () => {
     const exited = runToolhostChild({ startup, logger: pino({ level: "silent" }), stdin: toChild, stdout: fromChild, collectGarbage: () => (collections += 1) });
     const client = createRpcClient(new BoundedMessageReader(fromChild, 1 << 20), new FramedMessageWriter(toChild, { batch: "tick" }), { warn: () => undefined });
     client.listen();
-    const ping = () => new Promise((resolve, reject) => client.request("ping", {}, (error, result) => (error ? reject(error) : resolve(result))));
+    const ask = (method: string, params: unknown) => new Promise((resolve, reject) => client.request(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+    const list = () => ask("tool.call", { name: "file.list", args: { path: "." } });
 
+    await Promise.all([ask("ping", {}), ask("ping", {})]);
     vi.advanceTimersByTime(2_000);
-    expect(collections, "nothing served yet: nothing to collect").toBe(0);
-    await Promise.all([ping(), ping(), ping()]);
+    expect(collections, "heartbeats are not a burst").toBe(0);
+    await expect(Promise.all([list(), list(), list()])).resolves.toMatchObject([{ ok: true }, { ok: true }, { ok: true }]);
     vi.advanceTimersByTime(500);
-    expect(collections, "calls were served during the last interval: not quiet yet").toBe(0);
+    expect(collections, "calls ran during the last interval: not quiet yet").toBe(0);
     vi.advanceTimersByTime(500);
     expect(collections).toBe(1);
+    await ask("ping", {});
     vi.advanceTimersByTime(5_000);
-    expect(collections, "no new calls: no new collection").toBe(1);
-    await ping();
+    expect(collections, "no new tool calls: no new collection").toBe(1);
+    await list();
     vi.advanceTimersByTime(1_000);
     expect(collections).toBe(2);
 

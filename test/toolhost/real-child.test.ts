@@ -136,6 +136,19 @@ describe("protocol conformance (real child)", () => {
     rmSync(chat);
     expect(await call("shell.exec", { command: "ls -A" })).toMatchObject({ ok: true, output: "团队经验\n" });
   });
+  it("a chat folder deleted and made again by a write gets its link back when next resolved; a small read after a large one holds only its own bytes", async () => {
+    const { client } = realClient(workspace, "a");
+    const chat = join(workspace.layout.workRoot, "a", "chat-remade");
+    const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, args, cwd: chat });
+    expect(await call("file.write", { path: "big.txt", content: `${"long line of text\n".repeat(5_000)}` })).toMatchObject({ ok: true });
+    expect(await call("file.write", { path: "small.txt", content: "hi\n" })).toMatchObject({ ok: true });
+    expect(await call("file.read", { path: "big.txt" })).toMatchObject({ ok: true, truncated: true });
+    expect(await call("file.read", { path: "small.txt" })).toEqual({ ok: true, output: "hi\n", truncated: false });
+    rmSync(chat, { recursive: true });
+    // Within the second its resolution is reused: the write makes the folder again on its own.
+    expect(await call("file.write", { path: "again.md", content: "x" })).toMatchObject({ ok: true });
+    expect(await call("shell.exec", { command: "ls -A" })).toMatchObject({ ok: true, output: "again.md\n团队经验\n" });
+  });
 });
 
 describe("real child resilience", () => {

@@ -156,6 +156,26 @@ describe("the parent's JSON-RPC client", () => {
     client.dispose();
   });
 
+  it("a handler of an answer that throws is the caller's bug: warned, and the other answers still arrive", async () => {
+    const toChild = new PassThrough();
+    const toParent = new PassThrough();
+    const warnings: string[] = [];
+    const endpoint = createRpcEndpoint(new BoundedMessageReader(toChild, 1 << 20), new FramedMessageWriter(toParent, { batch: "none" }), { warn: () => undefined });
+    const client = createRpcClient(new BoundedMessageReader(toParent, 1 << 20), new FramedMessageWriter(toChild, { batch: "tick" }), { warn: (message) => warnings.push(message) });
+    client.listen();
+    endpoint.onRequest("echo", (params) => params);
+    endpoint.listen();
+    client.request("echo", { n: 1 }, () => {
+      throw new Error("caller bug");
+    });
+    const second = ask(client, "echo", { n: 2 });
+    await expect(second.answer).resolves.toEqual({ n: 2 });
+    expect(warnings).toEqual([expect.stringContaining("caller bug")]);
+    await expect(ask(client, "echo", { n: 3 }).answer).resolves.toEqual({ n: 3 });
+    endpoint.dispose();
+    client.dispose();
+  });
+
   it("every answer of a chunk settles in the same tick", async () => {
     const { endpoint, client } = paired();
     const release: Array<() => void> = [];

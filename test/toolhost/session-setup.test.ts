@@ -35,14 +35,13 @@ describe("session folder setup", () => {
     expect(readdirSync(folder)).toEqual([LINK]);
   });
 
-  it("prepares a folder once per child, and again when the folder was just created", () => {
+  it("puts a removed link back the next time the folder is prepared", () => {
     const { library, folder, link } = setup();
     const prepare = createSessionSetup({ link: { name: LINK, target: library }, logger });
     prepare(folder);
     rmSync(link);
-    prepare(folder);
     expect(existsSync(link)).toBe(false);
-    prepare(folder, true);
+    prepare(folder);
     expect(readlinkSync(link)).toBe(library);
   });
 

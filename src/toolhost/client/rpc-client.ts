@@ -50,8 +50,13 @@ export function createRpcClient(reader: MessageReader, writer: MessageWriter, lo
     if (!Message.isResponse(message)) return log.warn("the toolhost sent a message that is not an answer; ignored");
     const onAnswer = typeof message.id === "number" ? settle(message.id) : undefined;
     if (!onAnswer) return log.warn(`an answer to no waiting request (${String(message.id)}); ignored`);
-    if (message.error) onAnswer(new ResponseError(message.error.code, message.error.message, message.error.data));
-    else onAnswer(undefined, message.result);
+    try {
+      if (message.error) onAnswer(new ResponseError(message.error.code, message.error.message, message.error.data));
+      else onAnswer(undefined, message.result);
+    } catch (error) {
+      // A caller's bug, not the child's: the other answers of the chunk must still be read.
+      log.warn(`the handler of answer ${String(message.id)} threw: ${error instanceof Error ? error.message : String(error)}`);
+    }
   };
 
   const fail = (id: number) => (error: unknown) => settle(id)?.(error instanceof Error ? error : new Error(String(error)));

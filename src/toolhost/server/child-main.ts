@@ -102,19 +102,20 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
         finish(0, "stdin closed");
       });
     });
-    // A burst of calls leaves garbage in the old generation that V8 may keep for many
+    // A burst of tool calls leaves garbage in the old generation that V8 may keep for many
     // seconds; every agent holds a child, so a child quiet for a check interval after a
-    // burst collects it once and gives the memory back (bench/README.md).
-    let servedAtLastCheck = -1;
-    let servedAtLastCollection = 0;
+    // burst collects it once and gives the memory back (bench/README.md). Heartbeat pings
+    // are not a burst: they never cause a collection.
+    let callsAtLastCheck = -1;
+    let callsAtLastCollection = 0;
     const parentWatch = setInterval(() => {
       if (process.ppid !== parentPid) return finish(0, "parent died");
-      const { served, inFlight } = server.activity();
-      if (options.collectGarbage && inFlight === 0 && served === servedAtLastCheck && served !== servedAtLastCollection) {
+      const { toolCalls, inFlight } = server.activity();
+      if (options.collectGarbage && inFlight === 0 && toolCalls === callsAtLastCheck && toolCalls !== callsAtLastCollection) {
         options.collectGarbage();
-        servedAtLastCollection = served;
+        callsAtLastCollection = toolCalls;
       }
-      servedAtLastCheck = served;
+      callsAtLastCheck = toolCalls;
     }, PARENT_CHECK_INTERVAL_MS);
     parentWatch.unref();
     for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => finish(0, signal));

@@ -1,9 +1,11 @@
 /**
- * Prepares a session working folder when a tool call first uses it, in the child (with
- * the agent's authority): the `团队经验` link is created, re-pointed when it points
- * elsewhere, or removed when the library is switched off; a folder that is a git checkout
- * gets the link's name in `.git/info/exclude` once; and the library's index is brought up
- * to date (once per folder per child: the child is relaunched when the switch flips).
+ * Prepares a session working folder whenever the child resolves it afresh (at most once a
+ * second per chat for path tools, on every shell command; toolhost-server.ts), with the
+ * agent's authority: the `团队经验` link is created, put back when it was removed (with
+ * its folder, say), re-pointed when it points elsewhere, or removed when the library is
+ * switched off; a folder that is a git checkout gets the link's name in
+ * `.git/info/exclude` once; and the library's index is brought up to date (once per
+ * folder per child: the child is relaunched when the switch flips).
  * Only a link is ever removed or replaced: a real file or folder of that name is left alone.
  */
 import { appendFileSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync } from "node:fs";
@@ -20,14 +22,9 @@ export type SessionSetupOptions = {
 /** Errors the agent's own folder may legitimately produce (made by another user, read-only): no link, no crash. */
 const TOLERATED = new Set(["EEXIST", "EACCES", "EPERM", "EROFS", "ENOENT"]);
 
-export function createSessionSetup(options: SessionSetupOptions): (folder: string, created?: boolean) => void {
+export function createSessionSetup(options: SessionSetupOptions): (folder: string) => void {
   const refreshed = new Set<string>();
-  // Once per folder per child (again when the folder was just created): three system
-  // calls on every tool call were a tenth of a fast call's time in the child.
-  const prepared = new Set<string>();
-  return (folder, created = false) => {
-    if (prepared.has(folder) && !created) return;
-    prepared.add(folder);
+  return (folder) => {
     const { link, library } = options;
     try {
       if (link?.target !== undefined) {

@@ -46,8 +46,8 @@ export type ToolhostServerOptions = {
   limits: ToolLimits;
   shell: ShellRunner;
   logger: Logger;
-  /** Prepares a session folder on first use (again when it was just created): the `团队经验` link, git exclude, library index (session-setup.ts). */
-  setupSession?: (folder: string, created: boolean) => void;
+  /** Prepares a session folder each time it is resolved afresh: the `团队经验` link, git exclude, library index (session-setup.ts). */
+  setupSession?: (folder: string) => void;
   clock?: { now(): number };
 };
 
@@ -55,8 +55,8 @@ export type ToolhostServer = {
   connection: RpcEndpoint;
   /** Resolves once no request is being handled (or at once when none is). */
   idle(): Promise<void>;
-  /** Requests answered so far, and being handled now. */
-  activity(): { served: number; inFlight: number };
+  /** Tool calls run so far (pings and lists do not count), and requests being handled now. */
+  activity(): { toolCalls: number; inFlight: number };
 };
 
 export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
@@ -66,13 +66,12 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
   const connection = createRpcEndpoint(options.reader, options.writer, options.logger);
 
   let inFlight = 0;
-  let served = 0;
+  let toolCalls = 0;
   const idleWaiters: (() => void)[] = [];
   const track = <T>(work: () => MaybePromise<T>): MaybePromise<T> => {
     inFlight += 1;
     return andFinally(work, () => {
       inFlight -= 1;
-      served += 1;
       if (inFlight === 0) for (const resolve of idleWaiters.splice(0)) resolve();
     });
   };
@@ -104,7 +103,8 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
   const folders = new Map<string, { folder: string; until: number }>();
   const folderFor = (requested: string | undefined, tool: Tool): string => {
     if (requested === undefined) return options.workTree;
-    const now = clock.now();
+    // Monotonic: a step of the wall clock must not stretch an entry's second.
+    const now = performance.now();
     const known = folders.get(requested);
     if (known && known.until > now && !tool.runsInFolder) return known.folder;
     const folder = sessionFolder(requested, options);
@@ -161,7 +161,10 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
       });
     return andFinally(
       () => andThen(execute, succeeded, failed),
-      () => cancellation?.dispose(),
+      () => {
+        toolCalls += 1;
+        cancellation?.dispose();
+      },
     );
   });
 
@@ -169,7 +172,7 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
   return {
     connection,
     idle: () => (inFlight === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve))),
-    activity: () => ({ served, inFlight }),
+    activity: () => ({ toolCalls, inFlight }),
   };
 }
 
@@ -215,7 +218,7 @@ function sessionFolder(requested: string | undefined, options: ToolhostServerOpt
     // A parent swapped for a link between the check and mkdir would have put it elsewhere.
     if (!isWithin(options.workTree, folder)) throw new ToolError("PATH_NOT_ALLOWED", `cwd ${requested} is outside the agent's working tree`);
   }
-  if (options.setupSession && dirname(folder) === options.workTree) options.setupSession(folder, !resolved.exists);
+  if (options.setupSession && dirname(folder) === options.workTree) options.setupSession(folder);
   return folder;
 }
 

@@ -40,7 +40,11 @@ export const DEFAULT_TOOL_LIMITS: ToolLimits = {
 };
 
 export type ToolContext = {
-  /** Real path of the session's working folder (inside the agent's working tree). */
+  /**
+   * Real path of the session's working folder, checked inside the agent's working tree
+   * when it was resolved: for a `runsInFolder` tool on this call, for others up to a
+   * second ago (they check every path they are given on their own).
+   */
   cwd: string;
   sandbox: PathSandbox;
   limits: ToolLimits;
