@@ -48,17 +48,25 @@ export function rssMb(pid: number): number {
 export function treeRssMb(pid: number): number {
   let total = rssMb(pid);
   if (Number.isNaN(total)) return total;
-  let children: string[] = [];
-  try {
-    children = readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ").filter((id) => id.trim() !== ""));
-  } catch {
-    // Gone meanwhile: what was read so far stands.
-  }
-  for (const child of children) {
-    const rss = treeRssMb(Number(child));
+  for (const child of childrenOf(pid)) {
+    const rss = treeRssMb(child);
     if (!Number.isNaN(rss)) total += rss;
   }
   return total;
+}
+
+/** The processes a process started (of all its threads); none once it is gone. */
+export function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+      readFileSync(`/proc/${pid}/task/${task}/children`, "utf8")
+        .split(" ")
+        .filter((id) => id.trim() !== "")
+        .map(Number),
+    );
+  } catch {
+    return [];
+  }
 }
 
 export function machine(): string {

@@ -15,7 +15,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { percentile, throughput, treeRssMb } from "./stats.js";
+import { childrenOf, percentile, throughput, treeRssMb } from "./stats.js";
 import { laodingChild, mcpChild, seedWorkspace } from "./toolhost-bench.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -31,16 +31,8 @@ type Figures = { c1: number[]; c8: number[]; cpu1: number[][]; cpu8: number[][] 
 
 /** The process that does the work: the last one down the tree (bwrap, its init, then Node). */
 function worker(pid: number): number {
-  for (;;) {
-    let children: string[] = [];
-    try {
-      children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ").filter((child) => child !== "");
-    } catch {
-      return pid;
-    }
-    if (children.length === 0) return pid;
-    pid = Number(children[children.length - 1]);
-  }
+  for (let children = childrenOf(pid); children.length > 0; children = childrenOf(pid)) pid = children[children.length - 1] as number;
+  return pid;
 }
 
 async function measured(parent: number, work: () => Promise<number>): Promise<[number, number[]]> {

@@ -72,7 +72,11 @@ function launchesFor(workspaceDir: string, entry = ENTRY): ToolhostLaunches {
 export function toolhostPool(workspaceDir: string, store?: Store, entry = ENTRY, nodeFlags: string[] = []) {
   const launches = launchesFor(workspaceDir, entry);
   // Node flags of a variant (an A/B of V8's settings) go last, before the child's entry: the last of a flag wins.
-  for (const launch of launches.agents.values()) launch.launch.args.splice(launch.launch.args.findIndex((arg) => arg.endsWith("child-entry.js")), 0, ...nodeFlags);
+  for (const launch of launches.agents.values()) {
+    const entryAt = launch.launch.args.findIndex((arg) => arg.endsWith("child-entry.js"));
+    if (entryAt < 0) throw new Error("no child entry in the launch to put Node flags before");
+    launch.launch.args.splice(entryAt, 0, ...nodeFlags);
+  }
   return new ToolhostPool({
     settings: { callTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
     spawn: (agentId) => spawnToolhostChild(launches.agents.get(agentId) as NonNullable<ReturnType<ToolhostLaunches["agents"]["get"]>>),

@@ -202,9 +202,8 @@ function toolInfo(tool: Tool, limits: ToolLimits): ToolInfo {
   };
 }
 
-/** The session folder: inside the working tree, created on first use; default the tree itself. */
-function sessionFolder(requested: string | undefined, options: ToolhostServerOptions): string {
-  if (requested === undefined) return options.workTree;
+/** The session folder a call names: inside the working tree, created on first use (folderFor keeps the tree itself as the default). */
+function sessionFolder(requested: string, options: ToolhostServerOptions): string {
   if (requested.includes("\0")) throw new ToolError("PATH_NOT_ALLOWED", "cwd contains a NUL byte");
   const resolved = options.sandbox.resolve(requested, options.workTree, "write");
   if (!isWithin(options.workTree, resolved.realPath)) {
