@@ -81,7 +81,7 @@ export function toolhostPool(workspaceDir: string, store?: Store, entry = ENTRY,
     settings: { callTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
     spawn: (agentId) => spawnToolhostChild(launches.agents.get(agentId) as NonNullable<ReturnType<ToolhostLaunches["agents"]["get"]>>),
     logger: pino({ level: "silent" }),
-    ...(store ? { onCall: (audit: ToolCallAudit) => store.toolCalls.record(audit) } : {}),
+    ...(store ? { recordCall: (audit: ToolCallAudit) => store.toolCalls.record(audit) } : {}),
   });
 }
 

@@ -44,7 +44,7 @@ const pool = new ToolhostPool({
   settings: { callTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 5_000 },
   spawn: () => spawnToolhostChild(launch),
   logger: pino({ level: "silent" }),
-  onCall: (audit) => store.toolCalls.record(audit),
+  recordCall: (audit) => store.toolCalls.record(audit),
 });
 const client = pool.client("main");
 const read = async () => {

@@ -7,7 +7,7 @@ import { spawnToolhostChild, type ToolhostLaunches } from "./toolhost-launch.js"
 
 export function createToolhostPool(options: { config: Config; launches: ToolhostLaunches; store: Store; logger: Logger; childStderr?: () => number }): ToolhostPool {
   const { config } = options;
-  options.store.toolCalls.onFlushError((error, rows) => options.logger.error({ err: error, queuedRows: rows }, "could not record tool calls; retrying with the next one"));
+  options.store.toolCalls.onFlushError((error, rows) => options.logger.error({ err: error, queuedRows: rows }, "could not record tool calls, so their results were withheld; the rows are kept and written with the next ones"));
   return new ToolhostPool({
     settings: {
       callTimeoutMs: config.TOOLHOST_CALL_TIMEOUT_MS,
@@ -27,6 +27,6 @@ export function createToolhostPool(options: { config: Config; launches: Toolhost
       return spawnToolhostChild(launch, ["pipe", "pipe", options.childStderr?.() ?? "inherit"]);
     },
     logger: options.logger,
-    onCall: (audit) => options.store.toolCalls.record(audit),
+    recordCall: (audit) => options.store.toolCalls.record(audit),
   });
 }

@@ -46,6 +46,8 @@ export type ClientSetup = {
   /** The supervisor's clock (cool-downs), for tests that move time instead of waiting. */
   clock?: { now(): number };
   idleStopMs?: number;
+  /** Stores each call's audit row (default: kept in `audits`, at once). */
+  recordCall?: (audit: unknown) => Promise<void>;
 };
 
 export function makeClient(setup: ClientSetup = {}) {
@@ -74,7 +76,7 @@ export function makeClient(setup: ClientSetup = {}) {
     queueMax: setup.queueMax ?? 16,
     callTimeoutMs: setup.callTimeoutMs ?? 5_000,
     ...(setup.idleStopMs ? { idleStopMs: setup.idleStopMs } : {}),
-    onCall: (audit) => audits.push(audit),
+    recordCall: setup.recordCall ?? (async (audit) => void audits.push(audit)),
   });
   return { client, supervisor, spawns, audits };
 }

@@ -83,7 +83,7 @@ describe("repositories", () => {
     const store = openStore(join(tempDir(), "laoding.db"), clock);
     const id = store.gaps.record({ agentId: "main", traceId: "t9", intentKey: "deploy-docker", reason: "no_skill", gapClass: "capability", userText: "x".repeat(2_000) });
     expect(store.gaps.get(id)?.userText).toHaveLength(500);
-    store.toolCalls.record({ traceId: "t9", agentId: "main", tool: "file.read", argsDigest: "abc", ok: false, errorCode: "PATH_NOT_FOUND", durationMs: 3.4 });
+    void store.toolCalls.record({ traceId: "t9", agentId: "main", tool: "file.read", argsDigest: "abc", ok: false, errorCode: "PATH_NOT_FOUND", durationMs: 3.4 });
     expect(store.toolCalls.byTrace("t9")).toMatchObject([{ tool: "file.read", ok: 0, errorCode: "PATH_NOT_FOUND", durationMs: 3 }]);
     expect(store.gaps.byTrace("t9")).toHaveLength(1);
     store.close();

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/store/open-database.js";
 import { openStore } from "../../src/store/store.js";
 import { createToolCallsStore } from "../../src/store/tool-calls-store.js";
@@ -20,17 +20,20 @@ const countRows = (file: string): number => {
 };
 
 describe("tool-call audit trail", () => {
-  it("writes the rows queued together in one transaction, a little later", () => {
+  it("writes the rows recorded together in one transaction, and tells each caller once it is committed", async () => {
     const db = openDatabase({ file: join(tempDir(), "laoding.db") });
     const flushes: Array<() => void> = [];
     const store = createToolCallsStore(db, clock, (flush) => void flushes.push(flush));
-    store.record(call("file.read"));
-    store.record(call("file.write", false));
-    store.record(call("file.list"));
+    const committed: string[] = [];
+    const records = ["file.read", "file.write", "file.list"].map((tool, index) => store.record(call(tool, index !== 1)).then(() => void committed.push(tool)));
     expect(flushes).toHaveLength(1);
     expect(store.pending).toBe(3);
     expect(db.prepare("SELECT count(*) FROM tool_calls").pluck().get()).toBe(0);
+    await Promise.resolve();
+    expect(committed).toEqual([]);
     flushes[0]?.();
+    await Promise.all(records);
+    expect(committed).toEqual(["file.read", "file.write", "file.list"]);
     expect(store.pending).toBe(0);
     expect(store.byTrace("t1")).toMatchObject([
       { tool: "file.read", ok: 1, durationMs: 1, createdAt: clock.now() },
@@ -45,7 +48,7 @@ describe("tool-call audit trail", () => {
     const flushes: Array<() => void> = [];
     const store = createToolCallsStore(db, clock, (flush) => void flushes.push(flush));
     for (let index = 0; index < 150; index += 1) {
-      store.record({ traceId: "t1", agentId: "main", sessionId: index, tool: `tool-${index}`, argsDigest: `d${index}`, ok: index % 3 !== 0, ...(index % 3 === 0 ? { errorCode: "TIMEOUT" } : {}), durationMs: index + 0.4 });
+      void store.record({ traceId: "t1", agentId: "main", sessionId: index, tool: `tool-${index}`, argsDigest: `d${index}`, ok: index % 3 !== 0, ...(index % 3 === 0 ? { errorCode: "TIMEOUT" } : {}), durationMs: index + 0.4 });
     }
     flushes[0]?.();
     const rows = store.byTrace("t1");
@@ -56,13 +59,26 @@ describe("tool-call audit trail", () => {
     db.close();
   });
 
-  it("with the default schedule, rows reach the file without anyone asking", async () => {
+  it("with the default schedule, a row is in the file, for every other reader, when its record resolves", async () => {
     const file = join(tempDir(), "laoding.db");
     const store = openStore(file, clock);
-    store.toolCalls.record(call("file.read"));
-    store.toolCalls.record(call("file.write"));
-    await vi.waitFor(() => expect(countRows(file)).toBe(2));
+    const both = [store.toolCalls.record(call("file.read")), store.toolCalls.record(call("file.write"))];
+    expect(countRows(file)).toBe(0);
+    await Promise.all(both);
+    expect(countRows(file)).toBe(2);
     store.close();
+  });
+
+  it("a process killed the moment it has a recorded result keeps that row", () => {
+    const file = join(tempDir(), "laoding.db");
+    const storeModule = fileURLToPath(new URL("../../src/store/store.ts", import.meta.url));
+    const script = `import { openStore } from ${JSON.stringify(storeModule)};
+      const store = openStore(${JSON.stringify(file)}, { now: () => 1 });
+      await store.toolCalls.record({ traceId: "t1", agentId: "main", tool: "file.write", argsDigest: "d", ok: true, durationMs: 1 });
+      process.kill(process.pid, "SIGKILL");`;
+    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(run.signal, run.stderr).toBe("SIGKILL");
+    expect(countRows(file)).toBe(1);
   });
 
   it("a process that exits with the store open still writes its queued rows", () => {
@@ -80,30 +96,31 @@ describe("tool-call audit trail", () => {
   it("a read of the trail and the store's close write what is still queued", () => {
     const file = join(tempDir(), "laoding.db");
     const store = openStore(file, clock);
-    store.toolCalls.record(call("file.read"));
+    void store.toolCalls.record(call("file.read"));
     expect(store.toolCalls.byTrace("t1")).toHaveLength(1);
-    store.toolCalls.record(call("file.write"));
+    void store.toolCalls.record(call("file.write"));
     store.close();
     expect(countRows(file)).toBe(2);
   });
 
-  it("a failed write keeps the rows for the next try and reports the failure", () => {
+  it("a failed write tells its callers, keeps the rows for the next try and reports the failure", async () => {
     const db = openDatabase({ file: join(tempDir(), "laoding.db") });
     const flushes: Array<() => void> = [];
     const store = createToolCallsStore(db, clock, (flush) => void flushes.push(flush));
     const failures: Array<{ message: string; rows: number }> = [];
     store.onFlushError((error, rows) => failures.push({ message: (error as Error).message, rows }));
     db.exec("CREATE TRIGGER refuse BEFORE INSERT ON tool_calls BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
-    store.record(call("file.read"));
-    store.record(call("file.write"));
+    const refused = [store.record(call("file.read")), store.record(call("file.write"))];
     expect(flushes).toHaveLength(1);
     flushes[0]?.();
     expect(failures).toEqual([{ message: "disk says no", rows: 2 }]);
+    for (const record of refused) await expect(record).rejects.toThrow("disk says no");
     expect(store.pending).toBe(2);
     expect(db.prepare("SELECT count(*) FROM tool_calls").pluck().get()).toBe(0);
     db.exec("DROP TRIGGER refuse");
-    store.record(call("file.list"));
+    const later = store.record(call("file.list"));
     flushes[1]?.();
+    await later;
     expect(store.pending).toBe(0);
     expect(db.prepare("SELECT tool FROM tool_calls ORDER BY id").pluck().all()).toEqual(["file.read", "file.write", "file.list"]);
     db.close();

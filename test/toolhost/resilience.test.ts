@@ -307,4 +307,29 @@ describe("audit", () => {
     await client.callTool({ name: "file.read", args: { path: "a" }, traceId: "tr-9", sessionId: 4 });
     expect(audits).toEqual([{ traceId: "tr-9", sessionId: 4, agentId: "fixture", tool: "file.read", argsDigest: expect.stringMatching(/^[0-9a-f]{16}$/), ok: true, durationMs: expect.any(Number) }]);
   });
+
+  it("a call's result reaches its caller only once its audit row is stored", async () => {
+    let store!: () => void;
+    const stored = new Promise<void>((resolve) => (store = resolve));
+    let recorded!: () => void;
+    const asked = new Promise<void>((resolve) => (recorded = resolve));
+    const { client } = makeClient({ recordCall: () => (recorded(), stored) });
+    let answered = false;
+    const call = client.callTool({ name: "file.read", args: { path: "a" } }).then((result) => ((answered = true), result));
+    await asked;
+    // Turns of the event loop pass with the child's answer in hand: it still waits for the row.
+    for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    expect(answered).toBe(false);
+    store();
+    expect(await call).toMatchObject({ ok: true });
+  });
+
+  it("a result whose audit row cannot be stored is withheld, with what to check", async () => {
+    const { client, supervisor } = makeClient({ recordCall: () => Promise.reject(new Error("SQLITE_FULL: database or disk is full")) });
+    expect(await client.callTool({ name: "file.read", args: { path: "a" } })).toEqual({
+      ok: false,
+      error: { code: "INTERNAL", tool: "file.read", reason: expect.stringMatching(/audit record could not be stored \(SQLITE_FULL: database or disk is full\).*withheld.*disk/) },
+    });
+    expect(supervisor.state).toBe("running");
+  });
 });

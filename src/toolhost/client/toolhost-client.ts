@@ -1,8 +1,11 @@
 /**
  * The parent's handle on one agent's tools. Every call: waits for a concurrency slot
  * (bounded queue), gets a ready child from the supervisor, and has a deadline. Every call
- * is reported to `onCall` for the audit trail. Failures come back as `ok: false` results,
+ * is recorded for the audit trail. Failures come back as `ok: false` results,
  * never as exceptions.
+ *
+ * Every call's audit row is recorded (`recordCall`) and committed before the caller gets
+ * its result; a result whose row cannot be stored is withheld (an INTERNAL failure).
  *
  * Crash accounting (one user's request must never take the agent down for the others):
  * a crash with calls in flight is blamed on them, not counted toward the agent's restart
@@ -49,7 +52,8 @@ export type ToolhostClientOptions = {
   callTimeoutMs: number;
   /** Stop the child after this long without a call (it starts again on the next); 0 never. */
   idleStopMs?: number;
-  onCall?: (audit: ToolCallAudit) => void;
+  /** Stores a call's audit row; the call's result waits for it (a rejection withholds the result). */
+  recordCall?: (audit: ToolCallAudit) => Promise<void>;
   clock?: { now(): number };
 };
 
@@ -155,12 +159,16 @@ export class ToolhostClient {
     } finally {
       this.activity.fire((this.active -= 1));
     }
-    if (this.options.onCall) {
-      const audit: ToolCallAudit = { agentId: this.options.agentId, tool: request.name, argsDigest, ok: result.ok, durationMs: this.clock.now() - started };
-      if (request.traceId) audit.traceId = request.traceId;
-      if (request.sessionId !== undefined) audit.sessionId = request.sessionId;
-      if (!result.ok) audit.errorCode = result.error.code;
-      this.options.onCall(audit);
+    if (!this.options.recordCall) return result;
+    const audit: ToolCallAudit = { agentId: this.options.agentId, tool: request.name, argsDigest, ok: result.ok, durationMs: this.clock.now() - started };
+    if (request.traceId) audit.traceId = request.traceId;
+    if (request.sessionId !== undefined) audit.sessionId = request.sessionId;
+    if (!result.ok) audit.errorCode = result.error.code;
+    try {
+      await this.options.recordCall(audit);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return failure("INTERNAL", request.name, `the call's audit record could not be stored (${reason}), so its result is withheld; the operator should check the database's disk and permissions`);
     }
     return result;
   }

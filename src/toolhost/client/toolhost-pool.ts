@@ -25,7 +25,7 @@ export type ToolhostPoolOptions = {
   settings: ToolhostSettings;
   spawn: (agentId: string) => ChildProcess;
   logger: Logger;
-  onCall?: (audit: ToolCallAudit) => void;
+  recordCall?: (audit: ToolCallAudit) => Promise<void>;
 };
 
 export const DEFAULT_START_TIMEOUT_MS = 15_000;
@@ -70,7 +70,7 @@ export class ToolhostPool {
         queueMax: settings.queueMax,
         callTimeoutMs: settings.callTimeoutMs,
         ...(settings.idleStopMs ? { idleStopMs: settings.idleStopMs } : {}),
-        ...(this.options.onCall ? { onCall: this.options.onCall } : {}),
+        ...(this.options.recordCall ? { recordCall: this.options.recordCall } : {}),
       });
       this.clients.set(agentId, client);
     }
