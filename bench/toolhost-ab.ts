@@ -5,7 +5,9 @@
  *
  * starts the MCP SDK server and laoding's child (this checkout's dist/, then each variant:
  * another build's dist/cli/main.js, which must live inside this checkout so that it
- * finds node_modules, or `flags:--a,--b` for this build with more Node flags) once each, warms them up, then alternates rounds of 2,000
+ * finds node_modules; `flags:--a,--b` for this build with more Node flags; or
+ * `checkout:<dir>` for another built checkout's parent and child both, through its own
+ * bench/toolhost-bench.ts) once each, warms them up, then alternates rounds of 2,000
  * reads at c=1 and c=8 between them, the order rotating, and prints the median reads
  * per second, the CPU time per call of the parent and of the child (main threads), and
  * the ratio to the MCP server. On this VM a single run moves by ±30%; interleaved
@@ -45,9 +47,16 @@ async function measured(parent: number, work: () => Promise<number>): Promise<[n
 
 const { file } = await seedWorkspace("none");
 const ENTRY = join(ROOT, "dist/cli/main.js");
-const variants = [{ entry: ENTRY, flags: [] as string[], name: "dist" }, ...otherEntries.map((variant) =>
-  variant.startsWith("flags:") ? { entry: ENTRY, flags: variant.slice("flags:".length).split(","), name: variant } : { entry: resolve(variant), flags: [], name: variant })];
-const laodings = await Promise.all(variants.map((variant) => laodingChild(sandbox, variant.entry, variant.flags)));
+type Variant = { name: string; start: () => ReturnType<typeof laodingChild> };
+const variants: Variant[] = [{ name: "dist", start: () => laodingChild(sandbox) }, ...otherEntries.map((variant): Variant => {
+  if (variant.startsWith("flags:")) return { name: variant, start: () => laodingChild(sandbox, ENTRY, variant.slice("flags:".length).split(",")) };
+  if (variant.startsWith("checkout:")) {
+    const dir = resolve(variant.slice("checkout:".length));
+    return { name: variant, start: async () => ((await import(join(dir, "bench/toolhost-bench.ts"))) as { laodingChild: typeof laodingChild }).laodingChild(sandbox, join(dir, "dist/cli/main.js")) };
+  }
+  return { name: variant, start: () => laodingChild(sandbox, resolve(variant)) };
+})];
+const laodings = await Promise.all(variants.map((variant) => variant.start()));
 const subjects = [
   mcpChild("MCP SDK server", () => new StdioClientTransport({ command: process.execPath, args: [join(ROOT, "bench/fixtures/mcp-read-server.mjs")], stderr: "inherit" }), "read_file", file),
   ...laodings,
