@@ -65,7 +65,14 @@ export function createToolCallsStore(db: Db, clock: Clock, schedule: FlushSchedu
   });
   const flush = (): void => {
     scheduled = false;
-    if (queue.length === 0 || !db.open) return;
+    if (queue.length === 0) return;
+    if (!db.open) {
+      // Recorded after the store closed (a call finishing while the bot stops): nowhere to
+      // write it, and a caller left waiting would hang its turn.
+      const error = new Error("the audit database is closed");
+      for (const row of queue.splice(0)) row.settle?.(error);
+      return;
+    }
     const rows = queue;
     queue = [];
     try {

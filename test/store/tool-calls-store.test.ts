@@ -103,6 +103,12 @@ describe("tool-call audit trail", () => {
     expect(countRows(file)).toBe(2);
   });
 
+  it("a call recorded after the store closed is refused, not left waiting", async () => {
+    const store = openStore(join(tempDir(), "laoding.db"), clock);
+    store.close();
+    await expect(store.toolCalls.record(call("file.read"))).rejects.toThrow("the audit database is closed");
+  });
+
   it("a failed write tells its callers, keeps the rows for the next try and reports the failure", async () => {
     const db = openDatabase({ file: join(tempDir(), "laoding.db") });
     const flushes: Array<() => void> = [];
