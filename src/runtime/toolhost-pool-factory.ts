@@ -7,7 +7,9 @@ import { spawnToolhostChild, type ToolhostLaunches } from "./toolhost-launch.js"
 
 export function createToolhostPool(options: { config: Config; launches: ToolhostLaunches; store: Store; logger: Logger; childStderr?: () => number }): ToolhostPool {
   const { config } = options;
-  options.store.toolCalls.onFlushError((error, rows) => options.logger.error({ err: error, queuedRows: rows }, "could not record tool calls, so their results were withheld; the rows are kept and written with the next ones"));
+  options.store.toolCalls.onFlushError((error, failure) =>
+    options.logger.error({ err: error, ...failure }, "the database refused tool-call audit rows (results waiting for them were withheld); check its disk space and permissions; kept rows are tried again with the next calls"),
+  );
   return new ToolhostPool({
     settings: {
       callTimeoutMs: config.TOOLHOST_CALL_TIMEOUT_MS,

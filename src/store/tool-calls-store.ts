@@ -25,8 +25,13 @@ export type FlushScheduler = (flush: () => void) => void;
 const FLUSH_AT_ROWS = 500;
 /** Rows per INSERT statement: one statement for many rows is a fraction of the binding and stepping of one each. */
 const ROWS_PER_INSERT = 64;
-/** Rows kept while the database refuses them; older ones are dropped past this. */
-const MAX_QUEUED = 10_000;
+/** Rows kept after the database refused them (their callers were told); older ones are dropped past this. */
+const MAX_KEPT = 10_000;
+/** A kept row is given up after this many refused transactions (a row that cannot be written must not be tried forever). */
+const MAX_TRIES = 3;
+
+/** What a failed write did with its rows: refused in this transaction, kept for another try, given up. */
+export type FlushFailure = { refused: number; kept: number; dropped: number };
 
 /** After the I/O callbacks of this turn of the event loop: every answer read in it has queued its row by then. */
 const endOfTurn: FlushScheduler = (flush) => void setImmediate(flush);
@@ -48,12 +53,14 @@ export function createToolCallsStore(db: Db, clock: Clock, schedule: FlushSchedu
        error_code AS errorCode, duration_ms AS durationMs, created_at AS createdAt
      FROM tool_calls WHERE trace_id = ? ORDER BY id`,
   );
-  /** `settle` is the caller waiting for the row's commit (gone once told, also when the row is kept for a retry). */
-  type Queued = { call: ToolCallRecord; at: number; settle?: (error?: Error) => void };
-  let queue: Queued[] = [];
+  type Row = { call: ToolCallRecord; at: number };
+  /** Rows whose callers wait for their commit. */
+  let queue: (Row & { settle: (error?: Error) => void })[] = [];
+  /** Rows refused before: their callers were told; each is tried again, apart, with the next flushes. */
+  let kept: (Row & { tries: number })[] = [];
   let scheduled = false;
-  let reportError: (error: unknown, rows: number) => void = () => undefined;
-  const writeAll = db.transaction((rows: Queued[]) => {
+  let reportError: (error: unknown, failure: FlushFailure) => void = () => undefined;
+  const writeAll = db.transaction((rows: Row[]) => {
     for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
       const chunk = rows.slice(start, start + ROWS_PER_INSERT);
       const values: unknown[] = [];
@@ -63,43 +70,71 @@ export function createToolCallsStore(db: Db, clock: Clock, schedule: FlushSchedu
       insertOf(chunk.length).run(values);
     }
   });
+  /** Keeps refused rows (bounded) and says how many were kept and dropped. */
+  const keep = (rows: (Row & { tries: number })[], error: unknown, refused: number): void => {
+    const retried = rows.filter((row) => row.tries < MAX_TRIES);
+    const all = kept.concat(retried);
+    kept = all.slice(-MAX_KEPT);
+    reportError(error, { refused, kept: kept.length, dropped: rows.length - retried.length + all.length - kept.length });
+  };
+  /** The kept rows in a transaction of their own: a row that cannot be written fails no new caller. */
+  const retryKept = (): void => {
+    if (kept.length === 0) return;
+    const rows = kept;
+    kept = [];
+    try {
+      writeAll(rows);
+    } catch (error) {
+      keep(rows.map((row) => ({ ...row, tries: row.tries + 1 })), error, rows.length);
+    }
+  };
   const flush = (): void => {
     scheduled = false;
-    if (queue.length === 0) return;
     if (!db.open) {
       // Recorded after the store closed (a call finishing while the bot stops): nowhere to
       // write it, and a caller left waiting would hang its turn.
       const error = new Error("the audit database is closed");
-      for (const row of queue.splice(0)) row.settle?.(error);
+      for (const row of queue.splice(0)) row.settle(error);
       return;
     }
+    if (db.inTransaction) {
+      // Inside someone else's transaction the rows would only be committed with it (or
+      // rolled back): telling their callers now would be a promise not kept. Later.
+      if (queue.length > 0 || kept.length > 0) {
+        scheduled = true;
+        schedule(flushReporting);
+      }
+      return;
+    }
+    retryKept();
+    if (queue.length === 0) return;
     const rows = queue;
     queue = [];
     try {
       writeAll(rows);
     } catch (thrown) {
-      // The transaction rolled back: keep the rows (bounded) for the next flush, and tell
-      // their callers now: the result waits for its row, not for the disk to recover.
+      // The transaction rolled back: tell the callers now (the result waits for its row,
+      // not for the disk to recover), and keep the rows for another try.
       const error = thrown instanceof Error ? thrown : new Error(String(thrown));
-      queue = rows.map(({ call, at }) => ({ call, at })).concat(queue).slice(-MAX_QUEUED);
-      for (const row of rows) row.settle?.(error);
+      for (const row of rows) row.settle(error);
+      keep(rows.map(({ call, at }) => ({ call, at, tries: 1 })), error, rows.length);
       throw error;
     }
-    for (const row of rows) row.settle?.();
+    for (const row of rows) row.settle();
   };
-  const flushReporting = (): void => {
+  /** A flush of its own turn: a failure was reported and told to the callers, nobody else to throw to. */
+  function flushReporting(): void {
     try {
       flush();
-    } catch (error) {
-      // Kept in the queue: the next flush tries again.
-      reportError(error, queue.length);
+    } catch {
+      // Reported by flush.
     }
-  };
+  }
   return {
     /**
      * Queues the row; it is committed with the others of this turn in one transaction.
      * Resolves once it is, rejects with the database's error if that transaction failed
-     * (the row then stays queued for the next one).
+     * (the row is then kept and tried again, apart, with the next flushes).
      */
     record(call: ToolCallRecord): Promise<void> {
       return new Promise((resolve, reject) => {
@@ -110,14 +145,15 @@ export function createToolCallsStore(db: Db, clock: Clock, schedule: FlushSchedu
         schedule(flushReporting);
       });
     },
-    /** Who hears of a flush that failed on its own turn (the rows stay queued for the next try). */
-    onFlushError(handler: (error: unknown, rows: number) => void): void {
+    /** Who hears of every write the database refused, and what became of its rows. */
+    onFlushError(handler: (error: unknown, failure: FlushFailure) => void): void {
       reportError = handler;
     },
-    /** Writes every queued row now (the store's close and every read of the trail do). */
+    /** Writes every queued and kept row now (the store's close and every read of the trail do); throws if the queued ones were refused. */
     flush,
+    /** Rows not written yet: queued, and kept after a refusal. */
     get pending(): number {
-      return queue.length;
+      return queue.length + kept.length;
     },
     byTrace: (traceId: string): ToolCallRow[] => {
       flush();

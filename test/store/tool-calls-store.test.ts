@@ -113,13 +113,13 @@ describe("tool-call audit trail", () => {
     const db = openDatabase({ file: join(tempDir(), "laoding.db") });
     const flushes: Array<() => void> = [];
     const store = createToolCallsStore(db, clock, (flush) => void flushes.push(flush));
-    const failures: Array<{ message: string; rows: number }> = [];
-    store.onFlushError((error, rows) => failures.push({ message: (error as Error).message, rows }));
+    const failures: Array<{ message: string }> = [];
+    store.onFlushError((error, failure) => failures.push({ message: (error as Error).message, ...failure }));
     db.exec("CREATE TRIGGER refuse BEFORE INSERT ON tool_calls BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
     const refused = [store.record(call("file.read")), store.record(call("file.write"))];
     expect(flushes).toHaveLength(1);
     flushes[0]?.();
-    expect(failures).toEqual([{ message: "disk says no", rows: 2 }]);
+    expect(failures).toEqual([{ message: "disk says no", refused: 2, kept: 2, dropped: 0 }]);
     for (const record of refused) await expect(record).rejects.toThrow("disk says no");
     expect(store.pending).toBe(2);
     expect(db.prepare("SELECT count(*) FROM tool_calls").pluck().get()).toBe(0);
@@ -129,6 +129,63 @@ describe("tool-call audit trail", () => {
     await later;
     expect(store.pending).toBe(0);
     expect(db.prepare("SELECT tool FROM tool_calls ORDER BY id").pluck().all()).toEqual(["file.read", "file.write", "file.list"]);
+    db.close();
+  });
+
+  it("a kept row that cannot be written fails no new caller, and is given up after three tries", async () => {
+    const db = openDatabase({ file: join(tempDir(), "laoding.db") });
+    const flushes: Array<() => void> = [];
+    const store = createToolCallsStore(db, clock, (flush) => void flushes.push(flush));
+    const failures: unknown[] = [];
+    store.onFlushError((error, failure) => failures.push({ message: (error as Error).message, ...failure }));
+    db.exec("CREATE TRIGGER refuse_bad BEFORE INSERT ON tool_calls WHEN NEW.tool = 'bad' BEGIN SELECT RAISE(ABORT, 'bad row'); END");
+    const bad = store.record(call("bad"));
+    flushes.shift()?.();
+    await expect(bad).rejects.toThrow("bad row");
+    for (const tool of ["good-1", "good-2"]) {
+      const good = store.record(call(tool));
+      flushes.shift()?.();
+      await good;
+    }
+    expect(failures).toEqual([
+      { message: "bad row", refused: 1, kept: 1, dropped: 0 },
+      { message: "bad row", refused: 1, kept: 1, dropped: 0 },
+      { message: "bad row", refused: 1, kept: 0, dropped: 1 },
+    ]);
+    expect(store.pending).toBe(0);
+    expect(db.prepare("SELECT tool FROM tool_calls ORDER BY id").pluck().all()).toEqual(["good-1", "good-2"]);
+    db.close();
+  });
+
+  it("a read of the trail whose flush is refused reports it and throws", () => {
+    const db = openDatabase({ file: join(tempDir(), "laoding.db") });
+    const store = createToolCallsStore(db, clock, () => undefined);
+    const failures: unknown[] = [];
+    store.onFlushError((error, failure) => failures.push({ message: (error as Error).message, ...failure }));
+    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON tool_calls BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
+    const refused = store.record(call("file.read"));
+    expect(() => store.byTrace("t1")).toThrow("disk says no");
+    expect(failures).toEqual([{ message: "disk says no", refused: 1, kept: 1, dropped: 0 }]);
+    db.close();
+    return expect(refused).rejects.toThrow("disk says no");
+  });
+
+  it("a flush inside another transaction waits for it to end before telling anyone", async () => {
+    const db = openDatabase({ file: join(tempDir(), "laoding.db") });
+    const flushes: Array<() => void> = [];
+    const store = createToolCallsStore(db, clock, (flush) => void flushes.push(flush));
+    let committed = false;
+    const record = store.record(call("file.read")).then(() => (committed = true));
+    expect(() => db.transaction(() => {
+      store.flush();
+      throw new Error("the outer work fails");
+    })()).toThrow("the outer work fails");
+    await Promise.resolve();
+    expect(committed).toBe(false);
+    expect(db.prepare("SELECT count(*) FROM tool_calls").pluck().get()).toBe(0);
+    while (flushes.length > 0) flushes.shift()?.();
+    await record;
+    expect(db.prepare("SELECT count(*) FROM tool_calls").pluck().get()).toBe(1);
     db.close();
   });
 });

@@ -168,7 +168,7 @@ export class ToolhostClient {
       await this.options.recordCall(audit);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      return failure("INTERNAL", request.name, `the call's audit record could not be stored (${reason}), so its result is withheld; the operator should check the database's disk and permissions`);
+      return failure("INTERNAL", request.name, `the call ran, but its audit record could not be stored (${reason}), so its result is withheld; its effects may have happened: check before repeating it`);
     }
     return result;
   }
