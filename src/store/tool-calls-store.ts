@@ -2,8 +2,8 @@
  * The audit trail of tool calls. A call's row is committed before its caller gets the
  * result (`record` resolves then): a result someone saw always has its row, whatever
  * crashes next. Rows recorded in the same turn of the event loop share one transaction
- * (group commit), written when the turn's I/O has been handled: a commit costs 50-60 µs
- * on this disk whatever it holds, so eight answers that arrive together pay for one.
+ * (group commit), written when the turn's I/O has been handled: a commit costs 30-60 µs
+ * on the bench machine's disk whatever it holds, so answers that arrive together pay for one.
  * A read of the trail, `flush()`, the store's close and the process's exit write the
  * queue first, and a full queue is written at once.
  */

@@ -1,8 +1,8 @@
 /**
  * The audit rule in a real chat turn (fake model over HTTP, real orchestrator, real
  * toolhost child, real SQLite): a tool result reaches the model only once its audit row
- * is committed, and a row the database refuses withholds the result, says the call ran,
- * and is written later.
+ * is committed, and a row the database refuses withholds the result, says the call may
+ * have run, and is written later.
  */
 import { describe, expect, it } from "vitest";
 import { routeTo } from "../fakes/openai-server.js";
@@ -20,7 +20,7 @@ describe("the tool-call audit in a chat turn", () => {
     );
     expect(await bot.send("save a note: remember the milk")).toBe("I could not confirm the note was saved.");
     const observation = bot.fake.requests[2]?.messages.at(-1)?.content ?? "";
-    expect(observation).toMatch(/^ERROR_CODE=INTERNAL; TOOL=file\.write; REASON=the call ran, but its audit record could not be stored \(database or disk is full\), so its result is withheld; its effects may have happened/);
+    expect(observation).toMatch(/^ERROR_CODE=INTERNAL; TOOL=file\.write; REASON=its audit record could not be stored \(database or disk is full\), so its result is withheld; the call may have run and had its effects/);
     expect(db.prepare("SELECT count(*) FROM tool_calls").pluck().get()).toBe(0);
 
     db.exec("DROP TRIGGER refuse_audit");

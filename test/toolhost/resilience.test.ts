@@ -328,7 +328,7 @@ describe("audit", () => {
     const { client, supervisor } = makeClient({ recordCall: () => Promise.reject(new Error("SQLITE_FULL: database or disk is full")) });
     expect(await client.callTool({ name: "file.read", args: { path: "a" } })).toEqual({
       ok: false,
-      error: { code: "INTERNAL", tool: "file.read", reason: expect.stringMatching(/the call ran, but its audit record could not be stored \(SQLITE_FULL: database or disk is full\).*withheld.*check before repeating it/) },
+      error: { code: "INTERNAL", tool: "file.read", reason: expect.stringMatching(/its audit record could not be stored \(SQLITE_FULL: database or disk is full\), so its result is withheld; the call may have run.*check before repeating it/) },
     });
     expect(supervisor.state).toBe("running");
   });

@@ -1,8 +1,7 @@
 /**
  * The parent's handle on one agent's tools. Every call: waits for a concurrency slot
- * (bounded queue), gets a ready child from the supervisor, and has a deadline. Every call
- * is recorded for the audit trail. Failures come back as `ok: false` results,
- * never as exceptions.
+ * (bounded queue), gets a ready child from the supervisor, and has a deadline. Failures
+ * come back as `ok: false` results, never as exceptions.
  *
  * Every call's audit row is recorded (`recordCall`) and committed before the caller gets
  * its result; a result whose row cannot be stored is withheld (an INTERNAL failure).
@@ -168,7 +167,7 @@ export class ToolhostClient {
       await this.options.recordCall(audit);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      return failure("INTERNAL", request.name, `the call ran, but its audit record could not be stored (${reason}), so its result is withheld; its effects may have happened: check before repeating it`);
+      return failure("INTERNAL", request.name, `its audit record could not be stored (${reason}), so its result is withheld; the call may have run and had its effects: check before repeating it`);
     }
     return result;
   }
