@@ -2,7 +2,7 @@
  * Protocol conformance and resilience against the real child (`laoding toolhost`).
  */
 import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { StreamMessageWriter, createMessageConnection } from "vscode-jsonrpc/node";
@@ -27,6 +27,17 @@ describe("protocol conformance (real child)", () => {
     const { client, supervisor } = realClient(workspace, "a");
     const info = await client.ping();
     expect(info).toEqual({ ok: true, pid: supervisor.pid, agentId: "a", uptimeMs: expect.any(Number), sandbox: "none", protocolVersion: PROTOCOL_VERSION });
+  });
+
+  it("the child runs with one malloc arena and V8's small-heap flags, in an environment of its own", async () => {
+    const { client, supervisor } = realClient(workspace, "a");
+    await client.ping();
+    const environment = readFileSync(`/proc/${supervisor.pid}/environ`, "utf8").split("\0").filter(Boolean);
+    expect(environment).toContain("MALLOC_ARENA_MAX=1");
+    // Besides what bash (which closes inherited descriptors, then execs Node) sets for itself.
+    const names = environment.map((entry) => entry.slice(0, entry.indexOf("="))).filter((name) => !["PWD", "SHLVL", "_"].includes(name));
+    expect(names.sort()).toEqual(["HOME", "LANG", "LAODING_TOOLHOST_STARTUP", "MALLOC_ARENA_MAX", "PATH", "TMPDIR"]);
+    expect(readFileSync(`/proc/${supervisor.pid}/cmdline`, "utf8").split("\0")).toEqual(expect.arrayContaining(["--max-semi-space-size=1", "--optimize-for-size", "--single-threaded-gc", "--expose-gc"]));
   });
 
   it("tool.list lists every tool with a JSON Schema derived from its zod schema", async () => {
