@@ -55,7 +55,7 @@ export function createToolCallsStore(db: Db, clock: Clock, schedule: FlushSchedu
   );
   type Row = { call: ToolCallRecord; at: number };
   /** Rows whose callers wait for their commit. */
-  let queue: (Row & { settle: (error?: Error) => void })[] = [];
+  const queue: (Row & { settle: (error?: Error) => void })[] = [];
   /** Rows refused before: their callers were told; each is tried again, apart, with the next flushes. */
   let kept: (Row & { tries: number })[] = [];
   let scheduled = false;
@@ -70,22 +70,21 @@ export function createToolCallsStore(db: Db, clock: Clock, schedule: FlushSchedu
       insertOf(chunk.length).run(values);
     }
   });
-  /** Keeps refused rows (bounded) and says how many were kept and dropped. */
-  const keep = (rows: (Row & { tries: number })[], error: unknown, refused: number): void => {
-    const retried = rows.filter((row) => row.tries < MAX_TRIES);
-    const all = kept.concat(retried);
-    kept = all.slice(-MAX_KEPT);
-    reportError(error, { refused, kept: kept.length, dropped: rows.length - retried.length + all.length - kept.length });
-  };
-  /** The kept rows in a transaction of their own: a row that cannot be written fails no new caller. */
-  const retryKept = (): void => {
-    if (kept.length === 0) return;
-    const rows = kept;
-    kept = [];
+  /**
+   * Writes rows in one transaction. If the database refuses them, they are kept (bounded,
+   * each for at most MAX_TRIES tries) for another try, the refusal is reported, and returned.
+   */
+  const write = (rows: (Row & { tries?: number })[]): Error | undefined => {
     try {
       writeAll(rows);
-    } catch (error) {
-      keep(rows.map((row) => ({ ...row, tries: row.tries + 1 })), error, rows.length);
+      return undefined;
+    } catch (thrown) {
+      const error = thrown instanceof Error ? thrown : new Error(String(thrown));
+      const retried = rows.flatMap(({ call, at, tries = 0 }) => (tries + 1 < MAX_TRIES ? [{ call, at, tries: tries + 1 }] : []));
+      const all = kept.concat(retried);
+      kept = all.slice(-MAX_KEPT);
+      reportError(error, { refused: rows.length, kept: kept.length, dropped: rows.length - retried.length + all.length - kept.length });
+      return error;
     }
   };
   const flush = (): void => {
@@ -106,21 +105,15 @@ export function createToolCallsStore(db: Db, clock: Clock, schedule: FlushSchedu
       }
       return;
     }
-    retryKept();
+    // Rows refused before go in a transaction of their own: one that cannot be written
+    // fails no new caller.
+    if (kept.length > 0) write(kept.splice(0));
     if (queue.length === 0) return;
-    const rows = queue;
-    queue = [];
-    try {
-      writeAll(rows);
-    } catch (thrown) {
-      // The transaction rolled back: tell the callers now (the result waits for its row,
-      // not for the disk to recover), and keep the rows for another try.
-      const error = thrown instanceof Error ? thrown : new Error(String(thrown));
-      for (const row of rows) row.settle(error);
-      keep(rows.map(({ call, at }) => ({ call, at, tries: 1 })), error, rows.length);
-      throw error;
-    }
-    for (const row of rows) row.settle();
+    const rows = queue.splice(0);
+    // Refused or not, the callers are told now: a result waits for its row, not for the disk to recover.
+    const error = write(rows);
+    for (const row of rows) row.settle(error);
+    if (error) throw error;
   };
   /** A flush of its own turn: a failure was reported and told to the callers, nobody else to throw to. */
   function flushReporting(): void {
