@@ -31,7 +31,7 @@ const PINGS = 2_000;
 /** Reads per concurrency level: the child's RSS is taken after 2 x READS = 10,000 reads. */
 const READS = 5_000;
 const COLD_STARTS = 8;
-/** How long the child is left alone after the reads before its memory is read again (its memory reducer starts after 1 s). */
+/** How long the child is left alone after the reads before its memory is read again (it collects once quiet for a 0.5-1 s check interval). */
 const SETTLE_MS = 2_000;
 const CRASH_ROUNDS = 20;
 const CALLS_IN_FLIGHT = 5;
@@ -123,7 +123,7 @@ async function measure(subject: Subject): Promise<Row> {
     const read1 = await step(`${READS} reads at c=1`, () => throughput(READS, 1, () => child.read()));
     const read8 = await step(`${READS} reads at c=8`, () => throughput(READS, 8, () => child.read()));
     const childRss = treeRssMb(child.pid());
-    // Then left alone as an agent between bursts is: V8's memory reducer gives back the burst's garbage.
+    // Then left alone as an agent between bursts is: the child collects the burst's garbage once it has gone quiet.
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const settledRss = treeRssMb(child.pid());
     return { name: subject.name, pingP50: percentile(pings, 50), pingP99: percentile(pings, 99), read1, read8, coldMs: percentile(colds, 50), idleRss, childRss, settledRss };
@@ -318,7 +318,7 @@ export async function runToolhostBench(): Promise<string> {
   const lines = [
     `Ping: ${PINGS} sequential round-trips. Read: ${READS} calls of a 4 KiB file at each concurrency. Cold start: median of ${COLD_STARTS} spawns to first ping answered. Child RSS idle (after its first ping), right after the ${2 * READS} reads, and ${SETTLE_MS / 1000} s later. laoding rows go through the supervised client as the bot uses it (a chat's working folder, deadline, semaphore, checks both ways, an audit row per call committed in SQLite before the caller has the result), with the child as the agent's uid. Parent RSS at the end of the run: ${rssMb(process.pid).toFixed(0)} MiB (this bench process, all rows).`,
     "",
-    "| child | ping p50 | ping p99 | read/s c=1 | read/s c=8 | cold start | child RSS idle | right after reads | 2 s later | ping p50 vs bare | read c=1 vs MCP | read c=8 vs MCP |",
+    `| child | ping p50 | ping p99 | read/s c=1 | read/s c=8 | cold start | child RSS idle | right after reads | ${SETTLE_MS / 1000} s later | ping p50 vs bare | read c=1 vs MCP | read c=8 vs MCP |`,
     "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ...rows.map(
       (row) =>
