@@ -234,6 +234,13 @@ export const VARIABLES = {
     group: "Channels",
     doc: "In group chats: answer only when the bot is mentioned or replied to (mention), or every message (all). Private chats are always answered.",
   },
+  MESSAGE_MAX_CHARS: {
+    schema: integer(100, 1_000_000),
+    expected: "characters from 100 to 1000000",
+    defaultValue: "16000",
+    group: "Channels",
+    doc: "Longest inbound chat message, in characters (code points), on every channel. A longer one is not sent to the model and not stored; the user gets one reply asking to shorten or split it.",
+  },
   WEBHOOK_HOST: {
     schema: optionalText(),
     expected: "an address to listen on, such as 127.0.0.1 or 0.0.0.0",
@@ -365,6 +372,13 @@ export const VARIABLES = {
     group: "Admin",
     doc: "Largest request body the admin API reads (a document PUT); larger bodies are refused with 413 BODY_TOO_LARGE.",
   },
+  ADMIN_DOC_MAX_BYTES: {
+    schema: integer(1_024, 64 * 1024 * 1024),
+    expected: "bytes from 1024 to 67108864",
+    defaultValue: String(1024 * 1024),
+    group: "Admin",
+    doc: "Largest agent document the admin API reads (a document GET); the size is checked before reading, and a larger file is refused with 413 DOC_TOO_LARGE.",
+  },
 
   // Logging
   LOG_LEVEL: {
@@ -391,11 +405,11 @@ export const VARIABLES = {
 
   // ToolHost
   TOOLHOST_SANDBOX: {
-    schema: oneOf(["auto", "bwrap", "none"]),
-    expected: "auto | bwrap | none",
+    schema: oneOf(["auto", "bwrap", "none", "none-unsafe"]),
+    expected: "auto | bwrap | none | none-unsafe",
     defaultValue: "auto",
     group: "ToolHost",
-    doc: "OS sandbox for tools: bwrap, none (trust mode), or auto (bwrap where it works, else none with a warning).",
+    doc: "OS sandbox for tools: bwrap (every command in its own sandbox), none (no sandbox per command; as root each agent's toolhost still runs in its own mount, pid and network namespaces, and start-up stops if they cannot be made), auto (bwrap where it works, else none with a warning), or none-unsafe (as root: agents kept apart by their uids only, sharing the host's /tmp, /proc and network; see docs/isolation.md). As a non-root user, none and none-unsafe are the trust mode.",
   },
   TOOLHOST_BWRAP_PATH: {
     schema: z.string().regex(/^\//, { message: "must be an absolute path" }),
@@ -508,6 +522,13 @@ export const VARIABLES = {
     defaultValue: "1024",
     group: "ToolHost",
     doc: "Memory limit of each shell command (RLIMIT_DATA: heap and private mappings), in every sandbox mode.",
+  },
+  TOOLHOST_AGENT_MEMORY_MB: {
+    schema: integer(64, 1_048_576),
+    expected: "megabytes from 64 to 1048576",
+    defaultValue: "2048",
+    group: "ToolHost",
+    doc: "Memory of one agent's toolhost and all its commands together, tmpfs pages included (a memory cgroup per agent; needs root and cgroup v2 or the v1 memory and pids controllers, else only the per-command limit holds). Its process count is bounded by TOOLHOST_NPROC_LIMIT in the same way.",
   },
 } as const satisfies Record<string, VariableSpec>;
 

@@ -75,7 +75,7 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     toolhosts,
     replan: (agent, enabled) => {
       // The mode chosen at start-up stays: a switch must never quietly drop an agent from bwrap to none.
-      const current = launches.agents.get(agent.id)?.mode ?? config.TOOLHOST_SANDBOX;
+      const current = launches.agents.get(agent.id)?.setting ?? config.TOOLHOST_SANDBOX;
       const planned = prepareToolhostLaunches({ ...launchSetup, config: { ...config, TOOLHOST_SANDBOX: current }, agents: [agent], libraryEnabled: () => enabled });
       for (const warning of planned.warnings) options.logger.warn(warning);
       return planned.agents.get(agent.id) as AgentLaunch;

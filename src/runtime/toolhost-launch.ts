@@ -7,22 +7,28 @@
  * - bwrap: the child runs in its jail and every command in a nested sandbox; a probe that
  *   fails stops start-up with the reason and what to change;
  * - auto: bwrap when the probe passes, otherwise none, said as a warning the console shows;
- * - none as root: the child runs as the agent's uid without a jail, unless that uid
- *   cannot reach its trees (a mode-700 parent such as /root): then in a jail with the
- *   commands unsandboxed, or, without bubblewrap, start-up names the folder and the fixes;
- * - none as a non-root user: the documented trust mode.
+ * - none as root: "no bubblewrap per command", never "no isolation": the child runs as the
+ *   agent's uid in its jail (own mount, pid and network namespaces), each command in a pid
+ *   namespace of its own; where the jail cannot start, start-up stops and names the fixes
+ *   (auto too, unless only the operator at the terminal uses the bot);
+ * - none-unsafe as root: the child runs as the agent's uid without a jail (agents kept
+ *   apart by uid only), unless that uid cannot reach its trees (a mode-700 parent such as
+ *   /root): then in a jail, or, without bubblewrap, start-up names the folder and the fixes;
+ * - none or none-unsafe as a non-root user: the documented trust mode.
+ * As root, every agent's child and commands also share one memory and pids cgroup.
  */
 import { spawn, spawnSync, type ChildProcess, type StdioOptions } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AgentDefinition } from "../config/agents.js";
 import type { Config } from "../config/load-config.js";
 import type { RuntimeLayout } from "../config/runtime-layout.js";
 import { agentWritableDirs } from "../config/share-layout-check.js";
+import { CgroupUnavailableError, createAgentCgroup, findCgroupHierarchies, pidIsAlive, removeStaleGroups, type AgentCgroup, type CgroupHierarchies } from "../toolhost/sandbox/agent-cgroup.js";
 import { agentUid, writeIdentityFiles } from "../toolhost/sandbox/agent-identity.js";
 import { secureWorkspace } from "../toolhost/sandbox/agent-trees.js";
 import { childCodePaths, planChildLaunch, type ChildLaunch, type ChildLaunchOptions } from "../toolhost/sandbox/child-launch.js";
-import { bwrapCommandArgs } from "../toolhost/sandbox/command-launchers.js";
+import { bwrapCommandArgs, OWN_PID_NAMESPACE } from "../toolhost/sandbox/command-launchers.js";
 import type { SandboxRoot } from "../toolhost/sandbox/path-sandbox.js";
 import type { ToolhostStartup } from "../toolhost/sandbox/startup-message.js";
 import { DEFAULT_TOOL_LIMITS } from "../toolhost/tools/define-tool.js";
@@ -31,12 +37,18 @@ export class SandboxUnavailableError extends Error {
   override readonly name = "SandboxUnavailableError";
 }
 
+export type SandboxSetting = Config["TOOLHOST_SANDBOX"];
+
 export type AgentLaunch = {
   agentId: string;
   /** How the agent's shell commands run. */
   mode: "bwrap" | "none";
+  /** The setting a re-plan of this agent uses, so a library switch never changes the kind of sandbox. */
+  setting: Exclude<SandboxSetting, "auto">;
   jail: boolean;
   uid?: number;
+  /** The agent's memory and pids groups (as root, where the kernel offers them). */
+  cgroup?: AgentCgroup;
   startup: ToolhostStartup;
   launch: ChildLaunch;
 };
@@ -61,6 +73,14 @@ export type LaunchSetup = {
   libraryEnabled?: (agent: AgentDefinition) => boolean;
   /** Children for an operator's maintenance (admin API, `laoding share`): they serve the operator.* tools too. */
   operatorTools?: boolean;
+  /**
+   * Only the operator at this terminal uses the bot (the console channel, `laoding chat`):
+   * then `auto` as root may run without namespaces, with a warning, where they cannot be
+   * made; with chat users it stops instead.
+   */
+  localOperatorOnly?: boolean;
+  /** Where the cgroup hierarchies are (tests); default read from /proc/self/mountinfo. */
+  cgroups?: CgroupHierarchies | null;
 };
 
 /** Labels of the operator's folders (their modes are the operator's, not the agent's). */
@@ -162,6 +182,7 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
     );
     warnings.push(...report.warnings);
   }
+  const groupFor = isRoot ? agentCgroups(setup, warnings) : () => undefined;
 
   const agents = new Map<string, AgentLaunch>();
   for (const agent of setup.agents) {
@@ -174,27 +195,28 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
           nprocLimit: config.TOOLHOST_NPROC_LIMIT,
           identityFiles: writeIdentityFiles(join(layout.dataDir, "sandbox", agent.id), agent.id, uid, layout.agentTrees(agent.id).workTree),
         };
-    const plan = (mode: "bwrap" | "none", jail: boolean): AgentLaunch => {
+    const cgroup = groupFor(agent.id);
+    const plan = (mode: "bwrap" | "none", jail: boolean, setting: AgentLaunch["setting"], commandPidNamespace = jail && mode === "none"): AgentLaunch => {
       const planned = toolhostStartupFor(config, layout, agent, mode, setup.libraryEnabled?.(agent) ?? agent.experienceLibrary);
-      const startup = { ...planned, ...(runAs ? { privateFiles: true } : {}), ...(setup.operatorTools ? { operatorTools: true } : {}) };
-      const options: ChildLaunchOptions = { startup, node: { execPath, args: nodeArgs }, codePaths, jail, ...(runAs ? { runAs } : {}) };
-      return { agentId: agent.id, mode, jail, ...(uid !== undefined ? { uid } : {}), startup, launch: planChildLaunch(options) };
+      const startup = { ...planned, ...(runAs ? { ownUid: true } : {}), ...(commandPidNamespace ? { commandPidNamespace } : {}), ...(setup.operatorTools ? { operatorTools: true } : {}) };
+      const options: ChildLaunchOptions = { startup, node: { execPath, args: nodeArgs }, codePaths, jail, ...(runAs ? { runAs } : {}), ...(cgroup ? { cgroup } : {}) };
+      return { agentId: agent.id, mode, setting, jail, ...(uid !== undefined ? { uid } : {}), ...(cgroup ? { cgroup } : {}), startup, launch: planChildLaunch(options) };
     };
-    agents.set(agent.id, chooseLaunch(config.TOOLHOST_SANDBOX, isRoot, plan, warnings, execPath));
+    agents.set(agent.id, chooseLaunch({ agentId: agent.id, requested: config.TOOLHOST_SANDBOX, isRoot, localOperatorOnly: setup.localOperatorOnly === true }, plan, warnings, execPath));
   }
   const mode = [...agents.values()].some((launch) => launch.mode === "none") ? "none" : "bwrap";
   return { agents, mode, warnings };
 }
 
-function chooseLaunch(
-  requested: "auto" | "bwrap" | "none",
-  isRoot: boolean,
-  plan: (mode: "bwrap" | "none", jail: boolean) => AgentLaunch,
-  warnings: string[],
-  execPath: string,
-): AgentLaunch {
-  if (requested !== "none") {
-    const sandboxed = plan("bwrap", true);
+type LaunchChoice = { agentId: string; requested: SandboxSetting; isRoot: boolean; localOperatorOnly: boolean };
+
+type PlanLaunch = (mode: "bwrap" | "none", jail: boolean, setting: AgentLaunch["setting"], commandPidNamespace?: boolean) => AgentLaunch;
+
+function chooseLaunch(choice: LaunchChoice, plan: PlanLaunch, warnings: string[], execPath: string): AgentLaunch {
+  const { agentId, requested, isRoot } = choice;
+  let bwrapProblem: string | undefined;
+  if (requested === "auto" || requested === "bwrap") {
+    const sandboxed = plan("bwrap", true, "bwrap");
     const problem = probe(sandboxed, execPath);
     if (problem === undefined) return sandboxed;
     // The uid cannot enter its own folders: no mode would fix that, and none must not hide it.
@@ -204,13 +226,41 @@ function chooseLaunch(
         `TOOLHOST_SANDBOX=bwrap but agent ${sandboxed.agentId}'s sandbox cannot start: ${problem.text}. Install bubblewrap (apt-get install bubblewrap) and make sure user namespaces are allowed (sysctl kernel.unprivileged_userns_clone=1), or set TOOLHOST_SANDBOX=none to run without the OS sandbox`,
       );
     }
-    warnings.push(`agent ${sandboxed.agentId}: bubblewrap is not usable (${problem.text}); shell commands run WITHOUT the OS sandbox${isRoot ? " (agents are still kept apart by their uids)" : " (trust mode: every chat user is trusted)"}`);
+    bwrapProblem = problem.text;
   }
-  if (!isRoot) return plan("none", false);
-  const direct = plan("none", false);
+  if (!isRoot) {
+    if (bwrapProblem !== undefined) warnings.push(`agent ${agentId}: bubblewrap is not usable (${bwrapProblem}); shell commands run WITHOUT the OS sandbox (trust mode: every chat user is trusted)`);
+    return plan("none", false, "none");
+  }
+  if (requested !== "none-unsafe") {
+    // As root, "none" means no bubblewrap per command, never no isolation: the child's jail.
+    let jailed = plan("none", true, "none");
+    let problem = probe(jailed, execPath);
+    if (problem?.kind === "pid-namespace") {
+      // Unprivileged user namespaces are off: commands share the jail's pid namespace, and
+      // what they leave behind is found by the agent's uid instead.
+      warnings.push(`agent ${agentId}: shell commands cannot get a pid namespace of their own (${problem.text}); what a command leaves behind is killed by the agent's uid when the call ends`);
+      jailed = plan("none", true, "none", false);
+      problem = probe(jailed, execPath);
+    }
+    if (problem === undefined) {
+      if (bwrapProblem !== undefined) warnings.push(`agent ${agentId}: the per-command sandbox is not usable (${bwrapProblem}); shell commands run without it, inside the agent's own namespaces`);
+      return jailed;
+    }
+    if (problem.kind === "folders") throw new SandboxUnavailableError(foldersProblemText(jailed, problem.text));
+    if (!(requested === "auto" && choice.localOperatorOnly)) {
+      throw new SandboxUnavailableError(
+        `agent ${agentId}'s toolhost cannot get its own mount, pid and network namespaces (${problem.text}), and as root TOOLHOST_SANDBOX=${requested} never runs an agent without them. Install bubblewrap (apt-get install bubblewrap), or set TOOLHOST_SANDBOX=none-unsafe to keep agents apart by their uids only (they then share the host's /tmp, /proc and network: docs/isolation.md)`,
+      );
+    }
+    warnings.push(`agent ${agentId}: bubblewrap is not usable (${problem.text}); only the operator at this terminal uses the bot, so the agent runs apart by its uid only (sharing the host's /tmp, /proc and network). Install bubblewrap (apt-get install bubblewrap) before adding chat channels: with them this stops start-up`);
+  } else {
+    warnings.push(`TOOLHOST_SANDBOX=none-unsafe: agents are kept apart by their uids only; they share the host's /tmp, /proc and network (docs/isolation.md)`);
+  }
+  const direct = plan("none", false, "none-unsafe");
   const unreachable = probe(direct, execPath);
   if (unreachable === undefined) return direct;
-  const jailed = plan("none", true);
+  const jailed = plan("none", true, "none-unsafe");
   const jailProblem = probe(jailed, execPath);
   if (jailProblem === undefined) return jailed;
   // In the jail every ancestor is passable: a uid that still cannot enter is the folder's own mode or owner.
@@ -219,6 +269,32 @@ function chooseLaunch(
   throw new SandboxUnavailableError(
     `agent ${direct.agentId}'s uid ${direct.uid} cannot reach its folders (${unreachable.text}) and bubblewrap, which would bind them, cannot run (${jailProblem.text}). Install bubblewrap (apt-get install bubblewrap), move the workspace out of a private folder (AGENT_WORKSPACE_DIR=/srv/laoding)${closed ? `, or let the agents pass through ${closed} (chmod o+x ${closed})` : ""}`,
   );
+}
+
+/**
+ * The agents' memory and pids groups, made once per planning. Where the kernel has none
+ * to offer (or refuses), the launch goes on without and says so once: the per-command
+ * limits and the sized tmpfs still hold (docs/isolation.md).
+ */
+function agentCgroups(setup: LaunchSetup, warnings: string[]): (agentId: string) => AgentCgroup | undefined {
+  const hierarchies = setup.cgroups === undefined ? findCgroupHierarchies(readFileSync("/proc/self/mountinfo", "utf8")) : (setup.cgroups ?? undefined);
+  if (!hierarchies) {
+    warnings.push("no memory and pids cgroups are available (neither cgroup v2 with both controllers nor the v1 memory and pids hierarchies is mounted): each agent's memory is bounded per command only (TOOLHOST_MEMORY_LIMIT_MB), not as a whole");
+    return () => undefined;
+  }
+  removeStaleGroups(hierarchies, pidIsAlive, process.pid);
+  const limits = { memoryBytes: setup.config.TOOLHOST_AGENT_MEMORY_MB * 1024 * 1024, maxProcesses: setup.config.TOOLHOST_NPROC_LIMIT };
+  let reported = false;
+  return (agentId) => {
+    try {
+      return createAgentCgroup(hierarchies, process.pid, agentId, limits);
+    } catch (error) {
+      if (!(error instanceof CgroupUnavailableError)) throw error;
+      if (!reported) warnings.push(`${error.message}; each agent's memory is bounded per command only (TOOLHOST_MEMORY_LIMIT_MB), not as a whole`);
+      reported = true;
+      return undefined;
+    }
+  };
 }
 
 function foldersProblemText(launch: AgentLaunch, problem: string): string {
@@ -232,8 +308,10 @@ function foldersProblemText(launch: AgentLaunch, problem: string): string {
  */
 /** The probe's exit code when the uid cannot enter or write one of its own folders. */
 const FOLDERS_EXIT = 3;
+/** The probe's exit code when a none-mode command could not get its own pid namespace. */
+const PID_NAMESPACE_EXIT = 5;
 
-type ProbeProblem = { kind: "folders" | "sandbox"; text: string };
+type ProbeProblem = { kind: "folders" | "sandbox" | "pid-namespace"; text: string };
 
 function probe(launch: AgentLaunch, execPath: string): ProbeProblem | undefined {
   const { startup } = launch;
@@ -246,6 +324,7 @@ function probe(launch: AgentLaunch, execPath: string): ProbeProblem | undefined 
     const nested = bwrapCommandArgs({ agentId: startup.agentId, home: startup.workTree, memoryLimitBytes: startup.memoryLimitBytes, writable, readOnly, network: startup.network, tmpSizeBytes: startup.tmpSizeBytes, bwrapPath: startup.bwrapPath }, startup.workTree, "probe");
     checks.push(`${quote(startup.bwrapPath)} ${nested.map(quote).join(" ")} -- /bin/true || { echo "the per-command sandbox cannot start" >&2; exit 4; }`);
   }
+  if (startup.commandPidNamespace) checks.push(`${OWN_PID_NAMESPACE.map(quote).join(" ")} /bin/true || { echo "unshare --user --pid failed" >&2; exit ${PID_NAMESPACE_EXIT}; }`);
   const script = checks.join("\n");
   // The same chain as the real child, with the Node program swapped for the script.
   const nodeIndex = launch.launch.args.lastIndexOf(execPath);
@@ -254,7 +333,7 @@ function probe(launch: AgentLaunch, execPath: string): ProbeProblem | undefined 
   if (result.error) return { kind: "sandbox", text: (result.error as NodeJS.ErrnoException).code === "ENOENT" ? `${launch.launch.file} is not installed` : result.error.message };
   if (result.status === 0) return undefined;
   const text = (result.stderr || `exit code ${result.status}`).trim().split("\n").filter((line) => line.length > 0).pop() ?? `exit code ${result.status}`;
-  return { kind: result.status === FOLDERS_EXIT ? "folders" : "sandbox", text };
+  return { kind: result.status === FOLDERS_EXIT ? "folders" : result.status === PID_NAMESPACE_EXIT ? "pid-namespace" : "sandbox", text };
 }
 
 /** The first folder above `path` that others may not pass through (mode without o+x). */

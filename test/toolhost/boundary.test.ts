@@ -13,17 +13,19 @@ import { REAL_REPO_ROOT, tempDir } from "../helpers/temp-dir.js";
 import { makeClient } from "../helpers/toolhost.js";
 
 const isRoot = process.getuid?.() === 0;
-const MODES = ["bwrap", "none"] as const;
+const MODES = ["bwrap", "none", "none-unsafe"] as const;
+/** none-unsafe finds a command's leftovers by uid: its own uid range, apart from other files' agent "a". */
+const ownUids = (mode: (typeof MODES)[number]) => (mode === "none-unsafe" ? { TOOLHOST_UID_BASE: "41000" } : {});
 
 function output(result: ToolResult): string {
   return `${result.ok ? "ok" : result.error.code}: ${result.output ?? ""}`;
 }
 
-describe.runIf(isRoot)("none mode as root isolates agents by uid (finding 2)", () => {
+describe.runIf(isRoot)("none-unsafe mode as root still isolates agents by uid (finding 2)", () => {
   it("the shell cannot read the bot's environment, the database or B's trees, cannot signal the bot, and is process-limited", async () => {
     // Its own uid range: the fork bomb fills this uid's process limit, which other test
     // files running at the same time with agent "a" must not share.
-    const workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none", ALLOWED_COMMANDS: "cat,ls,kill,python3,id", TOOLHOST_NPROC_LIMIT: "64", TOOLHOST_UID_BASE: "40000" });
+    const workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none-unsafe", ALLOWED_COMMANDS: "cat,ls,kill,python3,id", TOOLHOST_NPROC_LIMIT: "64", TOOLHOST_UID_BASE: "40000" });
     const { layout } = workspace;
     writeFileSync(layout.databaseFile, "SQLite format 3\0 pretend\n");
     writeFileSync(join(layout.agentTrees("b").workTree, "secret.txt"), "B's secret\n");
@@ -40,7 +42,7 @@ describe.runIf(isRoot)("none mode as root isolates agents by uid (finding 2)", (
     // The workspace root and the share root can be passed through, not listed.
     expect(output(await shell(`ls ${layout.workspaceDir}`))).toMatch(/^EXIT_NONZERO: .*Permission denied/);
     expect(output(await shell(`ls ${layout.experienceRoot}`))).toMatch(/^EXIT_NONZERO: .*Permission denied/);
-    // The host's /tmp is shared in none mode, but what an agent leaves there is its own (umask 077).
+    // The host's /tmp is shared in none-unsafe mode, but what an agent leaves there is its own (umask 077).
     const left = `/tmp/laoding-a-left-${process.pid}.txt`;
     expect(await shell(`python3 ${writeScript(cwd, "leave.py", `open("${left}", "w").write("A's scratch")\n`)}`)).toMatchObject({ ok: true });
     const b = realClient(workspace, "b").client;
@@ -61,7 +63,7 @@ function writeScript(dir: string, name: string, text: string): string {
 describe("nothing above fd 2 reaches the child or its commands (finding 3)", () => {
   for (const mode of MODES) {
     it(`${mode}: a descriptor the bot inherited is closed before the toolhost and every command start`, async () => {
-      const workspace = await realWorkspace({ TOOLHOST_SANDBOX: mode, ALLOWED_COMMANDS: "ls,python3" });
+      const workspace = await realWorkspace({ TOOLHOST_SANDBOX: mode, ...ownUids(mode), ALLOWED_COMMANDS: "ls,python3" });
       const canary = join(tempDir("laoding-fd-"), "inherited.log");
       writeFileSync(canary, "");
       chmodSync(dirname(canary), 0o777);
@@ -96,7 +98,7 @@ describe("nothing above fd 2 reaches the child or its commands (finding 3)", () 
 describe("a memory limit per shell command (finding 7)", () => {
   for (const mode of MODES) {
     it(`${mode}: a command allocating past TOOLHOST_MEMORY_LIMIT_MB fails; a modest one runs`, async () => {
-      const workspace = await realWorkspace({ TOOLHOST_SANDBOX: mode, ALLOWED_COMMANDS: "python3", TOOLHOST_MEMORY_LIMIT_MB: "256" });
+      const workspace = await realWorkspace({ TOOLHOST_SANDBOX: mode, ...ownUids(mode), ALLOWED_COMMANDS: "python3", TOOLHOST_MEMORY_LIMIT_MB: "256" });
       const { client } = realClient(workspace, "a");
       const cwd = join(workspace.layout.agentTrees("a").workTree, "chat");
       const script = writeScript(cwd, "alloc.py", "import sys\ntry:\n    block = bytearray(int(sys.argv[1]) * 1024 * 1024)\n    print('allocated', len(block) >> 20)\nexcept MemoryError:\n    print('MemoryError'); sys.exit(3)\n");

@@ -15,7 +15,9 @@ import { FIXTURE_CHILD, isAlive, livePids, makeClient, waitFor } from "../helper
 
 let workspace: RealWorkspace;
 beforeAll(async () => {
-  workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none", ALLOWED_COMMANDS: "ls,echo,sleep,yes,head,cat,false,true", SHELL_TIMEOUT_MS: "5000", TOOL_OUTPUT_MAX_BYTES: "4096" });
+  // Unjailed, so the child is the process the supervisor started (its pid, its environment); its own uid
+  // range, since none-unsafe finds what a command leaves behind by uid (docs/isolation.md).
+  workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none-unsafe", TOOLHOST_UID_BASE: "50000", ALLOWED_COMMANDS: "ls,echo,sleep,yes,head,cat,false,true", SHELL_TIMEOUT_MS: "5000", TOOL_OUTPUT_MAX_BYTES: "4096" });
 });
 
 function expectFailure(result: ToolResult, code: string): void {

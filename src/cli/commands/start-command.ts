@@ -60,7 +60,7 @@ async function serveChatChannels(context: CliContext, boot: Boot, channels: Chan
     writeLine(context.stderr, `warning: ${warning}`);
   }
   const bots = await loginChatBots(planned.bots);
-  const { runtime, sandbox } = startRuntime(context, boot);
+  const { runtime, sandbox } = startRuntime(context, boot, false);
   const locale = loaded.config.BOT_LOCALE;
   const channel = createChatGateway({
     bots,
@@ -84,7 +84,8 @@ export async function serveConsole(context: CliContext, boot: Boot, agentId: str
   if (!boot.agents.some((agent) => agent.id === agentId)) {
     throw new UsageError(`no agent "${agentId}"; known: ${boot.agents.map((agent) => agent.id).join(", ")}`, "");
   }
-  const { runtime, sandbox } = startRuntime(context, boot);
+  // Only the operator at this terminal talks to the bot (launch policy: `localOperatorOnly`).
+  const { runtime, sandbox } = startRuntime(context, boot, true);
   const interactive = isTerminal(context);
   const channel: Channel = createConsoleChannel({ input: context.stdin, output: context.stdout, agentId, interactive });
   logger.info(
@@ -97,12 +98,12 @@ export async function serveConsole(context: CliContext, boot: Boot, agentId: str
 }
 
 /** Seed report, sandbox (a sandbox that cannot work stops start-up), and the bot's runtime. */
-function startRuntime(context: CliContext, boot: Boot): { runtime: BotRuntime; sandbox: ReturnType<typeof prepareToolhostLaunches> } {
+function startRuntime(context: CliContext, boot: Boot, localOperatorOnly: boolean): { runtime: BotRuntime; sandbox: ReturnType<typeof prepareToolhostLaunches> } {
   const { logger, layout, loaded } = boot;
   const copied = boot.seedReport ? formatSeedReport(boot.seedReport, layout.workspaceDir).filter((line) => !line.startsWith("kept")) : [];
   if (copied.length > 0) logger.info({ workspace: layout.workspaceDir, seeded: copied }, "workspace seeded");
   // A sandbox that cannot work stops start-up here, naming the reason (SandboxUnavailableError).
-  const sandbox = prepareToolhostLaunches({ config: loaded.config, layout, agents: boot.agents, cliEntry: CLI_ENTRY });
+  const sandbox = prepareToolhostLaunches({ config: loaded.config, layout, agents: boot.agents, cliEntry: CLI_ENTRY, localOperatorOnly });
   for (const warning of sandbox.warnings) {
     logger.warn(warning);
     // Said on the console too, whatever the log level: a weaker sandbox is never silent.

@@ -17,8 +17,9 @@
  */
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
+import type { AgentCgroup } from "./agent-cgroup.js";
 import type { IdentityFiles } from "./agent-identity.js";
-import { agentNamespaces, outermostPaths, TOOL_PATH } from "./command-launchers.js";
+import { agentNamespaces, outermostPaths, sizedDev, TOOL_PATH } from "./command-launchers.js";
 import { withInheritedFdsClosed } from "./fd-closer.js";
 import { STARTUP_VARIABLE, type ToolhostStartup } from "./startup-message.js";
 
@@ -49,6 +50,8 @@ export type ChildLaunchOptions = {
   /** Set when the bot runs as root: the child drops to this uid/gid. */
   runAs?: { uid: number; gid: number; nprocLimit: number; identityFiles: IdentityFiles };
   jail: boolean;
+  /** The agent's memory and pids groups: the first process of the chain joins them (as root), so everything after is inside. */
+  cgroup?: AgentCgroup;
 };
 
 export type ChildLaunch = { file: string; args: string[]; env: Record<string, string> };
@@ -71,14 +74,27 @@ function dropPrivileges(runAs: ChildLaunchOptions["runAs"]): string[] {
   ];
 }
 
+/**
+ * Joins the groups before anything else runs: a process moved in later would leave the
+ * ones it had already forked (bwrap's own) outside. `$$` is the shell's pid, which the
+ * exec keeps for the whole chain; a refused write stops the launch (exit 125) rather than
+ * starting the child without its bounds.
+ */
+const JOIN_SCRIPT = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+
+function inCgroup(cgroup: AgentCgroup | undefined, argv: string[]): string[] {
+  if (!cgroup || cgroup.procsFiles.length === 0) return argv;
+  return ["/bin/sh", "-c", JOIN_SCRIPT, "laoding-cgroup", ...cgroup.procsFiles, "--", ...argv];
+}
+
 export function planChildLaunch(options: ChildLaunchOptions): ChildLaunch {
   const env = childEnv(options.startup);
   const payload = [...dropPrivileges(options.runAs), options.node.execPath, ...options.node.args];
   if (!options.jail) {
-    const argv = withInheritedFdsClosed(payload);
+    const argv = inCgroup(options.cgroup, withInheritedFdsClosed(payload));
     return { file: argv[0] as string, args: argv.slice(1), env };
   }
-  const argv = [options.startup.bwrapPath, ...jailArgs(options, env), "--", ...withInheritedFdsClosed(payload)];
+  const argv = inCgroup(options.cgroup, [options.startup.bwrapPath, ...jailArgs(options, env), "--", ...withInheritedFdsClosed(payload)]);
   return { file: argv[0] as string, args: argv.slice(1), env: { PATH: TOOL_PATH, LANG: "C.UTF-8" } };
 }
 
@@ -104,7 +120,8 @@ function jailArgs(options: ChildLaunchOptions, env: Record<string, string>): str
   for (const file of ETC_FILES) args.push("--ro-bind-try", file, file);
   if (startup.network) args.push("--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf");
   if (runAs) args.push("--ro-bind", runAs.identityFiles.passwd, "/etc/passwd", "--ro-bind", runAs.identityFiles.group, "/etc/group");
-  args.push("--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp");
+  // Every tmpfs has a size: pages written there are memory, held until the jail ends.
+  args.push("--proc", "/proc", ...sizedDev(), "--size", String(startup.tmpSizeBytes), "--perms", "1777", "--tmpfs", "/tmp");
 
   const code = options.codePaths.filter((path) => !isUnderSystemDir(path));
   const writable = startup.roots.filter((root) => root.writable).map((root) => root.path);

@@ -3,7 +3,8 @@
  * agent's authority (the agent's uid, inside its jail when there is one), so these only
  * narrow it further for one command:
  *
- * none: `bash -c` in the working folder with a minimal environment.
+ * none: `bash -c` in the working folder with a minimal environment; inside the jail, in a
+ * pid namespace of its own.
  *
  * bwrap: a fresh unprivileged bubblewrap per command (new user, pid, ipc, uts, cgroup
  * and, unless the agent has network, net namespaces; no capabilities; the jail's root
@@ -13,8 +14,8 @@
  * The jail's /proc is bound read-only: a user namespace may not mount a new proc over a
  * proc that has parts hidden, and the jail only shows this agent's own processes.
  *
- * Both: RLIMIT_DATA bounds the command's memory, and every descriptor above 2 is closed
- * before bash starts.
+ * Both: the command is the first the out-of-memory killer takes, RLIMIT_DATA bounds its
+ * memory, and every descriptor above 2 is closed before bash starts.
  */
 import { withInheritedFdsClosed } from "./fd-closer.js";
 import { isWithin } from "./path-sandbox.js";
@@ -31,21 +32,39 @@ export type CommandSandboxOptions = {
   memoryLimitBytes: number;
 };
 
-/** The prefix every command shares: the memory bound, then bash without inherited descriptors. */
+/**
+ * The prefix every command shares: first in line for the kernel's out-of-memory killer
+ * (the agent's child and its commands share one memory group, and when the group is full
+ * the command that filled it should go, not the toolhost serving the agent's other
+ * users), the memory bound, then bash without inherited descriptors.
+ */
 function limited(options: CommandSandboxOptions, argv: string[]): string[] {
-  return ["/usr/bin/prlimit", `--data=${options.memoryLimitBytes}`, "--", ...argv];
+  return ["/usr/bin/choom", "-n", "1000", "--", "/usr/bin/prlimit", `--data=${options.memoryLimitBytes}`, "--", ...argv];
 }
 
 function bashArgv(command: string): string[] {
   return withInheritedFdsClosed(["/bin/bash", "--noprofile", "--norc", "-c", command]);
 }
 
-/** `ownerPid`: the toolhost's pid, so its parent can find the commands it left behind if it dies. */
-export function noneLauncher(options: CommandSandboxOptions & { ownerPid: number }): Launcher {
+/**
+ * A pid namespace of the command's own, made with a user namespace (no privilege needed):
+ * when its first process (bash) ends, the kernel kills everything left in it, `setsid`
+ * and double-forked children included, and nothing in it can name a process outside it
+ * (the toolhost child among them) to signal it. `--kill-child` takes the namespace down
+ * when the runner kills unshare itself. Used in none mode inside the jail, where the
+ * command has no bubblewrap of its own.
+ */
+export const OWN_PID_NAMESPACE = ["/usr/bin/unshare", "--user", "--map-current-user", "--pid", "--fork", "--kill-child", "--"];
+
+/**
+ * `ownerPid`: the toolhost's pid, so its parent can find the commands it left behind if it dies.
+ * `pidNamespace`: each command in a pid namespace of its own (the child runs in a jail).
+ */
+export function noneLauncher(options: CommandSandboxOptions & { ownerPid: number; pidNamespace?: boolean }): Launcher {
   return {
     mode: "none",
     launch(command, _cwd, marker) {
-      const argv = limited(options, bashArgv(command));
+      const argv = limited(options, [...(options.pidNamespace === true ? OWN_PID_NAMESPACE : []), ...bashArgv(command)]);
       return {
         file: argv[0] as string,
         args: argv.slice(1),
@@ -64,6 +83,18 @@ export type BwrapCommandOptions = CommandSandboxOptions & {
   network: boolean;
   tmpSizeBytes: number;
 };
+
+/**
+ * Size of the /dev/shm each sandbox gets. bwrap's `--dev` is a tmpfs without a size, and
+ * its shm folder is writable by all: a sized tmpfs goes over it and the rest of /dev is
+ * made read-only, so no sandbox can hold more than this there.
+ */
+export const SHM_SIZE_BYTES = 64 * 1024 * 1024;
+
+/** A fresh /dev whose only writable part is a sized /dev/shm. */
+export function sizedDev(): string[] {
+  return ["--dev", "/dev", "--size", String(SHM_SIZE_BYTES), "--perms", "1777", "--tmpfs", "/dev/shm", "--remount-ro", "/dev"];
+}
 
 /** The namespaces the jail and every command share: own pids, ipc, hostname, cgroup, and no network unless allowed; no capabilities. */
 export function agentNamespaces(agentId: string, network: boolean): string[] {
@@ -106,7 +137,7 @@ export function bwrapCommandArgs(options: BwrapCommandOptions, cwd: string, mark
     "--setenv", CALL_TAG_VARIABLE, marker,
     // The jail's root is all this agent may see; everything read-only first.
     "--ro-bind", "/", "/",
-    "--dev", "/dev",
+    ...sizedDev(),
     "--ro-bind", "/proc", "/proc",
     "--size", String(options.tmpSizeBytes), "--perms", "1777", "--tmpfs", "/tmp",
   ];

@@ -51,10 +51,13 @@ export const toolhostStartupSchema = z
     maxFrameBytes: positiveInt,
     /**
      * Set when the child runs as the agent's own uid (the bot is root): everything its
-     * tools and commands create is private to that uid (umask 077), so agents that share
-     * the host's /tmp in none mode cannot read each other's files there.
+     * tools and commands create is private to that uid (umask 077), and every process of
+     * that uid is this agent's, so when a call ends the child kills whatever of the uid
+     * no running call owns (a command's `setsid` child that dropped its environment).
      */
-    privateFiles: z.boolean().optional(),
+    ownUid: z.boolean().optional(),
+    /** None-mode commands each get a pid namespace of their own (set when the child runs in its jail and the probe could make one). */
+    commandPidNamespace: z.boolean().optional(),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
   })
   .strict();

@@ -16,7 +16,7 @@ let code: number;
 try {
   const startup = parseStartupMessage(process.env[STARTUP_VARIABLE]);
   delete process.env[STARTUP_VARIABLE];
-  if (startup.privateFiles) process.umask(0o077);
+  if (startup.ownUid) process.umask(0o077);
   // Start libuv's thread pool now: under a process limit a fork bomb in a command could
   // otherwise leave no room for the threads the first asynchronous call needs.
   await (await import("node:fs/promises")).stat("/");

@@ -11,6 +11,7 @@ import type { Logger } from "pino";
 import { BoundedMessageReader } from "../bounded-reader.js";
 import { FramedMessageWriter } from "../framed-writer.js";
 import { bwrapLauncher, noneLauncher } from "../sandbox/command-launchers.js";
+import { killLeftovers } from "../sandbox/leftover-processes.js";
 import { PathSandbox } from "../sandbox/path-sandbox.js";
 import type { ToolhostStartup } from "../sandbox/startup-message.js";
 import { createShellRunner } from "../shell/shell-runner.js";
@@ -59,8 +60,9 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
           tmpSizeBytes: startup.tmpSizeBytes,
           bwrapPath: startup.bwrapPath,
         })
-      : noneLauncher({ ...commandOptions, ownerPid: process.pid });
-  const shell = createShellRunner(launcher);
+      : noneLauncher({ ...commandOptions, ownerPid: process.pid, pidNamespace: startup.commandPidNamespace === true });
+  const uid = process.getuid?.();
+  const shell = createShellRunner(launcher, startup.ownUid && uid !== undefined ? { killLeftovers: () => killLeftovers(uid) } : {});
 
   const reader = new BoundedMessageReader(options.stdin, startup.maxFrameBytes);
   const writer = new FramedMessageWriter(options.stdout, { batch: "none" });

@@ -4,7 +4,9 @@
  * - the process group is SIGKILLed when the command ends, times out, is cancelled or
  *   floods its output (`cmd &` children share the group);
  * - a per-call marker in the environment finds processes that left the group with
- *   `setsid` (in bwrap mode the pid namespace already takes them down);
+ *   `setsid` (in bwrap mode, and in none mode inside the jail, the command's own pid
+ *   namespace already takes them down); when the child has a uid of its own, whatever of
+ *   that uid left the child's process tree is killed too, tag or no tag;
  * - the call returns only once those processes are gone. bwrap's outer process exits as
  *   soon as the command does, while the kernel is still killing the rest of the pid
  *   namespace (a fork bomb's children, say); the namespace's init is the last to go, so
@@ -71,7 +73,16 @@ const DRAIN_GRACE_MS = 200;
 /** How long a call waits for the processes it killed to be gone before returning anyway. */
 const TEARDOWN_LIMIT_MS = 5_000;
 
-export function createShellRunner(launcher: Launcher): ShellRunner {
+export type ShellRunnerOptions = {
+  /**
+   * Kills what the agent's uid runs outside the child's process tree and returns the
+   * pids (sandbox/leftover-processes.ts): set when the child has a uid of its own, so a
+   * command's `setsid` child that dropped its tag is gone when the call ends too.
+   */
+  killLeftovers?: () => number[];
+};
+
+export function createShellRunner(launcher: Launcher, options: ShellRunnerOptions = {}): ShellRunner {
   const running = new Map<number, string>();
 
   /** Kills the call's process group (and marked escapees); returns the pids killed outside the group. */
@@ -89,6 +100,7 @@ export function createShellRunner(launcher: Launcher): ShellRunner {
     killAll() {
       for (const [pid, marker] of running) killGroup(pid, marker);
       running.clear();
+      options.killLeftovers?.();
     },
     run(request) {
       return new Promise((resolve) => {
@@ -154,9 +166,11 @@ export function createShellRunner(launcher: Launcher): ShellRunner {
           finished = true;
           clearTimeout(timer);
           request.signal.removeEventListener("abort", onAbort);
-          // Whatever the command left behind in its group dies with it.
+          // Whatever the command left behind in its group dies with it, and so does
+          // anything of the agent's uid that left the child's process tree.
           const escapees = stop();
           if (child.pid !== undefined) running.delete(child.pid);
+          if (options.killLeftovers) escapees.push(...options.killLeftovers());
           const drained = () => {
             stdout.destroy();
             stderr.destroy();
