@@ -15,7 +15,7 @@ import { makeClient } from "../helpers/toolhost.js";
 const isRoot = process.getuid?.() === 0;
 const MODES = ["bwrap", "none", "none-unsafe"] as const;
 /** none-unsafe finds a command's leftovers by uid: its own uid range, apart from other files' agent "a". */
-const ownUids = (mode: (typeof MODES)[number]) => (mode === "none-unsafe" ? { TOOLHOST_UID_BASE: "41000" } : {});
+const ownUids = (mode: (typeof MODES)[number]): Record<string, string> => (mode === "none-unsafe" ? { TOOLHOST_UID_BASE: "41000" } : {});
 
 function output(result: ToolResult): string {
   return `${result.ok ? "ok" : result.error.code}: ${result.output ?? ""}`;
