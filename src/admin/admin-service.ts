@@ -4,7 +4,7 @@
  * every read and write inside an agent's tree goes. Every operation works whether the
  * agent's library is switched on or off: an operator tidies before enabling.
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { AgentDefinition } from "../config/agents.js";
 import { agentGapReport, REPORT_CLUSTER_LIMIT, type AgentGapReport } from "../agent/gaps/gap-report.js";
 import { INDEX_FILE } from "../knowledge/library/library-doc.js";
@@ -33,6 +33,8 @@ export function createAdminService(options: {
   version: string;
   channels: string[];
   defaultLookbackHours: number;
+  /** ADMIN_DOC_MAX_BYTES: the largest file of an agent's tree the API reads. */
+  docMaxBytes: number;
 }) {
   const { store, maintenance } = options;
   const lessons = createAdminLessons(store);
@@ -48,6 +50,21 @@ export function createAdminService(options: {
     const draft = store.clusters.drafts(agent.id).find((row) => row.skillName === name && row.status !== "rejected");
     if (!draft) throw new AdminError("DRAFT_NOT_FOUND", `agent ${agent.id} has no live skill draft named "${name}"; GET /v1/agents/${agent.id}/capability-gaps lists its drafts`);
     return draft;
+  };
+  /**
+   * Reads a file of the agent's tree through its toolhost, after a stat through the same
+   * toolhost: a file over ADMIN_DOC_MAX_BYTES (a sparse one an agent planted reports its
+   * full size) is refused before a byte of it is read. A link is refused too, since the
+   * stat sees the link, not what it leads to; documents and drafts are regular files.
+   */
+  const readCapped = async (agent: AgentDefinition, path: string, within: string, name?: string, missing: MissingCode = "DOC_NOT_FOUND"): Promise<Buffer> => {
+    const [found] = await toolhost(() => library(agent).files.stat([path]));
+    const label = name ?? basename(path);
+    if (found && "type" in found && found.type === "link") throw new AdminError("PATH_NOT_ALLOWED", `"${label}" is a link; the admin API reads only regular files and never follows a link`);
+    if (found && "type" in found && found.type === "file" && (found.sizeBytes ?? 0) > options.docMaxBytes) {
+      throw new AdminError("DOC_TOO_LARGE", `"${label}" is ${found.sizeBytes} bytes; the admin API reads files of at most ${options.docMaxBytes} bytes (raise ADMIN_DOC_MAX_BYTES to read it, or open it on the host)`);
+    }
+    return toolhost(() => library(agent).files.readFile(path, within), name, missing);
   };
 
   return {
@@ -85,12 +102,12 @@ export function createAdminService(options: {
       const agent = agentOf(agentId);
       const files = library(agent).files;
       const docs = await toolhost(() => files.libraryDocs());
-      const indexContent = (await toolhost(() => files.readFile(docPath(agent, INDEX_FILE), library(agent).trees.experienceDir))).toString("utf8");
+      const indexContent = (await readCapped(agent, docPath(agent, INDEX_FILE), library(agent).trees.experienceDir)).toString("utf8");
       return { enabled: enabled(agent), docs, indexContent };
     },
     async readDoc(agentId: string, fileName: string): Promise<{ fileName: string; content: string }> {
       const agent = agentOf(agentId);
-      const bytes = await toolhost(() => library(agent).files.readFile(docPath(agent, fileName), library(agent).trees.experienceDir), fileName);
+      const bytes = await readCapped(agent, docPath(agent, fileName), library(agent).trees.experienceDir, fileName);
       return { fileName, content: bytes.toString("utf8") };
     },
     async writeDoc(agentId: string, fileName: string, content: string): Promise<{ fileName: string; created: boolean; sizeBytes: number; index: string }> {
@@ -125,7 +142,7 @@ export function createAdminService(options: {
       const agent = agentOf(agentId);
       const draft = liveDraft(agent, name);
       const path = join(library(agent).trees.skillsDir, name, "SKILL.md");
-      const bytes = await toolhost(() => library(agent).files.readFile(path, library(agent).trees.skillsDir), name, "DRAFT_NOT_FOUND");
+      const bytes = await readCapped(agent, path, library(agent).trees.skillsDir, name, "DRAFT_NOT_FOUND");
       return { name, intentKey: draft.intentKey, status: draft.status, path, content: bytes.toString("utf8") };
     },
     /**
@@ -159,8 +176,10 @@ export function createAdminService(options: {
   };
 }
 
+type MissingCode = "DOC_NOT_FOUND" | "DRAFT_NOT_FOUND";
+
 /** Runs a toolhost call, mapping its failures to admin errors (a missing document is a 404). */
-async function toolhost<T>(run: () => Promise<T>, fileName?: string, missing: "DOC_NOT_FOUND" | "DRAFT_NOT_FOUND" = "DOC_NOT_FOUND"): Promise<T> {
+async function toolhost<T>(run: () => Promise<T>, fileName?: string, missing: MissingCode = "DOC_NOT_FOUND"): Promise<T> {
   try {
     return await run();
   } catch (error) {

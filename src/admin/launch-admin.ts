@@ -34,6 +34,7 @@ export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
       version: options.version,
       channels: options.channels,
       defaultLookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS,
+      docMaxBytes: config.ADMIN_DOC_MAX_BYTES,
     });
     const server = await startAdminServer({ host: config.ADMIN_HOST, port: options.port, token: config.ADMIN_TOKEN, bodyMaxBytes: config.ADMIN_BODY_MAX_BYTES, routes: adminRoutes(service), page: pageAssets({ locale: config.BOT_LOCALE }), logger });
     logger.info({ url: server.url }, "admin API listening");
