@@ -315,6 +315,7 @@ type ProbeProblem = { kind: "folders" | "sandbox" | "pid-namespace"; text: strin
 
 function probe(launch: AgentLaunch, execPath: string): ProbeProblem | undefined {
   const { startup } = launch;
+  if (launch.jail && !existsSync(startup.bwrapPath)) return { kind: "sandbox", text: `${startup.bwrapPath} is not installed` };
   const writable = startup.roots.filter((root) => root.writable && existsSync(root.path)).map((root) => root.path);
   const readOnly = startup.roots.filter((root) => !root.writable && existsSync(root.path)).map((root) => root.path);
   // ALLOWED_DIRS extras are the operator's folders, with the operator's modes.

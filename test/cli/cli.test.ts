@@ -136,11 +136,14 @@ describe("sandbox preflight", () => {
     const lenient = await runLaoding(["chat", "--workspace", workspaceDir], { repoRoot, env: { ...env, TOOLHOST_SANDBOX: "auto" } });
     expect(lenient.code).toBe(0);
     // Said on the console whatever the log level (the helper runs with LOG_LEVEL=silent).
-    expect(lenient.stderr).toMatch(/warning: agent main: bubblewrap is not usable \(\/nonexistent\/bwrap is not installed\); shell commands run WITHOUT the OS sandbox/);
+    // As root, only because the operator at this terminal is the bot's only user (docs/isolation.md).
+    expect(lenient.stderr).toMatch(process.getuid?.() === 0
+      ? /warning: agent main: bubblewrap is not usable \(\/nonexistent\/bwrap is not installed\); only the operator at this terminal uses the bot, so the agent runs apart by its uid only/
+      : /warning: agent main: bubblewrap is not usable \(\/nonexistent\/bwrap is not installed\); shell commands run WITHOUT the OS sandbox/);
   });
 
   // As root the agents run as their own uids, which cannot pass a 0700 folder such as /root.
-  it.runIf(process.getuid?.() === 0)("a workspace under a mode-700 folder works in every mode; without bubblewrap none says what to change", async () => {
+  it.runIf(process.getuid?.() === 0)("a workspace under a mode-700 folder works in every mode; without bubblewrap none refuses and none-unsafe says what to change", async () => {
     const { chmodSync } = await import("node:fs");
     const repoRoot = fakeRepo();
     const closed = tempDir();
@@ -151,7 +154,11 @@ describe("sandbox preflight", () => {
       expect(run.code, `${mode}: ${run.stderr}`).toBe(0);
       expect(run.stderr, mode).not.toMatch(/warning/);
     }
-    const stuck = await runLaoding(["chat", "--workspace", workspaceDir], { repoRoot, env: { TOOLHOST_SANDBOX: "none", TOOLHOST_BWRAP_PATH: "/nonexistent/bwrap" } });
+    // none as root never runs without its namespaces; none-unsafe then names the closed folder.
+    const refused = await runLaoding(["chat", "--workspace", workspaceDir], { repoRoot, env: { TOOLHOST_SANDBOX: "none", TOOLHOST_BWRAP_PATH: "/nonexistent/bwrap" } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/cannot get its own mount, pid and network namespaces \(\/nonexistent\/bwrap is not installed\).*TOOLHOST_SANDBOX=none-unsafe/);
+    const stuck = await runLaoding(["chat", "--workspace", workspaceDir], { repoRoot, env: { TOOLHOST_SANDBOX: "none-unsafe", TOOLHOST_BWRAP_PATH: "/nonexistent/bwrap" } });
     expect(stuck.code).toBe(1);
     expect(stuck.stderr).toMatch(/agent main's uid \d+ cannot reach its folders \(uid \d+ cannot enter or write .*\) and bubblewrap, which would bind them, cannot run .* move the workspace out of a private folder .*, or let the agents pass through (\/\S+) \(chmod o\+x \1\)$/m);
   });

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { BoundedMessageReader } from "../../src/toolhost/bounded-reader.js";
 import { createRpcClient } from "../../src/toolhost/client/rpc-client.js";
 import { FramedMessageWriter } from "../../src/toolhost/framed-writer.js";
-import { parseStartupMessage, STARTUP_VARIABLE } from "../../src/toolhost/sandbox/startup-message.js";
+import { parseStartupMessage } from "../../src/toolhost/sandbox/startup-message.js";
 import { runToolhostChild } from "../../src/toolhost/server/child-main.js";
 import { realWorkspace } from "../helpers/real-toolhost.js";
 
@@ -19,8 +19,8 @@ afterEach(() => void vi.useRealTimers());
 describe("the child's collection after a burst", () => {
   it("runs once when the child has been quiet for a check interval after tool calls, again only after more, never for heartbeats", async () => {
     const workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none" });
-    const launch = workspace.launches().agents.get("a");
-    const startup = parseStartupMessage(launch?.launch.env[STARTUP_VARIABLE]);
+    // The start-up message the launch carries (jailed or not, the child reads the same one).
+    const startup = parseStartupMessage(JSON.stringify(workspace.launches().agents.get("a")?.startup));
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     const toChild = new PassThrough();
     const fromChild = new PassThrough();

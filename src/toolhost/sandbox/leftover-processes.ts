@@ -54,8 +54,9 @@ export function leftoversOf(uid: number, keeper: number, processes: ProcessEntry
   return processes.filter((entry) => entry.uid === uid && entry.pid !== keeper && !descends(entry.pid)).map((entry) => entry.pid);
 }
 
-/** SIGKILLs the leftovers of `uid` (see above); returns their pids so the caller can wait for them. */
+/** SIGKILLs the leftovers of `uid` (see above); returns their pids so the caller can wait for them. Refuses root's uid. */
 export function killLeftovers(uid: number, keeper: number = process.pid): number[] {
+  if (uid === 0) throw new Error("refusing to sweep uid 0: leftovers are found by an agent's own uid only");
   const killed: number[] = [];
   for (const pid of leftoversOf(uid, keeper)) {
     try {

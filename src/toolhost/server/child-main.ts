@@ -61,8 +61,10 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
           bwrapPath: startup.bwrapPath,
         })
       : noneLauncher({ ...commandOptions, ownerPid: process.pid, pidNamespace: startup.commandPidNamespace === true });
+  // Never as root: a child run in-process (tests, by hand) would otherwise sweep the host.
   const uid = process.getuid?.();
-  const shell = createShellRunner(launcher, startup.ownUid && uid !== undefined ? { killLeftovers: () => killLeftovers(uid) } : {});
+  const sweeps = startup.ownUid === true && uid !== undefined && uid !== 0;
+  const shell = createShellRunner(launcher, sweeps ? { killLeftovers: () => killLeftovers(uid) } : {});
 
   const reader = new BoundedMessageReader(options.stdin, startup.maxFrameBytes);
   const writer = new FramedMessageWriter(options.stdout, { batch: "none" });
