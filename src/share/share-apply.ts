@@ -4,9 +4,9 @@
  * folder through the agent's toolhost, with the source's mode. A file already there with
  * the same hash and mode is left alone, so a second run copies nothing.
  */
-import { readFileSync } from "node:fs";
 import type { MaintenancePool } from "../runtime/library-maintenance.js";
-import { octal, sha256, type SharePlan } from "./share-plan.js";
+import { PinnedReadError } from "../workspace/descriptor-walk.js";
+import { octal, readLegacyFile, sha256, type PlannedCopy, type SharePlan } from "./share-plan.js";
 
 export type ApplyResult = { backup: string; copied: number; unchanged: number };
 
@@ -32,7 +32,7 @@ export async function applyShare(plan: SharePlan, options: { maintenance: Mainte
       options.report(`${position} already there: ${copy.dest}`);
       continue;
     }
-    const bytes = copy.content ?? readFileSync(copy.source);
+    const bytes = copy.content ?? readAgain(plan.shareDir, copy);
     // The source may have changed since the plan: copy what was planned or stop.
     if (sha256(bytes) !== copy.sha256) throw new ShareConflictError(`${copy.source} changed since the plan was made; run apply again`);
     await options.maintenance.agent(copy.agentId).files.writeFile(copy.dest, bytes, { mode: copy.mode });
@@ -40,4 +40,15 @@ export async function applyShare(plan: SharePlan, options: { maintenance: Mainte
     options.report(`${position} copied ${copy.source} -> ${copy.dest} (agent ${copy.agentId}, ${bytes.length} bytes, mode ${octal(copy.mode)})`);
   }
   return { backup, copied, unchanged };
+}
+
+/** A legacy file read again by the plan's walk: a link put on its way since stops apply. */
+function readAgain(shareDir: string, copy: PlannedCopy): Buffer {
+  if (copy.inShare === undefined) throw new Error(`${copy.source}: the plan has neither its bytes nor its place in the share`);
+  try {
+    return readLegacyFile(shareDir, copy.inShare);
+  } catch (error) {
+    if (error instanceof PinnedReadError) throw new ShareConflictError(`${error.message}; nothing more was copied, run plan again`);
+    throw error;
+  }
 }

@@ -3,17 +3,24 @@
  * mapped legacy item and where each agent's copy goes (`agents/<A>/<to or path>`), every
  * Go-era skill and what it becomes, and the state of each destination as the agent's own
  * toolhost sees it: missing (copy), identical by hash and mode (already there), or
- * different (a conflict that stops apply). The legacy items are the operator's files at
- * the share root and are read directly; agents' trees only through their toolhosts.
+ * different (a conflict that stops apply). The legacy items at the share root and the
+ * Go-era skills are read directly, as root; agents' trees only through their toolhosts.
+ *
+ * Agents once wrote the legacy share and the Go-era skills, so a link there may be an
+ * agent's way to a root-only file. Both are walked by descriptor from their root
+ * (src/workspace/descriptor-walk.ts): a link anywhere on the way is a conflict that
+ * names the link, never its target, and nothing is read through it.
  */
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, readFileSync, readdirSync } from "node:fs";
-import { join, relative } from "node:path";
+import { closeSync, existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import type { RuntimeLayout } from "../config/runtime-layout.js";
 import { isGoEraDraftName, isGoEraSkillName, normalizeGoEraSkillText, normalizeSkillName } from "../knowledge/go-era-skill.js";
 import type { MaintenancePool } from "../runtime/library-maintenance.js";
+import { MAX_TREE_DEPTH } from "../toolhost/sandbox/agent-trees.js";
 import { DEFAULT_TOOL_LIMITS } from "../toolhost/tools/define-tool.js";
 import type { OperatorStat } from "../toolhost/tools/operator-tools.js";
+import { isRefusal, listNames, pinEntry, pinFolder, pinPath, readPinnedFile, PinnedReadError, type Pinned, type WalkRefusal } from "../workspace/descriptor-walk.js";
 import { RESERVED_SHARE_NAMES, type LoadedMapping } from "./share-mapping.js";
 
 /**
@@ -28,7 +35,10 @@ const FRAME_ENVELOPE_BYTES = 4096;
 export type CopyState = "copy" | "same" | "conflict";
 export type PlannedCopy = {
   agentId: string;
+  /** Where the bytes come from, as shown. */
   source: string;
+  /** A legacy file's path inside the share, by which apply reads it again. */
+  inShare?: string;
   dest: string;
   mode: number;
   sizeBytes: number;
@@ -46,19 +56,12 @@ export async function planShare(layout: RuntimeLayout, loaded: LoadedMapping, ma
   const { mapping } = loaded;
   const conflicts: string[] = [];
   const wanted: Omit<PlannedCopy, "state">[] = [];
-  for (const item of mapping.items) {
-    const root = join(layout.shareDir, item.path);
-    if (!existsSync(root) && !isLink(root)) {
-      conflicts.push(`${root}: the mapping names it but it does not exist`);
-      continue;
-    }
-    for (const file of legacyFiles(root, conflicts)) {
-      const bytes = readFileSync(file.path);
-      const inside = relative(root, file.path);
-      for (const agentId of item.agents) {
-        const dest = join(layout.agentTrees(agentId).privateDir, item.to ?? item.path, inside);
-        wanted.push({ agentId, source: file.path, dest, mode: file.mode, sizeBytes: bytes.length, sha256: sha256(bytes) });
-      }
+  for (const file of legacyFiles(layout.shareDir, mapping.items.map((item) => item.path), conflicts)) {
+    const item = file.item;
+    for (const agentId of mapping.items[item]?.agents ?? []) {
+      const to = mapping.items[item]?.to ?? file.itemPath;
+      const dest = join(layout.agentTrees(agentId).privateDir, to, file.inside);
+      wanted.push({ agentId, source: join(layout.shareDir, file.inShare), inShare: file.inShare, dest, mode: file.mode, sizeBytes: file.bytes.length, sha256: sha256(file.bytes) });
     }
   }
   const goSkills = planGoSkills(layout, loaded, wanted, conflicts);
@@ -83,52 +86,218 @@ function destinationState(copy: Omit<PlannedCopy, "state">, found: OperatorStat 
   return { state: "conflict", reason: found.sha256 === copy.sha256 ? `already there with mode ${octal(found.mode ?? 0)}, the source has ${octal(copy.mode)}` : "a different file is already there" };
 }
 
-/** Regular files below a legacy item (or the item itself), sorted; links and devices are conflicts. */
-function legacyFiles(root: string, conflicts: string[]): { path: string; mode: number }[] {
-  const stats = lstatSync(root);
-  if (stats.isFile()) return [{ path: root, mode: stats.mode & 0o777 }];
-  if (!stats.isDirectory()) {
-    conflicts.push(`${root}: a ${stats.isSymbolicLink() ? "link" : "special file"} is not copied; copy what it points to by hand`);
+type LegacyFile = { item: number; itemPath: string; inShare: string; inside: string; mode: number; bytes: Buffer };
+
+/**
+ * The regular files of each mapped item (the item itself, or every file below it),
+ * walked by descriptor from the share root. Links, special files and files with several
+ * hard links (possibly a host file's) are conflicts; nothing is read through a link.
+ */
+function legacyFiles(shareDir: string, itemPaths: string[], conflicts: string[]): LegacyFile[] {
+  const share = pinPath(shareDir, true);
+  if (share === undefined || !share.stats.isDirectory()) {
+    if (share) closeSync(share.fd);
+    for (const path of itemPaths) conflicts.push(`${join(shareDir, path)}: the mapping names it but it does not exist`);
     return [];
   }
-  return readdirSync(root)
-    .sort()
-    .flatMap((name) => legacyFiles(join(root, name), conflicts));
+  const files: LegacyFile[] = [];
+  try {
+    for (const [item, itemPath] of itemPaths.entries()) {
+      const segments = itemPath.split("/");
+      const parent = pinFolder(share.fd, segments.slice(0, -1));
+      if (isRefusal(parent)) {
+        conflicts.push(refusalConflict(shareDir, itemPath, parent));
+        continue;
+      }
+      try {
+        const walk = { shareDir, conflicts, found: [] as Omit<LegacyFile, "item" | "itemPath">[] };
+        collectLegacy(parent, segments.at(-1) as string, itemPath, "", 0, walk);
+        files.push(...walk.found.map((file) => ({ ...file, item, itemPath })));
+      } finally {
+        closeSync(parent);
+      }
+    }
+  } finally {
+    closeSync(share.fd);
+  }
+  return files;
+}
+
+type LegacyWalk = { shareDir: string; conflicts: string[]; found: Omit<LegacyFile, "item" | "itemPath">[] };
+
+function collectLegacy(dirFd: number, name: string, inShare: string, inside: string, depth: number, walk: LegacyWalk): void {
+  const shown = join(walk.shareDir, inShare);
+  const pinned = pinEntry(dirFd, name);
+  if (pinned === undefined) {
+    walk.conflicts.push(`${shown}: ${depth === 0 ? "the mapping names it but it does not exist" : "disappeared while the plan was made"}`);
+    return;
+  }
+  try {
+    if (pinned.stats.isFile()) {
+      const bytes = readLegacyBytes(dirFd, name, pinned, shown, walk.conflicts);
+      if (bytes) walk.found.push({ inShare, inside, mode: pinned.stats.mode & 0o777, bytes });
+    } else if (pinned.stats.isDirectory()) {
+      if (depth >= MAX_TREE_DEPTH) {
+        walk.conflicts.push(`${shown}: nested deeper than ${MAX_TREE_DEPTH} levels; copy it by hand`);
+        return;
+      }
+      for (const child of listNames(pinned.fd)) collectLegacy(pinned.fd, child, `${inShare}/${child}`, inside === "" ? child : `${inside}/${child}`, depth + 1, walk);
+    } else {
+      walk.conflicts.push(linkOrSpecialConflict(shown, pinned));
+    }
+  } finally {
+    closeSync(pinned.fd);
+  }
+}
+
+function readLegacyBytes(dirFd: number, name: string, pinned: Pinned, shown: string, conflicts: string[]): Buffer | undefined {
+  if (pinned.stats.nlink > 1) {
+    conflicts.push(`${shown}: has ${pinned.stats.nlink} hard links (it may be a file from outside the share); copy it by hand`);
+    return undefined;
+  }
+  try {
+    return readPinnedFile(dirFd, name, pinned);
+  } catch (error) {
+    if (!(error instanceof PinnedReadError)) throw error;
+    conflicts.push(`${shown}: ${error.message}; run plan again`);
+    return undefined;
+  }
+}
+
+/**
+ * Reads a planned legacy file again for apply, by the same walk (a link put on its way
+ * since the plan stops apply). Throws PinnedReadError naming what is wrong.
+ */
+export function readLegacyFile(shareDir: string, inShare: string): Buffer {
+  const share = pinPath(shareDir, true);
+  if (share === undefined) throw new PinnedReadError(`${shareDir} does not exist any more`);
+  try {
+    const segments = inShare.split("/");
+    const parent = pinFolder(share.fd, segments.slice(0, -1));
+    if (isRefusal(parent)) throw new PinnedReadError(refusalConflict(shareDir, inShare, parent));
+    try {
+      const name = segments.at(-1) as string;
+      const pinned = pinEntry(parent, name);
+      const shown = join(shareDir, inShare);
+      if (pinned === undefined) throw new PinnedReadError(`${shown}: disappeared since the plan`);
+      try {
+        if (!pinned.stats.isFile()) throw new PinnedReadError(linkOrSpecialConflict(shown, pinned));
+        if (pinned.stats.nlink > 1) throw new PinnedReadError(`${shown}: has ${pinned.stats.nlink} hard links since the plan`);
+        try {
+          return readPinnedFile(parent, name, pinned);
+        } catch (error) {
+          throw error instanceof PinnedReadError ? new PinnedReadError(`${shown}: ${error.message}`) : error;
+        }
+      } finally {
+        closeSync(pinned.fd);
+      }
+    } finally {
+      closeSync(parent);
+    }
+  } finally {
+    closeSync(share.fd);
+  }
+}
+
+/** Names the link (its path in the folder), never what it points to. */
+function refusalConflict(root: string, path: string, refusal: WalkRefusal): string {
+  const shown = join(root, refusal.at);
+  if (refusal.problem === "link") return `${shown}: a link is neither followed nor copied (it is on the way to ${path}); replace it with a real folder or leave it out of the mapping`;
+  if (refusal.problem === "not a folder") return `${join(root, path)}: the mapping names it but ${shown} is not a folder`;
+  return `${join(root, path)}: the mapping names it but it does not exist`;
+}
+
+function linkOrSpecialConflict(shown: string, pinned: Pinned): string {
+  return pinned.stats.isSymbolicLink()
+    ? `${shown}: a link is neither followed nor copied; copy the file it should be by hand`
+    : `${shown}: a special file (FIFO, socket or device) is not copied`;
 }
 
 /**
  * Go-era skills in the old skills folder (default: the workspace's base skills): what each
- * becomes, and the copies of the `auto_*` drafts the mapping assigns to an agent.
+ * becomes, and the copies of the `auto_*` drafts the mapping assigns to an agent. The
+ * folder, each skill's folder and its skill.md are pinned without following a link.
  */
 function planGoSkills(layout: RuntimeLayout, loaded: LoadedMapping, wanted: Omit<PlannedCopy, "state">[], conflicts: string[]): GoSkill[] {
   const dir = loaded.mapping.goSkills?.dir ?? layout.baseSkillsDir;
   const owners = new Map((loaded.mapping.goSkills?.drafts ?? []).map((draft) => [draft.name, draft.agent]));
-  if (!existsSync(dir)) {
-    if (owners.size > 0) conflicts.push(`${dir}: the Go-era skills folder does not exist`);
+  const root = pinPath(dir, false);
+  if (root === undefined || !root.stats.isDirectory()) {
+    if (root?.stats.isSymbolicLink()) conflicts.push(`${dir}: the Go-era skills folder is a link, which is not followed; set goSkills.dir to the real folder`);
+    else if (owners.size > 0) conflicts.push(`${dir}: the Go-era skills folder does not exist`);
+    if (root) closeSync(root.fd);
     return [];
   }
-  const folders = readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
   const skills: GoSkill[] = [];
-  for (const folder of folders.filter(isGoEraSkillName)) {
-    const file = ["skill.md", "SKILL.md"].map((name) => join(dir, folder, name)).find((path) => existsSync(path));
-    if (!file) continue;
-    const becomes = normalizeSkillName(folder);
-    const owner = owners.get(folder);
-    if (folders.includes(becomes)) {
-      skills.push({ folder, file, becomes, action: `skipped: its name collides with the skill folder ${join(dir, becomes)}` });
-    } else if (owner) {
-      const content = Buffer.from(normalizeGoEraSkillText(readFileSync(file, "utf8"), folder), "utf8");
-      const dest = join(layout.agentTrees(owner).skillsDir, becomes, "SKILL.md");
-      wanted.push({ agentId: owner, source: file, dest, mode: 0o644, sizeBytes: content.length, sha256: sha256(content), content });
-      skills.push({ folder, file, becomes, action: `copied to agent ${owner}'s skills as ${dest}` });
-    } else if (isGoEraDraftName(folder)) {
-      skills.push({ folder, file, becomes, action: `stays; loaded as ${becomes} for every agent. To give this draft to its agent, add {"name":"${folder}","agent":"<id>"} to goSkills.drafts` });
-    } else {
-      skills.push({ folder, file, becomes, action: `stays where it is; loaded as ${becomes} (folder untouched)` });
+  const refused = new Set<string>();
+  try {
+    const folders = readdirSync(`/proc/self/fd/${root.fd}`, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    for (const folder of listNames(root.fd).filter(isGoEraSkillName)) {
+      const found = goSkillFile(root.fd, dir, folder, owners.has(folder), conflicts);
+      if (found === "refused") refused.add(folder);
+      if (found === "refused" || found === "none") continue;
+      const { file, text } = found;
+      const becomes = normalizeSkillName(folder);
+      const owner = owners.get(folder);
+      if (folders.includes(becomes)) {
+        skills.push({ folder, file, becomes, action: `skipped: its name collides with the skill folder ${join(dir, becomes)}` });
+      } else if (owner && text !== undefined) {
+        const content = Buffer.from(normalizeGoEraSkillText(text, folder), "utf8");
+        const dest = join(layout.agentTrees(owner).skillsDir, becomes, "SKILL.md");
+        wanted.push({ agentId: owner, source: file, dest, mode: 0o644, sizeBytes: content.length, sha256: sha256(content), content });
+        skills.push({ folder, file, becomes, action: `copied to agent ${owner}'s skills as ${dest}` });
+      } else if (isGoEraDraftName(folder)) {
+        skills.push({ folder, file, becomes, action: `stays; loaded as ${becomes} for every agent. To give this draft to its agent, add {"name":"${folder}","agent":"<id>"} to goSkills.drafts` });
+      } else {
+        skills.push({ folder, file, becomes, action: `stays where it is; loaded as ${becomes} (folder untouched)` });
+      }
     }
+  } finally {
+    closeSync(root.fd);
   }
-  for (const name of owners.keys()) if (!skills.some((skill) => skill.folder === name)) conflicts.push(`${join(dir, name)}: the mapping names this Go-era draft but it has no skill.md`);
+  for (const name of owners.keys()) if (!skills.some((skill) => skill.folder === name) && !refused.has(name)) conflicts.push(`${join(dir, name)}: the mapping names this Go-era draft but it has no skill.md`);
   return skills;
+}
+
+/**
+ * A Go-era skill's skill.md (or SKILL.md) and, when its draft is being copied, its text.
+ * A linked skill folder or a linked skill.md is a conflict, named by its path in the
+ * skills folder; nothing is read through it.
+ */
+function goSkillFile(rootFd: number, dir: string, folder: string, read: boolean, conflicts: string[]): { file: string; text?: string } | "none" | "refused" {
+  const pinned = pinEntry(rootFd, folder);
+  if (pinned === undefined) return "none";
+  try {
+    if (pinned.stats.isSymbolicLink()) {
+      conflicts.push(`${join(dir, folder)}: a linked skill folder is not followed; replace the link with a real folder`);
+      return "refused";
+    }
+    if (!pinned.stats.isDirectory()) return "none";
+    for (const name of ["skill.md", "SKILL.md"]) {
+      const file = join(dir, folder, name);
+      const entry = pinEntry(pinned.fd, name);
+      if (entry === undefined) continue;
+      try {
+        if (!entry.stats.isFile() || entry.stats.nlink > 1) {
+          conflicts.push(entry.stats.isFile() ? `${file}: has ${entry.stats.nlink} hard links (it may be a file from outside the skills folder); copy it by hand` : linkOrSpecialConflict(file, entry));
+          return "refused";
+        }
+        if (!read) return { file };
+        try {
+          return { file, text: readPinnedFile(pinned.fd, name, entry).toString("utf8") };
+        } catch (error) {
+          if (!(error instanceof PinnedReadError)) throw error;
+          conflicts.push(`${file}: ${error.message}; run plan again`);
+          return "refused";
+        }
+      } finally {
+        closeSync(entry.fd);
+      }
+    }
+    return "none";
+  } finally {
+    closeSync(pinned.fd);
+  }
 }
 
 /** Legacy items at the share root the mapping does not mention (they stay, and cleanup leaves them). */
@@ -139,14 +308,6 @@ function unmappedItems(layout: RuntimeLayout, loaded: LoadedMapping): string[] {
     .filter((name) => !RESERVED_SHARE_NAMES.has(name) && !mapped.has(name))
     .sort()
     .map((name) => join(layout.shareDir, name));
-}
-
-function isLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
 }
 
 export function sha256(bytes: Buffer): string {

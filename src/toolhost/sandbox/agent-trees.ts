@@ -16,8 +16,9 @@
  * several hard links are left alone (they could be links to host files, made by an older
  * version that ran the shell as root).
  */
-import { closeSync, constants, fchmodSync, fchownSync, fstatSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, type Stats } from "node:fs";
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, lchownSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, type Stats } from "node:fs";
 import { basename, dirname } from "node:path";
+import { DIRECTORY_FLAGS, FILE_FLAGS, fdEntry, lstatOrUndefined, openOrUndefined } from "../../workspace/descriptor-walk.js";
 
 export type TreeLayout = {
   workspaceDir: string;
@@ -36,10 +37,6 @@ export type SecureReport = { warnings: string[] };
 
 /** Deeper than this, a tree is left as it is (and said): a descriptor is held per level. */
 export const MAX_TREE_DEPTH = 128;
-
-const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
-// O_NONBLOCK: a name that became a FIFO between lstat and open must not hang the bot.
-const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
 export function secureWorkspace(layout: TreeLayout, owners: AgentTreeOwner[], now: () => Date = () => new Date()): SecureReport {
   const warnings: string[] = [];
@@ -93,7 +90,7 @@ function openTree(tree: string, now: () => Date, said: (text: string) => void): 
   const parentFd = openSync(dirname(tree), constants.O_RDONLY | constants.O_DIRECTORY);
   try {
     const name = basename(tree);
-    const entry = `/proc/self/fd/${parentFd}/${name}`;
+    const entry = fdEntry(parentFd, name);
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const stats = lstatOrUndefined(entry);
       if (stats === undefined) {
@@ -104,7 +101,7 @@ function openTree(tree: string, now: () => Date, said: (text: string) => void): 
       if (!stats.isDirectory()) {
         const aside = `${name}.moved-${now().toISOString().replace(/[:.]/g, "-")}`;
         const target = stats.isSymbolicLink() ? ` (a link to ${readlinkOrUnknown(entry)})` : "";
-        renameSync(entry, `/proc/self/fd/${parentFd}/${aside}`);
+        renameSync(entry, fdEntry(parentFd, aside));
         said(`${tree} was not a folder${target}; moved it aside to ${aside} and made a new folder`);
         continue;
       }
@@ -137,7 +134,7 @@ function giveEntries(dirFd: number, shownPath: string, depth: number, walk: Walk
     return;
   }
   for (const name of names) {
-    const entry = `/proc/self/fd/${dirFd}/${name}`;
+    const entry = fdEntry(dirFd, name);
     const stats = lstatOrUndefined(entry);
     if (stats === undefined) continue;
     const owned = stats.uid === walk.uid && stats.gid === walk.uid;
@@ -180,23 +177,6 @@ function giveFile(entry: string, shownPath: string, walk: Walk): void {
     fchownSync(fd, walk.uid, walk.uid);
   } finally {
     closeSync(fd);
-  }
-}
-
-function lstatOrUndefined(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
-function openOrUndefined(path: string, flags: number): number | undefined {
-  try {
-    return openSync(path, flags);
-  } catch {
-    // Gone or swapped for a link since lstat: nothing of ours to change.
-    return undefined;
   }
 }
 
