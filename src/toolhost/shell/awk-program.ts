@@ -1,7 +1,10 @@
 /**
  * awk is an interpreter: `system("...")`, `print | "cmd"`, `"cmd" | getline` and gawk's
- * `|&` coprocesses run commands. This scanner finds those forms in a program text,
- * skipping string and regex literals (where `|` is alternation, not a pipe).
+ * `|&` coprocesses run commands, and gawk's indirect calls (`f = "system"; @f("id")`)
+ * call any function by a name held in a string. This scanner finds those forms in a
+ * program text, skipping string and regex literals (where `|` is alternation, not a
+ * pipe). Where a `/` could be either, it is read as division, so that nothing real is
+ * taken for a regex and skipped.
  */
 export function awkProgramProblem(program: string): string | undefined {
   let code = "";
@@ -14,8 +17,9 @@ export function awkProgramProblem(program: string): string | undefined {
       previous = '"';
       continue;
     }
-    // A `/` starts a regex where an operand is expected (after an operator or at the start).
-    if (char === "/" && (previous === "" || /[(,~!{;&|=<>?:+\-*%^\n]/.test(previous))) {
+    // A `/` starts a regex where an operand is expected (after an operator or at the start),
+    // but not after `++` or `--`: `i++ / 2` divides.
+    if (char === "/" && (previous === "" || /[(,~!{;&|=<>?:+\-*%^\n@]/.test(previous)) && !/(\+\+|--)\s*$/.test(code)) {
       index = skipLiteral(program, index, "/");
       code += " // ";
       previous = "/";
@@ -29,9 +33,14 @@ export function awkProgramProblem(program: string): string | undefined {
     code += char;
     if (!/\s/.test(char)) previous = char;
   }
+  // A backslash-newline continues the line: `system\` newline `("id")` is a call.
+  code = code.replace(/\\\r?\n/g, " ");
   if (/\bsystem\s*\(/.test(code)) return "system() runs a command";
   if (code.replace(/\|\|/g, "").includes("|")) return "a | in the program pipes to or from a command";
-  if (/@(load|include)\b/.test(code)) return "@load and @include read code from elsewhere";
+  if (/@\s*(load|include)\b/.test(code)) return "@load and @include read code from elsewhere";
+  // `@namespace "x"` only names; `@name(...)` calls whatever function the variable names.
+  const indirect = /@\s*(?!namespace\b)[A-Za-z_]/.exec(code);
+  if (indirect) return "an indirect call (@name(...)) calls a function named by a string, which can be system";
   return undefined;
 }
 

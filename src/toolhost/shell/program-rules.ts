@@ -5,37 +5,16 @@
  * refuse the forms that put code on the command line, they do not make an interpreter
  * safe (see docs/command-allowlist.md).
  */
-import { awkProgramProblem } from "./awk-program.js";
+import { awkProblem } from "./awk-rules.js";
 import { gitProblem } from "./git-rules.js";
+import { bunProblem, interpreterProblem, LUA, PERL, PHP, RSCRIPT, RUBY, type Interpreter } from "./interpreter-rules.js";
+import { nodeProblem } from "./node-rules.js";
+import { pythonProblem } from "./python-rules.js";
 import { sedScriptProblem } from "./sed-script.js";
+import { sqliteProblem } from "./sqlite-rules.js";
 import type { Word } from "./shell-words.js";
 
 type Rule = (args: Word[]) => string | undefined;
-
-/** Short options of `cluster` (e.g. `-ne`, `-Mstrict;...`): its leading letters; none for a long option or a non-option. */
-function shortFlags(word: string): string {
-  return /^-[A-Za-z0-9]/.test(word) ? (/^-([A-Za-z0-9]+)/.exec(word)?.[1] ?? "") : "";
-}
-
-/**
- * Interpreters: code on the command line (`-c`, `-e`, `--eval`...) is refused, and so is
- * code piped in (`echo ... | python3`: no script named); a script file is not.
- * `standalone` are the options that need no script (`-m module`, `--version`).
- */
-function inlineCodeRule(shortCode: string, longCode: RegExp, standalone = /^(-V|-v|--version|-h|--help)$/): Rule {
-  return (args) => {
-    for (const { text } of args) {
-      if (text === "--") break;
-      if (longCode.test(text)) return `${text} runs code given on the command line; write a script with file.write and run that`;
-      const flags = shortFlags(text);
-      const bad = [...flags].find((flag) => shortCode.includes(flag));
-      if (bad) return `-${bad} runs code given on the command line; write a script with file.write and run that`;
-      if (standalone.test(text)) return undefined;
-      if (!text.startsWith("-")) return undefined;
-    }
-    return "without a script file it runs code piped to it; write a script with file.write and run that";
-  };
-}
 
 /** `-o Name=value` / `-oName=value` options of ssh, scp and sftp that name a local program. */
 const SSH_PROGRAM_OPTION = /^(ProxyCommand|LocalCommand|PermitLocalCommand|KnownHostsCommand|Match)\b/i;
@@ -67,10 +46,6 @@ function sshRule(name: string, programFlags: string): Rule {
   };
 }
 
-/** sqlite3 runs `.shell`, `.system`, `.load` and pipes from its input: only its safe mode is allowed. */
-const sqliteRule: Rule = (args) =>
-  args.some(({ text }) => /^--?safe$/.test(text)) ? undefined : "sqlite3 runs programs through .shell, .system and pipes unless started with -safe; add -safe";
-
 /** make: recipes are the agent's own files (a script), but code on the command line is not. */
 const makeRule: Rule = (args) => {
   for (let index = 0; index < args.length; index += 1) {
@@ -82,39 +57,10 @@ const makeRule: Rule = (args) => {
   return undefined;
 };
 
-const pythonRule = inlineCodeRule("c", /^--command(=|$)/);
-const nodeInline = inlineCodeRule("ep", /^--(eval|print)(=|$)/);
-// `--import data:text/javascript,...` is inline code as well.
-const nodeRule: Rule = (args) => nodeInline(args) ?? (args.some(({ text }) => /^(--[a-z-]+=)?data:/.test(text)) ? "a data: URL runs code given on the command line" : undefined);
-// perl -M'strict;system("id")' becomes `use strict;system("id");`: -M and -m are code too.
-const perlRule = inlineCodeRule("eEMm", /^$/);
-const rubyRule = inlineCodeRule("e", /^$/);
-const phpRule = inlineCodeRule("rRBEFa", /^--(run|process-begin|process-end|process-code|process-file)(=|$)/);
-const luaRule = inlineCodeRule("el", /^$/);
-const rscriptRule = inlineCodeRule("e", /^--(expr)(=|$)/);
-
-const awkRule: Rule = (args) => {
-  let programSeen = false;
-  for (let index = 0; index < args.length; index += 1) {
-    const text = (args[index] as Word).text;
-    if (/^(-f|--file|-i|--include|-l|--load|-E|--exec)(=|$)/.test(text) || /^-[a-zA-Z]*[fil]$/.test(text)) return `awk ${text} loads a program or extension from a file`;
-    const inline = /^(-e|--source)$/.test(text) ? args[(index += 1)]?.text : /^--source=/.test(text) ? text.slice(9) : undefined;
-    if (inline !== undefined) {
-      programSeen = true;
-      const problem = awkProgramProblem(inline);
-      if (problem) return `awk: ${problem}`;
-      continue;
-    }
-    if (/^-[Fv]$/.test(text)) index += 1;
-    else if (text === "--") continue;
-    else if (!text.startsWith("-") && !programSeen) {
-      programSeen = true;
-      const problem = awkProgramProblem(text);
-      if (problem) return `awk: ${problem}`;
-    }
-  }
-  return undefined;
-};
+const interpreterRule =
+  (interpreter: Interpreter): Rule =>
+  (args) =>
+    interpreterProblem(interpreter, interpreter.grammar.program, args);
 
 const sedRule: Rule = (args) => {
   let scriptSeen = false;
@@ -171,10 +117,10 @@ const envRule: Rule = (args) => (args.every(({ text }) => text === "-0" || text 
 
 /** The rule of each program or builtin that has executing or assigning forms. */
 export const PROGRAM_RULES: Record<string, Rule> = {
-  awk: awkRule,
-  gawk: awkRule,
-  mawk: awkRule,
-  nawk: awkRule,
+  awk: (args) => awkProblem("awk", args),
+  gawk: (args) => awkProblem("gawk", args),
+  mawk: (args) => awkProblem("mawk", args),
+  nawk: (args) => awkProblem("nawk", args),
   sed: sedRule,
   gsed: sedRule,
   find: findRule,
@@ -183,17 +129,17 @@ export const PROGRAM_RULES: Record<string, Rule> = {
   test: testRule,
   "[": testRule,
   env: envRule,
-  python: pythonRule,
-  python3: pythonRule,
-  python2: pythonRule,
-  node: nodeRule,
-  nodejs: nodeRule,
-  bun: nodeRule,
-  perl: perlRule,
-  ruby: rubyRule,
-  php: phpRule,
-  lua: luaRule,
-  Rscript: rscriptRule,
+  python: (args) => pythonProblem("python", args),
+  python3: (args) => pythonProblem("python3", args),
+  python2: (args) => pythonProblem("python2", args),
+  node: (args) => nodeProblem("node", args),
+  nodejs: (args) => nodeProblem("nodejs", args),
+  bun: (args) => bunProblem("bun", args),
+  perl: interpreterRule(PERL),
+  ruby: interpreterRule(RUBY),
+  php: interpreterRule(PHP),
+  lua: interpreterRule(LUA),
+  Rscript: interpreterRule(RSCRIPT),
   sort: optionRule("sort", /^--compress-program/, "runs a program"),
   split: optionRule("split", /^--filter/, "runs a command"),
   tar: optionRule("tar", /^--(to-command|checkpoint-action|use-compress-program|info-script|new-volume-script|rsh-command)|^-[a-zA-Z]*[IF]/, "runs a program"),
@@ -205,14 +151,16 @@ export const PROGRAM_RULES: Record<string, Rule> = {
   ssh: sshRule("ssh", ""),
   scp: sshRule("scp", "S"),
   sftp: sshRule("sftp", "SD"),
-  sqlite3: sqliteRule,
+  sqlite3: (args) => sqliteProblem("sqlite3", args),
   make: makeRule,
   gmake: makeRule,
 };
 
 /** A python3.12-style name uses the python rule. */
 export function ruleFor(name: string): Rule | undefined {
-  return PROGRAM_RULES[name] ?? (/^python[0-9.]*$/.test(name) ? pythonRule : /^(perl|ruby|php|lua)[0-9.]+$/.test(name) ? PROGRAM_RULES[name.replace(/[0-9.]+$/, "")] : undefined);
+  if (PROGRAM_RULES[name]) return PROGRAM_RULES[name];
+  if (/^python[0-9.]*$/.test(name)) return (args) => pythonProblem(name, args);
+  return /^(perl|ruby|php|lua)[0-9.]+$/.test(name) ? PROGRAM_RULES[name.replace(/[0-9.]+$/, "")] : undefined;
 }
 
 /**
