@@ -80,6 +80,11 @@ const TEXTS = {
     zh: "抱歉，我还没有被设置为和你对话。如需使用，请把你的用户 ID（{userId}）告诉运维人员，加入允许列表。",
     en: "Sorry, I'm not set up to talk with you yet. To get access, give an operator your user id ({userId}) for the allowlist.",
   },
+  // Every channel: a message over MESSAGE_MAX_CHARS never reaches the model.
+  messageTooLong: {
+    zh: "抱歉，这条消息太长了（{chars} 个字符），我一次最多只能读 {maxChars} 个字符。请精简一下，或者分成几条发送。",
+    en: "Sorry, that message is too long for me ({chars} characters); I can read at most {maxChars} characters at a time. Please shorten it, or split it into several messages.",
+  },
   menuHelp: { zh: "显示帮助", en: "show help" },
   menuNew: { zh: "开始新的对话", en: "start a fresh conversation" },
   menuGaps: { zh: "查看能力缺口（运维）", en: "show capability gaps (operators)" },

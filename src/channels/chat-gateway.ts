@@ -1,9 +1,10 @@
 /**
  * The chat gateway: the one place where events of every chat platform become answers.
  * An event is taken in at once (deduplicated by its platform ids and queued in the
- * store, in one transaction), decided on by the bot's access policy, and answered in
- * its chat's queue: one message at a time per chat, chats in parallel, "typing" while
- * the turn runs. The answer is split, stored in the outbox and then sent.
+ * store, in one transaction), decided on by the bot's access policy (a message over
+ * MESSAGE_MAX_CHARS gets one reply instead of a turn), and answered in its chat's queue:
+ * one message at a time per chat, chats in parallel, "typing" while the turn runs. The
+ * answer is split, stored in the outbox and then sent.
  *
  * Stopping: receiving stops first; turns in flight and their deliveries may finish
  * within `graceMs`; messages not started stay queued and outbox rows not acknowledged
@@ -15,6 +16,7 @@ import type { AccessPolicy } from "./access-policy.js";
 import type { Channel, IncomingMessage, MessageHandler } from "./channel.js";
 import type { BotIdentity, ChatPlatform, InboundEvent, PlatformMessage } from "./chat-platform.js";
 import { createDeliveryOutbox, type DeliveryOutbox, type DeliveryOutboxOptions } from "./delivery-outbox.js";
+import { DEFAULT_MESSAGE_CAP, overCap, type MessageCap } from "./message-cap.js";
 import { PerChatQueue } from "./per-chat-queue.js";
 
 /** Telegram's typing lasts 5 s: refresh a little sooner. */
@@ -35,6 +37,8 @@ export type ChatGatewayOptions = {
   logger: Logger;
   /** The polite refusal for a user not on the allowlist (in BOT_LOCALE). */
   refusal: (message: PlatformMessage) => string;
+  /** MESSAGE_MAX_CHARS and its reply in BOT_LOCALE (messageCap()); unset: the variable's default, in English. */
+  messageCap?: MessageCap;
   /** How long turns in flight and their deliveries may finish after stop(). */
   graceMs: number;
   typingRefreshMs?: number;
@@ -43,6 +47,7 @@ export type ChatGatewayOptions = {
 
 export function createChatGateway(options: ChatGatewayOptions): Channel {
   const { store, logger } = options;
+  const cap = options.messageCap ?? DEFAULT_MESSAGE_CAP;
   const queue = new PerChatQueue();
   const stopping = new AbortController();
   let stopRequested: (() => void) | undefined;
@@ -99,7 +104,10 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
   function takeIn(bot: GatewayBot, outbox: DeliveryOutbox, event: InboundEvent, answer: (inboxId: number, message: PlatformMessage) => void) {
     const { message } = event;
     const decision = bot.access.decide(message);
-    const admitted = store.admit(event.dedupKeys, decision === "answer" ? { botKey: bot.key, chatId: message.chatId, message: JSON.stringify(message) } : undefined);
+    // Over the cap: only its ids are kept (a re-delivery is still dropped), never its text;
+    // it would reach the model later through the conversation's history.
+    const tooLong = decision === "answer" ? overCap(message.text, cap) : undefined;
+    const admitted = store.admit(event.dedupKeys, decision === "answer" && tooLong === undefined ? { botKey: bot.key, chatId: message.chatId, message: JSON.stringify(message) } : undefined);
     const about = { bot: bot.key, chatId: message.chatId, userId: message.userId, messageId: message.messageId };
     if (admitted.duplicate) {
       logger.info(about, "re-delivered event dropped");
@@ -111,11 +119,19 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
     }
     if (decision === "refuse") {
       logger.info(about, "user not on the allowlist; refused");
-      store.storeReply({ botKey: bot.key, chatId: message.chatId, parts: bot.platform.split(options.refusal(message)), ...replyTarget(message) });
-      queue.push(`${bot.key}:${message.chatId}`, () => outbox.deliverChat(message.chatId));
-      return;
+      return replyOnly(bot, outbox, message, options.refusal(message));
+    }
+    if (tooLong !== undefined) {
+      logger.info({ ...about, chars: tooLong, maxChars: cap.maxChars }, "message over MESSAGE_MAX_CHARS; not sent to the model");
+      return replyOnly(bot, outbox, message, cap.reply(tooLong));
     }
     answer(admitted.inboxId as number, message);
+  }
+
+  /** A reply the gateway gives itself, without a turn: stored in the outbox and sent in the chat's order. */
+  function replyOnly(bot: GatewayBot, outbox: DeliveryOutbox, message: PlatformMessage, reply: string) {
+    store.storeReply({ botKey: bot.key, chatId: message.chatId, parts: bot.platform.split(reply), ...replyTarget(message) });
+    queue.push(`${bot.key}:${message.chatId}`, () => outbox.deliverChat(message.chatId));
   }
 
   async function processMessage(bot: GatewayBot, outbox: DeliveryOutbox, handler: MessageHandler, inboxId: number, platformMessage: PlatformMessage): Promise<void> {

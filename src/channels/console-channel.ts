@@ -8,6 +8,7 @@
 import { createInterface } from "node:readline";
 import type { Channel, MessageHandler } from "./channel.js";
 import { createStatusLine } from "./console-status.js";
+import { DEFAULT_MESSAGE_CAP, overCap, type MessageCap } from "./message-cap.js";
 
 export type ConsoleChannelOptions = {
   input: NodeJS.ReadableStream;
@@ -17,11 +18,14 @@ export type ConsoleChannelOptions = {
   interactive: boolean;
   chatId?: string;
   userName?: string;
+  /** MESSAGE_MAX_CHARS and its reply in BOT_LOCALE (messageCap()); unset: the variable's default, in English. */
+  messageCap?: MessageCap;
 };
 
 export const CONSOLE_CHAT_ID = "local";
 
 export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
+  const cap = options.messageCap ?? DEFAULT_MESSAGE_CAP;
   let closeInput: (() => void) | undefined;
   return {
     name: "console",
@@ -66,6 +70,12 @@ export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
           continue;
         }
         if (options.interactive && (text === "/exit" || text === "/quit")) break;
+        const tooLong = overCap(text, cap);
+        if (tooLong !== undefined) {
+          options.output.write(options.interactive ? `bot> ${cap.reply(tooLong)}\n\n` : `${cap.reply(tooLong)}\n`);
+          ask();
+          continue;
+        }
         counter += 1;
         const control = new AbortController();
         turn = control;

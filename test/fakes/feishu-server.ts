@@ -27,8 +27,8 @@ export type FakeFeishu = {
   failNext(failure: FeishuFailure, times?: number): void;
   /** A receive_v1 event as Feishu sends it (schema 2.0). */
   messageEvent(options: { text: string; chatId?: string; chatType?: "p2p" | "group"; senderOpenId?: string; mentionBot?: boolean; eventId?: string; messageId?: string; createTimeMs?: number; threadId?: string; token?: string }): Record<string, unknown>;
-  /** Posts an event to a webhook, plain or encrypted (and signed) with `encryptKey`. */
-  deliverWebhook(url: string, event: unknown, encryptKey?: string): Promise<{ status: number; body: string }>;
+  /** Posts an event to a webhook, plain or encrypted (and signed) with `encryptKey`; stamped `timestampMs` (default now), as a replay keeps its first stamp. */
+  deliverWebhook(url: string, event: unknown, encryptKey?: string, options?: { timestampMs?: number }): Promise<{ status: number; body: string }>;
   waitForSent(count: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 };
@@ -149,14 +149,14 @@ export async function startFakeFeishu(options: { appId?: string; appSecret?: str
         },
       };
     },
-    async deliverWebhook(url, event, encryptKey) {
+    async deliverWebhook(url, event, encryptKey, stamp = {}) {
       let body = JSON.stringify(event);
       const headers: Record<string, string> = { "content-type": "application/json" };
       if (encryptKey) {
         const iv = randomBytes(16);
         const cipher = createCipheriv("aes-256-cbc", createHash("sha256").update(encryptKey).digest(), iv);
         body = JSON.stringify({ encrypt: Buffer.concat([iv, cipher.update(body, "utf8"), cipher.final()]).toString("base64") });
-        const timestamp = String(Math.floor(Date.now() / 1000));
+        const timestamp = String(Math.floor((stamp.timestampMs ?? Date.now()) / 1000));
         const nonce = randomBytes(8).toString("hex");
         headers["x-lark-request-timestamp"] = timestamp;
         headers["x-lark-request-nonce"] = nonce;

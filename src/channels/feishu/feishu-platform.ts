@@ -2,9 +2,10 @@
  * Feishu / Lark through `@larksuiteoapi/node-sdk`: events over the long connection
  * (WSClient, no public URL needed) by default, or a webhook (EventDispatcher: body
  * decrypted and signature checked with the encrypt key, verification token compared
- * here because the SDK does not). The handler only takes the event in, so the platform
- * gets its acknowledgement at once. Replies go through the reply API (in the thread for
- * topic groups) as `post` with Markdown, with the outbox row's uuid so a resend after a
+ * here because the SDK does not, a request stamped more than 5 minutes off refused as
+ * a replay). The handler only takes the event in, so the platform gets its
+ * acknowledgement at once. Replies go through the reply API (in the thread for topic
+ * groups) as `post` with Markdown, with the outbox row's uuid so a resend after a
  * restart is not shown twice.
  */
 import * as lark from "@larksuiteoapi/node-sdk";
@@ -13,6 +14,7 @@ import { ChannelLoginError, DeliveryError, type BotIdentity, type ChatPlatform, 
 import { splitText } from "../split-text.js";
 import { startWebhookServer, type WebhookServer } from "../webhook-server.js";
 import { feishuEventToInbound } from "./feishu-event.js";
+import { staleTimestamp } from "./webhook-timestamp.js";
 
 /** Feishu accepts far longer messages, but a wall of text reads badly in a chat. */
 export const FEISHU_MAX_MESSAGE_CHARS = 4000;
@@ -93,6 +95,12 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
           onError: (error) => log.error({ err: error }, "webhook request failed"),
           handle: async (request, response) => {
             if (request.method !== "POST" || request.url !== webhook.path) return false;
+            const stale = staleTimestamp(request.headers["x-lark-request-timestamp"], now());
+            if (stale) {
+              log.warn({ reason: stale, from: request.socket.remoteAddress }, "Feishu webhook request refused: a replay, or this host's clock is off");
+              response.writeHead(401, { "content-type": "text/plain" }).end(stale);
+              return true;
+            }
             await callback(request, response);
             return true;
           },
