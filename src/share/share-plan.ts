@@ -50,13 +50,27 @@ export type PlannedCopy = {
   content?: Buffer;
 };
 export type GoSkill = { folder: string; file: string; becomes: string; action: string };
-export type SharePlan = { mappingHash: string; shareDir: string; copies: PlannedCopy[]; conflicts: string[]; goSkills: GoSkill[]; unmapped: string[] };
+/**
+ * `conflicts` stop apply; `refused` are the sources among them that were not read because
+ * reading them could reach outside (a link, a special file, a hard-linked file): verify
+ * fails and cleanup refuses on them too, as cleanup removes by path.
+ */
+export type SharePlan = { mappingHash: string; shareDir: string; copies: PlannedCopy[]; conflicts: string[]; refused: string[]; goSkills: GoSkill[]; unmapped: string[] };
+
+/** What the walks of the sources found wrong. */
+type Findings = { conflicts: string[]; refused: string[] };
+
+function refuse(findings: Findings, text: string): void {
+  findings.conflicts.push(text);
+  findings.refused.push(text);
+}
 
 export async function planShare(layout: RuntimeLayout, loaded: LoadedMapping, maintenance: MaintenancePool, maxCopyBytes: number): Promise<SharePlan> {
   const { mapping } = loaded;
-  const conflicts: string[] = [];
+  const findings: Findings = { conflicts: [], refused: [] };
+  const { conflicts } = findings;
   const wanted: Omit<PlannedCopy, "state">[] = [];
-  for (const file of legacyFiles(layout.shareDir, mapping.items.map((item) => item.path), conflicts)) {
+  for (const file of legacyFiles(layout.shareDir, mapping.items.map((item) => item.path), findings)) {
     const item = file.item;
     for (const agentId of mapping.items[item]?.agents ?? []) {
       const to = mapping.items[item]?.to ?? file.itemPath;
@@ -64,7 +78,7 @@ export async function planShare(layout: RuntimeLayout, loaded: LoadedMapping, ma
       wanted.push({ agentId, source: join(layout.shareDir, file.inShare), inShare: file.inShare, dest, mode: file.mode, sizeBytes: file.bytes.length, sha256: sha256(file.bytes) });
     }
   }
-  const goSkills = planGoSkills(layout, loaded, wanted, conflicts);
+  const goSkills = planGoSkills(layout, loaded, wanted, findings);
   const copies: PlannedCopy[] = [];
   for (const [agentId, group] of groupBy(wanted, (copy) => copy.agentId)) {
     const stats = await maintenance.agent(agentId).files.stat(group.map((copy) => copy.dest), true);
@@ -74,7 +88,7 @@ export async function planShare(layout: RuntimeLayout, loaded: LoadedMapping, ma
       if (state.state === "conflict") conflicts.push(`${copy.dest} (agent ${agentId}): ${state.reason}`);
     });
   }
-  return { mappingHash: loaded.hash, shareDir: layout.shareDir, copies, conflicts, goSkills, unmapped: unmappedItems(layout, loaded) };
+  return { mappingHash: loaded.hash, shareDir: layout.shareDir, copies, conflicts, refused: findings.refused, goSkills, unmapped: unmappedItems(layout, loaded) };
 }
 
 function destinationState(copy: Omit<PlannedCopy, "state">, found: OperatorStat | undefined, maxCopyBytes: number): { state: CopyState; reason?: string } {
@@ -93,11 +107,11 @@ type LegacyFile = { item: number; itemPath: string; inShare: string; inside: str
  * walked by descriptor from the share root. Links, special files and files with several
  * hard links (possibly a host file's) are conflicts; nothing is read through a link.
  */
-function legacyFiles(shareDir: string, itemPaths: string[], conflicts: string[]): LegacyFile[] {
+function legacyFiles(shareDir: string, itemPaths: string[], findings: Findings): LegacyFile[] {
   const share = pinPath(shareDir, true);
   if (share === undefined || !share.stats.isDirectory()) {
     if (share) closeSync(share.fd);
-    for (const path of itemPaths) conflicts.push(`${join(shareDir, path)}: the mapping names it but it does not exist`);
+    for (const path of itemPaths) findings.conflicts.push(`${join(shareDir, path)}: the mapping names it but it does not exist`);
     return [];
   }
   const files: LegacyFile[] = [];
@@ -106,11 +120,13 @@ function legacyFiles(shareDir: string, itemPaths: string[], conflicts: string[])
       const segments = itemPath.split("/");
       const parent = pinFolder(share.fd, segments.slice(0, -1));
       if (isRefusal(parent)) {
-        conflicts.push(refusalConflict(shareDir, itemPath, parent));
+        const text = refusalConflict(shareDir, itemPath, parent);
+        if (parent.problem === "link") refuse(findings, text);
+        else findings.conflicts.push(text);
         continue;
       }
       try {
-        const walk = { shareDir, conflicts, found: [] as Omit<LegacyFile, "item" | "itemPath">[] };
+        const walk = { shareDir, findings, found: [] as Omit<LegacyFile, "item" | "itemPath">[] };
         collectLegacy(parent, segments.at(-1) as string, itemPath, "", 0, walk);
         files.push(...walk.found.map((file) => ({ ...file, item, itemPath })));
       } finally {
@@ -123,43 +139,43 @@ function legacyFiles(shareDir: string, itemPaths: string[], conflicts: string[])
   return files;
 }
 
-type LegacyWalk = { shareDir: string; conflicts: string[]; found: Omit<LegacyFile, "item" | "itemPath">[] };
+type LegacyWalk = { shareDir: string; findings: Findings; found: Omit<LegacyFile, "item" | "itemPath">[] };
 
 function collectLegacy(dirFd: number, name: string, inShare: string, inside: string, depth: number, walk: LegacyWalk): void {
   const shown = join(walk.shareDir, inShare);
   const pinned = pinEntry(dirFd, name);
   if (pinned === undefined) {
-    walk.conflicts.push(`${shown}: ${depth === 0 ? "the mapping names it but it does not exist" : "disappeared while the plan was made"}`);
+    walk.findings.conflicts.push(`${shown}: ${depth === 0 ? "the mapping names it but it does not exist" : "disappeared while the plan was made"}`);
     return;
   }
   try {
     if (pinned.stats.isFile()) {
-      const bytes = readLegacyBytes(dirFd, name, pinned, shown, walk.conflicts);
+      const bytes = readLegacyBytes(dirFd, name, pinned, shown, walk.findings);
       if (bytes) walk.found.push({ inShare, inside, mode: pinned.stats.mode & 0o777, bytes });
     } else if (pinned.stats.isDirectory()) {
       if (depth >= MAX_TREE_DEPTH) {
-        walk.conflicts.push(`${shown}: nested deeper than ${MAX_TREE_DEPTH} levels; copy it by hand`);
+        walk.findings.conflicts.push(`${shown}: nested deeper than ${MAX_TREE_DEPTH} levels; copy it by hand`);
         return;
       }
       for (const child of listNames(pinned.fd)) collectLegacy(pinned.fd, child, `${inShare}/${child}`, inside === "" ? child : `${inside}/${child}`, depth + 1, walk);
     } else {
-      walk.conflicts.push(linkOrSpecialConflict(shown, pinned));
+      refuse(walk.findings, linkOrSpecialConflict(shown, pinned));
     }
   } finally {
     closeSync(pinned.fd);
   }
 }
 
-function readLegacyBytes(dirFd: number, name: string, pinned: Pinned, shown: string, conflicts: string[]): Buffer | undefined {
+function readLegacyBytes(dirFd: number, name: string, pinned: Pinned, shown: string, findings: Findings): Buffer | undefined {
   if (pinned.stats.nlink > 1) {
-    conflicts.push(`${shown}: has ${pinned.stats.nlink} hard links (it may be a file from outside the share); copy it by hand`);
+    refuse(findings, `${shown}: has ${pinned.stats.nlink} hard links (it may be a file from outside the share); copy it by hand`);
     return undefined;
   }
   try {
     return readPinnedFile(dirFd, name, pinned);
   } catch (error) {
     if (!(error instanceof PinnedReadError)) throw error;
-    conflicts.push(`${shown}: ${error.message}; run plan again`);
+    refuse(findings, `${shown}: ${error.message}; run plan again`);
     return undefined;
   }
 }
@@ -218,13 +234,13 @@ function linkOrSpecialConflict(shown: string, pinned: Pinned): string {
  * becomes, and the copies of the `auto_*` drafts the mapping assigns to an agent. The
  * folder, each skill's folder and its skill.md are pinned without following a link.
  */
-function planGoSkills(layout: RuntimeLayout, loaded: LoadedMapping, wanted: Omit<PlannedCopy, "state">[], conflicts: string[]): GoSkill[] {
+function planGoSkills(layout: RuntimeLayout, loaded: LoadedMapping, wanted: Omit<PlannedCopy, "state">[], findings: Findings): GoSkill[] {
   const dir = loaded.mapping.goSkills?.dir ?? layout.baseSkillsDir;
   const owners = new Map((loaded.mapping.goSkills?.drafts ?? []).map((draft) => [draft.name, draft.agent]));
   const root = pinPath(dir, false);
   if (root === undefined || !root.stats.isDirectory()) {
-    if (root?.stats.isSymbolicLink()) conflicts.push(`${dir}: the Go-era skills folder is a link, which is not followed; set goSkills.dir to the real folder`);
-    else if (owners.size > 0) conflicts.push(`${dir}: the Go-era skills folder does not exist`);
+    if (root?.stats.isSymbolicLink()) refuse(findings, `${dir}: the Go-era skills folder is a link, which is not followed; set goSkills.dir to the real folder`);
+    else if (owners.size > 0) findings.conflicts.push(`${dir}: the Go-era skills folder does not exist`);
     if (root) closeSync(root.fd);
     return [];
   }
@@ -233,7 +249,7 @@ function planGoSkills(layout: RuntimeLayout, loaded: LoadedMapping, wanted: Omit
   try {
     const folders = readdirSync(`/proc/self/fd/${root.fd}`, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
     for (const folder of listNames(root.fd).filter(isGoEraSkillName)) {
-      const found = goSkillFile(root.fd, dir, folder, owners.has(folder), conflicts);
+      const found = goSkillFile(root.fd, dir, folder, owners.has(folder), findings);
       if (found === "refused") refused.add(folder);
       if (found === "refused" || found === "none") continue;
       const { file, text } = found;
@@ -255,7 +271,7 @@ function planGoSkills(layout: RuntimeLayout, loaded: LoadedMapping, wanted: Omit
   } finally {
     closeSync(root.fd);
   }
-  for (const name of owners.keys()) if (!skills.some((skill) => skill.folder === name) && !refused.has(name)) conflicts.push(`${join(dir, name)}: the mapping names this Go-era draft but it has no skill.md`);
+  for (const name of owners.keys()) if (!skills.some((skill) => skill.folder === name) && !refused.has(name)) findings.conflicts.push(`${join(dir, name)}: the mapping names this Go-era draft but it has no skill.md`);
   return skills;
 }
 
@@ -264,12 +280,12 @@ function planGoSkills(layout: RuntimeLayout, loaded: LoadedMapping, wanted: Omit
  * A linked skill folder or a linked skill.md is a conflict, named by its path in the
  * skills folder; nothing is read through it.
  */
-function goSkillFile(rootFd: number, dir: string, folder: string, read: boolean, conflicts: string[]): { file: string; text?: string } | "none" | "refused" {
+function goSkillFile(rootFd: number, dir: string, folder: string, read: boolean, findings: Findings): { file: string; text?: string } | "none" | "refused" {
   const pinned = pinEntry(rootFd, folder);
   if (pinned === undefined) return "none";
   try {
     if (pinned.stats.isSymbolicLink()) {
-      conflicts.push(`${join(dir, folder)}: a linked skill folder is not followed; replace the link with a real folder`);
+      refuse(findings, `${join(dir, folder)}: a linked skill folder is not followed; replace the link with a real folder`);
       return "refused";
     }
     if (!pinned.stats.isDirectory()) return "none";
@@ -279,7 +295,7 @@ function goSkillFile(rootFd: number, dir: string, folder: string, read: boolean,
       if (entry === undefined) continue;
       try {
         if (!entry.stats.isFile() || entry.stats.nlink > 1) {
-          conflicts.push(entry.stats.isFile() ? `${file}: has ${entry.stats.nlink} hard links (it may be a file from outside the skills folder); copy it by hand` : linkOrSpecialConflict(file, entry));
+          refuse(findings, entry.stats.isFile() ? `${file}: has ${entry.stats.nlink} hard links (it may be a file from outside the skills folder); copy it by hand` : linkOrSpecialConflict(file, entry));
           return "refused";
         }
         if (!read) return { file };
@@ -287,7 +303,7 @@ function goSkillFile(rootFd: number, dir: string, folder: string, read: boolean,
           return { file, text: readPinnedFile(pinned.fd, name, entry).toString("utf8") };
         } catch (error) {
           if (!(error instanceof PinnedReadError)) throw error;
-          conflicts.push(`${file}: ${error.message}; run plan again`);
+          refuse(findings, `${file}: ${error.message}; run plan again`);
           return "refused";
         }
       } finally {

@@ -12,12 +12,16 @@ import type { SharePlan } from "./share-plan.js";
 
 export type VerifyResult = { passed: boolean; checked: number; problems: string[] };
 
-/** The copies part: every planned copy must be there, identical. */
+/**
+ * The copies part: every planned copy must be there, identical, and no source may have
+ * been refused (a link on the way to an item): it was never copied, and cleanup, which
+ * removes by path, must not reach through it.
+ */
 export function copyProblems(plan: SharePlan): string[] {
-  return plan.copies.flatMap((copy) => {
+  return [...plan.refused, ...plan.copies.flatMap((copy) => {
     if (copy.state === "same") return [];
     return [`${copy.dest} (agent ${copy.agentId}): ${copy.state === "copy" ? "missing (run apply)" : `differs from ${copy.source}: ${copy.reason ?? "content or mode"}`}`];
-  });
+  })];
 }
 
 /** The isolation part: what each agent's own toolhost can list. */

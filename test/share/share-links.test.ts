@@ -125,6 +125,21 @@ describe("laoding share with planted links", () => {
     expect(texts(agentTree("a"))).not.toContain(SECRET);
   }, 60_000);
 
+  it("with a link on the way to an item, verify fails and cleanup refuses: nothing is removed through the link", async () => {
+    const mapping = { items: [{ path: "linkdir/file", agents: ["b"] }] };
+    expect(await share$("apply", mapping)).toMatchObject({ code: 1 });
+    const verify = await share$("verify", mapping);
+    expect(verify.code).toBe(1);
+    expect(verify.stdout).toContain(`  - ${join(share(), "linkdir")}: a link is neither followed nor copied`);
+    expect(verify.stdout).toContain("verify FAILED");
+    expectNoTarget(verify);
+    const cleanup = await share$("cleanup", mapping);
+    expect(cleanup.code).toBe(1);
+    expectNoTarget(cleanup);
+    expect(readFileSync(join(secretDir, "file"), "utf8")).toBe(`${SECRET}\n`);
+    expect(lstatSync(join(share(), "linkdir")).isSymbolicLink()).toBe(true);
+  }, 90_000);
+
   it("the backup stores an agent's planted links as links, and reads nothing through a file or folder swapped for a link mid-walk", async () => {
     const tree = agentTree("b");
     symlinkSync(secretFile, join(tree, "planted-file"));
