@@ -8,8 +8,13 @@ import { closeSync, mkdirSync, openSync, ftruncateSync, writeFileSync } from "no
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AdminServer } from "../../src/admin/admin-server.js";
+import { readAgentsFile } from "../../src/config/agents.js";
+import { openMaintenancePool } from "../../src/runtime/library-maintenance.js";
+import { systemClock } from "../../src/store/clock.js";
+import { openStore } from "../../src/store/store.js";
+import { pino } from "pino";
 import { launchTestAdmin, seedExportReportDraft } from "../helpers/admin.js";
-import { giveToAgent, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
+import { CLI_ENTRY, giveToAgent, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
 
 const TOKEN = "admin-token-for-doc-size-0123456";
 const TWO_GIB = 2 * 1024 * 1024 * 1024;
@@ -71,5 +76,22 @@ describe("admin API: a document over ADMIN_DOC_MAX_BYTES", () => {
     expect(await get("/v1/agents/a/experience-library/docs/content?file=2026-03-01-small.md")).toMatchObject({ status: 200, json: { data: { content: "---\ntitle: Small\n---\nfits\n" } } });
     const listing = await get("/v1/agents/a/experience-library/docs");
     expect(listing.status).toBe(200);
+  }, 30_000);
+});
+
+describe("operator.read with maxBytes, in the agent's real toolhost", () => {
+  it("refuses a file over maxBytes by the size of the file it opened, before reading it", async () => {
+    const store = openStore(workspace.layout.databaseFile, systemClock);
+    const pool = openMaintenancePool({ config: workspace.config, layout: workspace.layout, agents: readAgentsFile(workspace.layout.agentsFile), store, logger: pino({ level: "silent" }), cliEntry: CLI_ENTRY, onWarning: () => undefined });
+    try {
+      const files = pool.agent("a").files;
+      const path = join(pool.agent("a").trees.experienceDir, "2026-03-02-huge.md");
+      await expect(files.call("operator.read", { path, maxBytes: 1024 * 1024 })).rejects.toMatchObject({ code: "FILE_TOO_LARGE", message: expect.stringContaining(`is ${TWO_GIB} bytes; the limit is 1048576`) });
+      const small = JSON.parse(await files.call("operator.read", { path: join(pool.agent("a").trees.experienceDir, "2026-03-01-small.md"), maxBytes: 1024 * 1024 })) as { base64: string };
+      expect(Buffer.from(small.base64, "base64").toString("utf8")).toBe("---\ntitle: Small\n---\nfits\n");
+    } finally {
+      await pool.close();
+      store.close();
+    }
   }, 30_000);
 });

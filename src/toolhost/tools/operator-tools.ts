@@ -35,15 +35,19 @@ const json = (value: unknown) => ({ output: JSON.stringify(value), truncated: fa
 export function createOperatorTools(library: LibrarySettings | undefined): Tool[] {
   const read = defineTool({
     name: "operator.read",
-    description: "Read a file's bytes as base64, one page at a time (offset, then the answer's next).",
+    description: "Read a file's bytes as base64, one page at a time (offset, then the answer's next); a file over maxBytes is refused before it is read.",
     hints: READS_ONLY,
-    inputSchema: z.object({ path: z.string(), offset: z.number().int().min(0).optional(), within: within.optional() }).strict(),
+    inputSchema: z
+      .object({ path: z.string(), offset: z.number().int().min(0).optional(), within: within.optional(), maxBytes: z.number().int().min(0).optional().describe("Refuse a file larger than this (its size as opened, so every page checks the file it reads)") })
+      .strict(),
     async execute(args, context) {
       const resolved = context.sandbox.resolve(args.path, context.cwd, "read");
       assertWithin(context, args.within, resolved.realPath, args.path);
       const { fd, stats } = openForRead(context.sandbox, resolved.realPath, args.path);
       try {
         assertWithin(context, args.within, readlinkSync(`/proc/self/fd/${fd}`), args.path);
+        // The size of the file this call opened: one swapped in after a caller's stat, or grown between pages, is caught too.
+        if (args.maxBytes !== undefined && stats.size > args.maxBytes) throw new ToolError("FILE_TOO_LARGE", `${args.path} is ${stats.size} bytes; the limit is ${args.maxBytes}`);
         const offset = Math.min(args.offset ?? 0, stats.size);
         const pageBytes = Math.max(3, Math.floor((context.limits.outputMaxBytes - ENVELOPE_BYTES) / 4) * 3);
         const buffer = Buffer.alloc(Math.min(pageBytes, stats.size - offset));
