@@ -11,9 +11,12 @@
  * budget; a read-only call is retried once, alone on the new child, so a second crash is
  * unambiguously its own (read-only is the tool's own `readOnlyHint`, from tool.list); writes
  * and shell are never retried (they may have happened);
- * a call that crashed the child twice is refused for the rest of its session.
+ * a call that crashed the child twice is refused for the rest of its session. "A call" is
+ * its tool and the path it works on, not its exact arguments: a pattern respelled one
+ * character at a time must not buy a new pair of crashes (issue 32, item 2).
  */
 import { createHash } from "node:crypto";
+import { posix } from "node:path";
 import { failure, pingMethod, toolCallMethod, toolListMethod, type ParamsOf, type ResultOf, type ToolInfo, type ToolResult } from "../protocol.js";
 import { Emitter } from "vscode-jsonrpc";
 import type { RequestOptions } from "./child-connection.js";
@@ -70,7 +73,7 @@ export class ToolhostClient {
   private readonly idleWaiters: (() => void)[] = [];
   /** Set while a retry runs alone: other calls wait for it before they are sent. */
   private exclusive: Promise<void> | undefined;
-  /** Crashes per call fingerprint (session, tool, arguments). */
+  /** Crashes per call fingerprint (session, tool, path). */
   private readonly crashes = new Map<string, number>();
   /** Calls between callTool's start and its answer (queued ones included). */
   private active = 0;
@@ -154,7 +157,7 @@ export class ToolhostClient {
     this.activity.fire((this.active += 1));
     let result: ToolResult;
     try {
-      result = await this.callOnce(request, argsDigest);
+      result = await this.callOnce(request);
     } finally {
       this.activity.fire((this.active -= 1));
     }
@@ -172,11 +175,11 @@ export class ToolhostClient {
     return result;
   }
 
-  private async callOnce(request: ToolCallRequest, argsDigest: string): Promise<ToolResult> {
+  private async callOnce(request: ToolCallRequest): Promise<ToolResult> {
     let release: (() => void) | undefined;
     try {
-      if (this.crashes.size > 0 && (this.crashes.get(fingerprintOf(request, argsDigest)) ?? 0) >= CRASHES_BEFORE_QUARANTINE) {
-        return failure("TOOLHOST_CRASHED", request.name, "this call crashed the toolhost twice; it is not run again in this session (change it, or start a new conversation)");
+      if (this.crashes.size > 0 && (this.crashes.get(fingerprintOf(request)) ?? 0) >= CRASHES_BEFORE_QUARANTINE) {
+        return failure("TOOLHOST_CRASHED", request.name, `this call crashed the toolhost twice; ${request.name}${typeof request.args.path === "string" ? " on this path" : ""} is not run again in this session, whatever its other arguments (start a new conversation to try again)`);
       }
       release = this.semaphore.tryAcquire() ?? (await this.semaphore.acquire(request.signal));
       // The tool's own declaration decides its deadline and whether a crash may be retried.
@@ -191,7 +194,7 @@ export class ToolhostClient {
         return await this.send(params, options, timeoutMs);
       } catch (error) {
         if (!(error instanceof ToolhostError) || error.code !== "TOOLHOST_CRASHED") throw error;
-        const fingerprint = fingerprintOf(request, argsDigest);
+        const fingerprint = fingerprintOf(request);
         const crashes = (this.crashes.get(fingerprint) ?? 0) + 1;
         this.crashes.set(fingerprint, crashes);
         if (info?.annotations.readOnlyHint !== true || crashes >= CRASHES_BEFORE_QUARANTINE) throw error;
@@ -248,9 +251,21 @@ export class ToolhostClient {
   }
 }
 
-/** What identifies a call for crash accounting: its session (or folder), tool and arguments. */
-function fingerprintOf(request: ToolCallRequest, argsDigest: string): string {
-  return `${request.sessionId ?? request.cwd ?? ""}\0${request.name}\0${argsDigest}`;
+/**
+ * What identifies a call for crash accounting: its session (or folder), its tool, and the
+ * path it works on, normalised against the folder (`big.txt`, `./big.txt` and
+ * `sub/../big.txt` are one; no path is the folder itself, as grep and glob take it). The
+ * other arguments (a pattern, a command) can be respelled endlessly, so they are left out.
+ */
+function fingerprintOf(request: ToolCallRequest): string {
+  const path = request.args.path;
+  const target = normalisedPath(typeof path === "string" ? path : ".", request.cwd);
+  return `${request.sessionId ?? request.cwd ?? ""}\0${request.name}\0${target}`;
+}
+
+function normalisedPath(path: string, cwd: string | undefined): string {
+  const absolute = posix.isAbsolute(path) ? path : posix.join(cwd ?? ".", path);
+  return posix.normalize(absolute).replace(/(.)\/+$/, "$1");
 }
 
 /** A digest of the arguments for the audit trail: proves what was called without storing it. */
