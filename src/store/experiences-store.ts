@@ -34,6 +34,8 @@ export type ExperienceRow = {
   contradictCount: number;
   injectedCount: number;
   pinned: number;
+  /** The operator who approved a lesson naming a command run from the network; null otherwise. */
+  approvedBy: string | null;
   createdAt: number;
   updatedAt: number;
 };
@@ -49,6 +51,8 @@ export type NewExperience = {
   confidence: number;
   status?: ExperienceStatus;
   createdBy: string;
+  /** Set when an operator writes a lesson that names a command run from the network. */
+  approvedBy?: string;
   contentHash: string;
   tags: string[];
 };
@@ -67,17 +71,17 @@ export type ExperiencesStore = ReturnType<typeof createExperiencesStore>;
 
 const COLUMNS = `id, agent_id AS agentId, source, task_trace_id AS taskTraceId, summary, category, confidence, status, skill_name AS skillName,
   usage_count AS usageCount, last_used_at AS lastUsedAt, created_by AS createdBy, deprecated_reason AS deprecatedReason, content_hash AS contentHash,
-  support_count AS supportCount, contradict_count AS contradictCount, injected_count AS injectedCount, pinned, created_at AS createdAt, updated_at AS updatedAt`;
+  support_count AS supportCount, contradict_count AS contradictCount, injected_count AS injectedCount, pinned, approved_by AS approvedBy, created_at AS createdAt, updated_at AS updatedAt`;
 
 /** The fields a ledger entry shows of a lesson: what changes, not the counters that tick. */
 function ledgerView(row: ExperienceRow): Record<string, unknown> {
-  return { status: row.status, confidence: row.confidence, pinned: row.pinned, supportCount: row.supportCount, contradictCount: row.contradictCount, deprecatedReason: row.deprecatedReason, skillName: row.skillName };
+  return { status: row.status, confidence: row.confidence, pinned: row.pinned, supportCount: row.supportCount, contradictCount: row.contradictCount, deprecatedReason: row.deprecatedReason, skillName: row.skillName, approvedBy: row.approvedBy };
 }
 
 export function createExperiencesStore(db: Db, clock: Clock, ledger: LedgerStore) {
   const insert = db.prepare(
-    `INSERT INTO experiences (agent_id, source, task_trace_id, summary, category, confidence, status, created_by, content_hash, created_at, updated_at)
-     VALUES (@agentId, @source, @taskTraceId, @summary, @category, @confidence, @status, @createdBy, @contentHash, @now, @now)`,
+    `INSERT INTO experiences (agent_id, source, task_trace_id, summary, category, confidence, status, created_by, approved_by, content_hash, created_at, updated_at)
+     VALUES (@agentId, @source, @taskTraceId, @summary, @category, @confidence, @status, @createdBy, @approvedBy, @contentHash, @now, @now)`,
   );
   const insertTag = db.prepare("INSERT OR IGNORE INTO experience_tags (experience_id, tag) VALUES (?, ?)");
   const byId = db.prepare<[number], ExperienceRow>(`SELECT ${COLUMNS} FROM experiences WHERE id = ?`);
@@ -95,13 +99,13 @@ export function createExperiencesStore(db: Db, clock: Clock, ledger: LedgerStore
   };
 
   /** Applies `patch` to a lesson and ledgers the change, in one transaction. */
-  const change = db.transaction((id: number, patch: Partial<Pick<ExperienceRow, "status" | "confidence" | "pinned" | "supportCount" | "contradictCount" | "deprecatedReason" | "skillName">>, entry: { action: string; reason?: string; actor: string }): Experience => {
+  const change = db.transaction((id: number, patch: Partial<Pick<ExperienceRow, "status" | "confidence" | "pinned" | "supportCount" | "contradictCount" | "deprecatedReason" | "skillName" | "approvedBy">>, entry: { action: string; reason?: string; actor: string }): Experience => {
     const before = byId.get(id);
     if (!before) throw new Error(`no lesson ${formatExperienceId(id)}`);
     const after: ExperienceRow = { ...before, ...patch, updatedAt: clock.now() };
     db.prepare(
       `UPDATE experiences SET status = @status, confidence = @confidence, pinned = @pinned, support_count = @supportCount, contradict_count = @contradictCount,
-       deprecated_reason = @deprecatedReason, skill_name = @skillName, updated_at = @updatedAt WHERE id = @id`,
+       deprecated_reason = @deprecatedReason, skill_name = @skillName, approved_by = @approvedBy, updated_at = @updatedAt WHERE id = @id`,
     ).run(after);
     ledger.append({ agentId: before.agentId, subject: "experience", subjectId: formatExperienceId(id), action: entry.action, before: ledgerView(before), after: ledgerView(after), ...(entry.reason ? { reason: entry.reason } : {}), actor: entry.actor });
     return withTags(after);
@@ -110,7 +114,7 @@ export function createExperiencesStore(db: Db, clock: Clock, ledger: LedgerStore
   return {
     add: db.transaction((lesson: NewExperience): Experience => {
       const id = Number(
-        insert.run({ ...lesson, taskTraceId: lesson.taskTraceId ?? null, status: lesson.status ?? "draft", now: clock.now() }).lastInsertRowid,
+        insert.run({ ...lesson, taskTraceId: lesson.taskTraceId ?? null, status: lesson.status ?? "draft", approvedBy: lesson.approvedBy ?? null, now: clock.now() }).lastInsertRowid,
       );
       for (const tag of lesson.tags) insertTag.run(id, tag);
       const created = get(id) as Experience;

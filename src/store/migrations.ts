@@ -307,4 +307,13 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    name: "lessons: who approved a lesson that names a command run from the network",
+    sql: `
+      -- NULL until an operator approves (restores) a held lesson or writes it: the read-time
+      -- gate shows a lesson naming such a command only when this is set.
+      ALTER TABLE experiences ADD COLUMN approved_by TEXT;
+    `,
+  },
 ];

@@ -2,13 +2,16 @@
  * The model proposes, the code applies. Every operation is validated here: aliases must
  * be ones this call handed out (the model never mints ids), enums and lengths must hold,
  * tags are normalised and always include the task's, model-only confidence is capped,
- * exact and near duplicates become REINFORCE, and text that instructs, hides characters
- * or condemns a tool without a remedy is refused. A lesson shown to this very task is
- * never reinforced or re-added by it: a lesson cannot learn from its own injection.
+ * exact and near duplicates become REINFORCE, and text that instructs, hides characters,
+ * links somewhere, pipes into a shell or condemns a tool without a remedy is refused; a
+ * lesson naming a command that runs code from the network is stored held for an operator
+ * (HOLD). A lesson shown to this very task is never reinforced or re-added by it: a
+ * lesson cannot learn from its own injection.
  */
 import { EXPERIENCE_CATEGORIES, type Experience, type ExperienceCategory, type ExperienceSource } from "../../store/experiences-store.js";
 import type { Store } from "../../store/store.js";
 import { MAX_OPERATIONS, type RawOperation } from "./distiller.js";
+import { holdLesson } from "./lesson-hold.js";
 import { checkLessonText, contentHash, isNearDuplicate, MAX_TAGS, normalizeTags } from "./lesson-rules.js";
 
 /** The highest confidence a model alone can give a lesson; evidence raises it later. */
@@ -17,6 +20,8 @@ export const DEFAULT_CONFIDENCE = 0.4;
 
 export type AppliedOperation =
   | { op: "ADD"; experienceId: number }
+  /** An ADD stored held for an operator: not live until approved. */
+  | { op: "HOLD"; experienceId: number; why: string }
   | { op: "REINFORCE"; experienceId: number; why?: string }
   | { op: "CONTRADICT"; experienceId: number };
 export type RefusedOperation = { index: number; reason: string };
@@ -60,19 +65,22 @@ export function applyOperations(input: ApplyInput): { applied: AppliedOperation[
         reinforce(input, same, "a duplicate ADD became REINFORCE");
         return void applied.push({ op: "REINFORCE", experienceId: same.id, why: "duplicate" });
       }
-      const created = store.experiences.add({
-        agentId: input.agentId,
-        source: input.source,
-        taskTraceId: input.traceId,
-        summary: lesson.summary,
-        category: lesson.category,
-        confidence: lesson.confidence,
-        createdBy: input.actor,
-        contentHash: lesson.hash,
-        tags: lesson.tags,
-      });
+      const created = store.db.transaction(() => {
+        const stored = store.experiences.add({
+          agentId: input.agentId,
+          source: input.source,
+          taskTraceId: input.traceId,
+          summary: lesson.summary,
+          category: lesson.category,
+          confidence: lesson.confidence,
+          createdBy: input.actor,
+          contentHash: lesson.hash,
+          tags: lesson.tags,
+        });
+        return lesson.hold ? holdLesson(store, stored, lesson.hold, input.actor) : stored;
+      })();
       touched.add(created.id);
-      return void applied.push({ op: "ADD", experienceId: created.id });
+      return void applied.push(lesson.hold ? { op: "HOLD", experienceId: created.id, why: lesson.hold } : { op: "ADD", experienceId: created.id });
     }
     if (op === "REINFORCE" || op === "CONTRADICT") {
       const alias = typeof operation.target === "string" ? operation.target.trim().toUpperCase() : "";
@@ -99,14 +107,15 @@ export function applyOperations(input: ApplyInput): { applied: AppliedOperation[
   return { applied, refused };
 }
 
-type ValidLesson = { ok: true; summary: string; category: ExperienceCategory; confidence: number; tags: string[]; hash: string } | { ok: false; reason: string };
+type ValidLesson = { ok: true; summary: string; category: ExperienceCategory; confidence: number; tags: string[]; hash: string; hold?: string } | { ok: false; reason: string };
 
 function validateAdd(operation: RawOperation, input: ApplyInput): ValidLesson {
   if (typeof operation.summary !== "string") return { ok: false, reason: "ADD needs a summary" };
   const skip = input.dangerouslySkipChecks === true;
   const summary = skip ? operation.summary.trim().padEnd(20, ".").slice(0, 200) : operation.summary.trim();
   const check = checkLessonText(summary);
-  if (!check.ok && !skip) return { ok: false, reason: check.reason };
+  if (!check.ok && !check.hold && !skip) return { ok: false, reason: check.reason };
+  const hold = !check.ok && check.hold && !skip ? check.reason : undefined;
   const given = typeof operation.category === "string" ? operation.category.trim().toLowerCase() : "";
   const category = skip && !(EXPERIENCE_CATEGORIES as readonly string[]).includes(given) ? "pattern" : given;
   if (!(EXPERIENCE_CATEGORIES as readonly string[]).includes(category)) return { ok: false, reason: `category "${String(operation.category)}" is not one of ${EXPERIENCE_CATEGORIES.join(", ")}` };
@@ -115,7 +124,7 @@ function validateAdd(operation: RawOperation, input: ApplyInput): ValidLesson {
   const modelTags = Array.isArray(operation.tags) ? operation.tags.filter((tag): tag is string => typeof tag === "string") : [];
   // The task's tags always come first: they are what later tasks are matched on.
   const tags = [...new Set([...input.taskTags, ...normalizeTags(modelTags)])].slice(0, MAX_TAGS).sort();
-  return { ok: true, summary, category: category as ExperienceCategory, confidence: round(skip ? confidence : Math.min(confidence, MODEL_CONFIDENCE_CAP)), tags, hash: contentHash(summary) };
+  return { ok: true, summary, category: category as ExperienceCategory, confidence: round(skip ? confidence : Math.min(confidence, MODEL_CONFIDENCE_CAP)), tags, hash: contentHash(summary), ...(hold ? { hold } : {}) };
 }
 
 function reinforce(input: ApplyInput, lesson: Experience, reason?: string): void {

@@ -1,6 +1,13 @@
-/** Applies the lifecycle to lessons and ledgers each change; run after each settled task, daily, and by `laoding experiences curate`. */
+/**
+ * Applies the lifecycle to lessons and ledgers each change; run after each settled task,
+ * daily, and by `laoding experiences curate`. A lesson stored before the text checks grew
+ * is never shown (the read-time gate sees to that); here it is also retired, or held for
+ * an operator, so the lists say why it is not shown.
+ */
 import type { Experience } from "../../store/experiences-store.js";
 import type { Store } from "../../store/store.js";
+import { holdLesson } from "./lesson-hold.js";
+import { checkLessonText } from "./lesson-rules.js";
 import { lessonStats } from "./lesson-stats.js";
 import { nextTransition } from "./lifecycle.js";
 
@@ -13,7 +20,15 @@ export function curateLessons(store: Store, lessons: readonly Experience[], now:
   const changes: CurateChange[] = [];
   for (const lesson of lessons) {
     const current = store.experiences.get(lesson.id);
-    if (!current) continue;
+    if (!current || current.status === "deprecated") continue;
+    const check = checkLessonText(current.summary);
+    if (!check.ok && !(check.hold && current.approvedBy !== null)) {
+      const reason = check.hold ? check.reason : `refused by today's lesson checks: ${check.reason}`;
+      if (check.hold) holdLesson(store, current, reason, actor);
+      else store.experiences.change(current.id, { status: "deprecated", deprecatedReason: reason }, { action: "refuse", reason, actor });
+      changes.push({ experienceId: current.id, from: current.status, to: "deprecated", reason });
+      continue;
+    }
     const transition = nextTransition(current, lessonStats(store, current, now));
     if (!transition) continue;
     store.experiences.change(

@@ -17,7 +17,7 @@ import { extractCitations } from "./citations.js";
 import { curateAgent, curateLessons, type CurateChange } from "./curate.js";
 import { aliasLessons, DISTILL_PROMPT_VERSION, MAX_ALIASES, proposeOperations } from "./distiller.js";
 import { isHoldout } from "./holdout.js";
-import { normalizeTags } from "./lesson-rules.js";
+import { lessonMayBeShown, normalizeTags } from "./lesson-rules.js";
 import { lessonsSection } from "./lessons-section.js";
 import { relevance, selectLessons } from "./select-lessons.js";
 import { gateTask, looksLikeCorrection, taskOutcome, type TaskFacts } from "./task-gates.js";
@@ -184,6 +184,7 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
     const result = applyOperations({ store, agentId: task.agentId, traceId: task.traceId, source, taskTags: tags, aliases, injectedIds, operations: reply.operations, actor: "distiller", ...(settings.dangerouslySkipGates ? { dangerouslySkipChecks: true } : {}) });
     store.distillRuns.record({ ...runBase, status: "distilled", source, operations: result.applied.length, refused: result.refused.length, tokens: reply.tokens });
     if (result.refused.length > 0) logger.info({ traceId: task.traceId, refused: result.refused }, "distiller operations refused");
+    for (const held of result.applied.filter((op) => op.op === "HOLD")) logger.warn({ traceId: task.traceId, lesson: formatExperienceId(held.experienceId), why: held.why }, "lesson held for an operator's approval");
     logger.info({ traceId: task.traceId, applied: result.applied.map((op) => `${op.op} ${formatExperienceId(op.experienceId)}`) }, "task distilled");
     if (options.skills && result.applied.some((op) => op.op === "ADD")) {
       for (const outcomeOfSkill of await options.skills.maybeTrigger(task.agentId, tags)) logger.info({ traceId: task.traceId, ...outcomeOfSkill }, "skill distillation");
@@ -201,7 +202,8 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
     const query = terms(text);
     return store.experiences
       .list(agentId)
-      .filter((lesson) => lesson.status !== "deprecated" && !excluded.has(lesson.id))
+      // The distiller's prompt is a prompt too: a lesson the gate would not show is not an alias.
+      .filter((lesson) => lesson.status !== "deprecated" && !excluded.has(lesson.id) && lessonMayBeShown(lesson))
       .map((lesson) => ({ lesson, score: relevance(query, lesson) }))
       .filter((candidate) => candidate.score > 0)
       .sort((left, right) => right.score - left.score || left.lesson.id - right.lesson.id)

@@ -1,20 +1,21 @@
 /**
  * What a lesson's text may be. Every lesson passes these checks when it is written, and
  * its text is checked again when it is read for a prompt: a lesson is data for the model,
- * so text that tries to instruct it, hides characters, or condemns a tool without saying
- * what to do instead never reaches a prompt.
+ * so text that tries to instruct it, hides characters, links somewhere, pipes a download
+ * into a shell, or condemns a tool without saying what to do instead never reaches a
+ * prompt. A lesson that names a command fetching code from the network and running it is
+ * not refused but held: it reaches a prompt only once an operator has approved it.
  */
 import { createHash } from "node:crypto";
 import { terms } from "../../knowledge/keywords.js";
+import type { Experience } from "../../store/experiences-store.js";
+import { unsafeText } from "./unsafe-text.js";
 
 export const SUMMARY_MIN_CHARS = 20;
 export const SUMMARY_MAX_CHARS = 200;
 export const MAX_TAGS = 6;
 /** Two lessons whose terms overlap this much say the same thing (Jaccard). */
 export const NEAR_DUPLICATE_JACCARD = 0.7;
-
-/** Zero-width, bidi-override, soft-hyphen and control characters: invisible in a chat, visible to a model. */
-const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|[\u{e0000}-\u{e007f}]/u;
 
 const INSTRUCTION_PATTERNS: RegExp[] = [
   /\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|above|earlier|all|system|instructions?|rules?|prompt)\b/i,
@@ -32,17 +33,32 @@ const INSTRUCTION_PATTERNS: RegExp[] = [
 const NEGATIVE_TOOL_CLAIM = /\b(is|are)\s+(broken|useless|unusable|unreliable)\b|\b(doesn'?t|does not|don'?t|do not|never|cannot|can'?t)\s+work\b|\bnever use\b|\bavoid (using )?(the )?\w+ tool\b|(坏了|不可用|不能用|用不了|无法使用|不要用|别用|永远不要)/i;
 const REMEDY = /\b(instead|use|pass|add|set|run|retry|switch|with|then|fix|workaround|by)\b|(改用|换用|加上|设置|先用|重试|通过|代替|而是)/i;
 
-export type TextCheck = { ok: true } | { ok: false; reason: string };
+/** `hold`: the text is fine but names a command run from the network; an operator decides. */
+export type TextCheck = { ok: true } | { ok: false; reason: string; hold?: true };
 
 /** The checks every lesson's text must pass, at write time and again at read time. */
 export function checkLessonText(summary: string): TextCheck {
-  if (INVISIBLE.test(summary)) return { ok: false, reason: "contains invisible or control characters" };
+  const unsafe = unsafeText(summary);
+  if (unsafe && !unsafe.hold) return { ok: false, reason: unsafe.reason };
   const length = [...summary].length;
   if (length < SUMMARY_MIN_CHARS || length > SUMMARY_MAX_CHARS) return { ok: false, reason: `summary is ${length} characters; ${SUMMARY_MIN_CHARS}-${SUMMARY_MAX_CHARS} allowed` };
   if (/[\r\n]/.test(summary)) return { ok: false, reason: "summary spans several lines" };
   if (INSTRUCTION_PATTERNS.some((pattern) => pattern.test(summary))) return { ok: false, reason: "reads like an instruction to the model, not a lesson" };
   if (NEGATIVE_TOOL_CLAIM.test(summary) && !remedyAfterClaim(summary)) return { ok: false, reason: "a negative claim about a tool without a remedy" };
+  // Only a lesson that passes everything else is worth an operator's time.
+  if (unsafe) return { ok: false, hold: true, reason: unsafe.reason };
   return { ok: true };
+}
+
+/**
+ * The read-time gate: a lesson reaches a prompt (or a skill, or a rule candidate) only if
+ * today's checks pass, or they only hold it and an operator approved it. Lessons stored
+ * before the checks grew are judged by the same function, so a stored payload never
+ * reaches a prompt whatever wrote it.
+ */
+export function lessonMayBeShown(lesson: Pick<Experience, "summary" | "approvedBy">): boolean {
+  const check = checkLessonText(lesson.summary);
+  return check.ok || (check.hold === true && lesson.approvedBy !== null);
 }
 
 function remedyAfterClaim(summary: string): boolean {

@@ -2,12 +2,16 @@
  * Candidates for always-on rules, with their evidence. A rule is the last step of
  * Memory -> Skill -> Rule and only an operator takes it: this module only proposes.
  * Candidates are the decision-heuristic bullets of active distilled skill versions, and
- * active lessons with strong evidence (cited in many tasks that then succeeded).
+ * active lessons with strong evidence (cited in many tasks that then succeeded). A rule is
+ * in every prompt, so a candidate whose text the lesson gate refuses or holds (hidden
+ * characters, a URL, a pipe into a shell, a command run from the network) is not offered.
  */
 import { formatExperienceId } from "../../store/experiences-store.js";
 import type { Store } from "../../store/store.js";
+import { lessonMayBeShown } from "./lesson-rules.js";
 import { lessonStats } from "./lesson-stats.js";
 import { skillBullets } from "./skill-sections.js";
+import { unsafeText } from "./unsafe-text.js";
 
 export const RULE_CANDIDATE_MIN_CITED_TASKS = 5;
 export const RULE_CANDIDATE_MIN_SUCCESS = 0.7;
@@ -30,6 +34,7 @@ export function ruleCandidates(store: Store, agentId: string, now: number): Rule
     );
   const fromLessons = store.experiences
     .list(agentId, "active")
+    .filter(lessonMayBeShown)
     .map((lesson) => ({ lesson, stats: lessonStats(store, lesson, now) }))
     .filter(({ stats }) => stats.citedTasks >= RULE_CANDIDATE_MIN_CITED_TASKS && stats.citing.n > 0 && stats.citing.successes / stats.citing.n >= RULE_CANDIDATE_MIN_SUCCESS)
     .map(({ lesson, stats }) => ({
@@ -37,5 +42,5 @@ export function ruleCandidates(store: Store, agentId: string, now: number): Rule
       text: lesson.summary,
       evidence: `cited in ${stats.citedTasks} tasks, ${stats.citing.successes}/${stats.citing.n} succeeded; holdout ${stats.holdout.successes}/${stats.holdout.n}`,
     }));
-  return [...fromSkills, ...fromLessons].filter((candidate) => candidate.text.length > 0 && !active.has(candidate.text));
+  return [...fromSkills.filter((candidate) => unsafeText(candidate.text) === undefined), ...fromLessons].filter((candidate) => candidate.text.length > 0 && !active.has(candidate.text));
 }

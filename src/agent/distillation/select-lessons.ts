@@ -3,11 +3,11 @@
  * a gate that confidence and recency cannot override), then confidence, adoption and
  * recency; at most two active lessons plus one draft in an explore slot, so drafts can
  * earn the citations promotion needs. A lesson whose text fails the write-time checks
- * today (the checks may have grown) is skipped.
+ * today (the checks may have grown), or is held and was never approved, is skipped.
  */
 import { terms } from "../../knowledge/keywords.js";
 import type { Experience } from "../../store/experiences-store.js";
-import { checkLessonText, isConflicting, jaccard } from "./lesson-rules.js";
+import { isConflicting, jaccard, lessonMayBeShown } from "./lesson-rules.js";
 
 export const MAX_ACTIVE_INJECTED = 2;
 export const MAX_DRAFT_INJECTED = 1;
@@ -29,7 +29,7 @@ export function relevance(messageTerms: ReadonlySet<string>, lesson: Experience)
 export function selectLessons(userText: string, lessons: readonly Experience[]): ScoredLesson[] {
   const messageTerms = terms(userText);
   const scored = lessons
-    .filter((lesson) => lesson.status !== "deprecated" && checkLessonText(lesson.summary).ok)
+    .filter((lesson) => lesson.status !== "deprecated" && lessonMayBeShown(lesson))
     .map((lesson) => ({ lesson, relevance: relevance(messageTerms, lesson) }))
     .filter((candidate) => candidate.relevance > 0)
     .sort(compareCandidates);

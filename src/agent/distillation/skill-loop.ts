@@ -14,6 +14,7 @@ import type { Experience } from "../../store/experiences-store.js";
 import type { SkillVersion } from "../../store/skill-versions-store.js";
 import type { Store } from "../../store/store.js";
 import type { Locale } from "../texts.js";
+import { lessonMayBeShown } from "./lesson-rules.js";
 import { judgeCandidate, trialVerdict } from "./skill-ratchet.js";
 import { allBullets } from "./skill-sections.js";
 import { distilledSkillName, gateDistilledSkill, renderDistilledTemplate, writeSkillWithModel } from "./skill-writer.js";
@@ -51,7 +52,8 @@ export function createSkillLoop(options: {
   const { store, logger, clock } = options;
 
   function liveLessons(agentId: string, tag: string): Experience[] {
-    return store.experiences.list(agentId).filter((lesson) => lesson.status !== "deprecated" && lesson.tags.includes(tag));
+    // A skill is shown in prompts: only lessons the read-time gate would show may feed it.
+    return store.experiences.list(agentId).filter((lesson) => lesson.status !== "deprecated" && lesson.tags.includes(tag) && lessonMayBeShown(lesson));
   }
 
   /** Per recorded task of the tag, the lessons it produced or was shown: the offline evidence. */

@@ -10,6 +10,7 @@ import { askForSkillFile } from "../gaps/draft-writer.js";
 import { formatExperienceId, type Experience } from "../../store/experiences-store.js";
 import type { Locale } from "../texts.js";
 import { DISTILLED_SECTIONS, allBullets } from "./skill-sections.js";
+import { unsafeText } from "./unsafe-text.js";
 
 export function distilledSkillName(tag: string): string {
   return draftSkillName(tag).replace(/^auto-/, "distilled-");
@@ -26,6 +27,9 @@ export function gateDistilledSkill(text: string, expected: { name: string; tag: 
     if (ids.length === 0) return { ok: false, error: `bullet "${bullet.slice(0, 60)}" cites no lesson` };
     const unknown = ids.find((id) => !expected.lessonIds.has(id));
     if (unknown !== undefined) return { ok: false, error: `bullet cites ${formatExperienceId(unknown)}, which is not one of its source lessons` };
+    // A skill is in prompts like a lesson; a command its lessons were approved for may stay.
+    const unsafe = unsafeText(bullet);
+    if (unsafe && !unsafe.hold) return { ok: false, error: `bullet "${bullet.slice(0, 60)}" ${unsafe.reason}` };
   }
   return { ok: true, text };
 }

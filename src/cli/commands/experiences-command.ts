@@ -1,5 +1,6 @@
 import { curateAgent } from "../../agent/distillation/curate.js";
 import { effectReport, formatComparison } from "../../agent/distillation/effect-report.js";
+import { isHeld } from "../../agent/distillation/lesson-hold.js";
 import { addManualLesson, deprecateLesson, findLesson, lessonView as view, pinLesson, restoreLesson } from "../../agent/distillation/operator-actions.js";
 import { EXPERIENCE_CATEGORIES, EXPERIENCE_STATUSES, formatExperienceId, type Experience, type ExperienceCategory, type ExperienceStatus } from "../../store/experiences-store.js";
 import { systemClock } from "../../store/clock.js";
@@ -10,10 +11,12 @@ import { parseFlags } from "../parse-flags.js";
 
 const usage = `Usage: laoding experiences <action> [options]
 
-  list [--status S]          lessons with status, confidence, adoption and tags
+  list [--status S]          lessons with status, confidence, adoption and tags; --status held:
+                             lessons naming a command run from the network, waiting for approval
   show <exp-id>              one lesson with its injections and its ledger
   deprecate <exp-id> [--reason TEXT]
-  restore <exp-id>           a deprecated lesson back to draft (its counters start afresh)
+  restore <exp-id>           a deprecated lesson back to draft (its counters start afresh);
+                             on a held lesson this approves it, and deprecate rejects it
   pin <exp-id> | unpin <exp-id>   pinned lessons are exempt from the lifecycle
   add --tags a,b [--category C] "summary"   a manual lesson (active, exempt)
   curate                     run the lifecycle now (it also runs daily and after each task)
@@ -58,9 +61,10 @@ export const experiencesCommand: Command = {
     try {
       switch (action) {
         case "list": {
-          const status = values.status as ExperienceStatus | undefined;
-          if (status && !(EXPERIENCE_STATUSES as readonly string[]).includes(status)) throw new UsageError(`--status must be one of ${EXPERIENCE_STATUSES.join(", ")}`, usage);
-          const lessons = agents.flatMap((agentId) => store.experiences.list(agentId, status));
+          const held = values.status === "held";
+          const status = held ? "deprecated" : (values.status as ExperienceStatus | undefined);
+          if (status && !(EXPERIENCE_STATUSES as readonly string[]).includes(status)) throw new UsageError(`--status must be one of ${EXPERIENCE_STATUSES.join(", ")}, held`, usage);
+          const lessons = agents.flatMap((agentId) => store.experiences.list(agentId, status)).filter((lesson) => !held || isHeld(lesson));
           return out(lessons.map(view), () => (lessons.length === 0 ? ["no lessons yet"] : lessons.map(line)));
         }
         case "show": {
@@ -70,7 +74,7 @@ export const experiencesCommand: Command = {
           return out({ lesson: view(lesson), injections, ledger }, () => [
             line(lesson),
             `  source ${lesson.source} · task ${lesson.taskTraceId ?? "-"} · created by ${lesson.createdBy} · ${time(lesson.createdAt)}`,
-            `  support ${lesson.supportCount} · contradicted ${lesson.contradictCount} · shown ${lesson.injectedCount} · cited ${lesson.usageCount}${lesson.deprecatedReason ? ` · deprecated: ${lesson.deprecatedReason}` : ""}`,
+            `  support ${lesson.supportCount} · contradicted ${lesson.contradictCount} · shown ${lesson.injectedCount} · cited ${lesson.usageCount}${lesson.deprecatedReason ? ` · ${isHeld(lesson) ? "" : "deprecated: "}${lesson.deprecatedReason}` : ""}`,
             "  ledger:",
             ...ledger.map((entry) => `    ${time(entry.createdAt)} ${entry.action} by ${entry.actor}${entry.reason ? `: ${entry.reason}` : ""}`),
           ]);
@@ -81,7 +85,7 @@ export const experiencesCommand: Command = {
         }
         case "restore": {
           const lesson = restoreLesson(store, needTarget());
-          return out(view(lesson), () => [`restored ${formatExperienceId(lesson.id)} as a draft`]);
+          return out(view(lesson), () => [`${lesson.approvedBy ? "approved and restored" : "restored"} ${formatExperienceId(lesson.id)} as a draft`]);
         }
         case "pin":
         case "unpin": {
@@ -144,7 +148,7 @@ function reportLines(report: ReturnType<typeof effectReport>): string[] {
 
 function line(lesson: Experience): string {
   const adoption = lesson.injectedCount === 0 ? "-" : `${Math.round((lesson.usageCount / lesson.injectedCount) * 100)}%`;
-  return `${formatExperienceId(lesson.id)} [${lesson.status}${lesson.pinned ? ", pinned" : ""}] ${lesson.agentId} · ${lesson.category} · conf ${lesson.confidence} · adoption ${adoption} · tags ${lesson.tags.join(",")}\n  ${lesson.summary}`;
+  return `${formatExperienceId(lesson.id)} [${isHeld(lesson) ? "held" : lesson.status}${lesson.pinned ? ", pinned" : ""}] ${lesson.agentId} · ${lesson.category} · conf ${lesson.confidence} · adoption ${adoption} · tags ${lesson.tags.join(",")}\n  ${lesson.summary}`;
 }
 
 function time(ms: number): string {
