@@ -1,11 +1,13 @@
 import { text } from "../../agent/texts.js";
 import { createChatGateway } from "../../channels/chat-gateway.js";
 import { createConsoleChannel } from "../../channels/console-channel.js";
+import { messageCap } from "../../channels/message-cap.js";
 import type { Channel } from "../../channels/channel.js";
 import { ConfigError } from "../../config/config-error.js";
 import { createBotRuntime, type BotRuntime } from "../../runtime/bot-runtime.js";
 import { loginChatBots, planChatBots, selectChannels, type ChannelName } from "../../runtime/chat-bots.js";
 import { prepareToolhostLaunches } from "../../runtime/toolhost-launch.js";
+import { withDoctorHint } from "../../doctor/doctor-hint.js";
 import { formatSeedReport } from "../../workspace/seed-workspace.js";
 import { bootstrap, type Boot } from "../bootstrap.js";
 import { startAdminFor } from "./admin-command.js";
@@ -32,24 +34,33 @@ export const startCommand: Command = {
   async run(context) {
     const { values } = parseFlags(context.args, { workspace: { type: "string" } }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
-    // Logs go to a file only while a person chats on this terminal (the console is the channel).
-    const consoleOnly = (channels: ChannelName[]) => channels.length === 1 && channels[0] === "console";
-    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace, logToFile: (loaded, agents) => consoleOnly(selectChannels(loaded, agents)) && isTerminal(context) });
-    const channels = selectChannels(boot.loaded, boot.agents);
-    if (!consoleOnly(channels) && channels.includes("console")) {
-      throw new ConfigError(`MESSAGE_CHANNEL=${channels.join(",")}: the console cannot run together with chat channels`, {
-        hint: "Drop console from MESSAGE_CHANNEL, and talk to the agent in a terminal with `laoding chat` while the bot runs",
-      });
-    }
-    // The admin API beside the bot when ADMIN_PORT is set (docs/admin-api.md).
-    const admin = boot.loaded.config.ADMIN_PORT > 0 ? await startAdminFor(context, boot, boot.loaded.config.ADMIN_PORT) : undefined;
     try {
-      return consoleOnly(channels) ? await serveConsole(context, boot, boot.agents[0]?.id as string) : await serveChatChannels(context, boot, channels);
-    } finally {
-      await admin?.close();
+      return await start(context, values.workspace);
+    } catch (error) {
+      // A configuration, sandbox or login failure: the doctor shows every problem at once.
+      throw withDoctorHint(error);
     }
   },
 };
+
+async function start(context: CliContext, workspaceDir: string | undefined): Promise<number> {
+  // Logs go to a file only while a person chats on this terminal (the console is the channel).
+  const consoleOnly = (channels: ChannelName[]) => channels.length === 1 && channels[0] === "console";
+  const boot = bootstrap(context, { seed: true, workspaceDir, logToFile: (loaded, agents) => consoleOnly(selectChannels(loaded, agents)) && isTerminal(context) });
+  const channels = selectChannels(boot.loaded, boot.agents);
+  if (!consoleOnly(channels) && channels.includes("console")) {
+    throw new ConfigError(`MESSAGE_CHANNEL=${channels.join(",")}: the console cannot run together with chat channels`, {
+      hint: "Drop console from MESSAGE_CHANNEL, and talk to the agent in a terminal with `laoding chat` while the bot runs",
+    });
+  }
+  // The admin API beside the bot when ADMIN_PORT is set (docs/admin-api.md).
+  const admin = boot.loaded.config.ADMIN_PORT > 0 ? await startAdminFor(context, boot, boot.loaded.config.ADMIN_PORT) : undefined;
+  try {
+    return consoleOnly(channels) ? await serveConsole(context, boot, boot.agents[0]?.id as string) : await serveChatChannels(context, boot, channels);
+  } finally {
+    await admin?.close();
+  }
+}
 
 /** Telegram and Feishu: every bot logs in first (a bad token stops start-up), then the gateway runs them. */
 async function serveChatChannels(context: CliContext, boot: Boot, channels: ChannelName[]): Promise<number> {
@@ -68,6 +79,7 @@ async function serveChatChannels(context: CliContext, boot: Boot, channels: Chan
     logger,
     refusal: (message) => text(locale, "notAllowed", { userId: message.userId }),
     graceMs: loaded.config.SHUTDOWN_GRACE_MS,
+    messageCap: messageCap(loaded.config.MESSAGE_MAX_CHARS, locale),
   });
   const names = bots.map((bot) => `${bot.platform.channel} ${bot.identity.displayName} (agent ${bot.agentId})`);
   logger.info(
@@ -87,7 +99,7 @@ export async function serveConsole(context: CliContext, boot: Boot, agentId: str
   // Only the operator at this terminal talks to the bot (launch policy: `localOperatorOnly`).
   const { runtime, sandbox } = startRuntime(context, boot, true);
   const interactive = isTerminal(context);
-  const channel: Channel = createConsoleChannel({ input: context.stdin, output: context.stdout, agentId, interactive });
+  const channel: Channel = createConsoleChannel({ input: context.stdin, output: context.stdout, agentId, interactive, messageCap: messageCap(boot.loaded.config.MESSAGE_MAX_CHARS, boot.loaded.config.BOT_LOCALE) });
   logger.info(
     { workspace: layout.workspaceDir, channel: channel.name, sandbox: sandbox.mode, agent: agentId, agents: boot.agents.map((agent) => agent.id), database: layout.databaseFile, model: runtime.model?.model ?? null },
     interactive ? "LaodingBot ready; type a message, Ctrl-C to quit" : "LaodingBot ready; press Ctrl-C to stop",
