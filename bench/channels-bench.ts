@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
+import { messageCap } from "../src/channels/message-cap.js";
 import { createChatGateway } from "../src/channels/chat-gateway.js";
 import { runCli } from "../src/cli/run-cli.js";
 import { readAgentsFile } from "../src/config/agents.js";
@@ -67,7 +68,7 @@ export async function runChannelsBench(): Promise<string> {
   }
 
   const planned = await planChatBots({ loaded, agents, channels: ["telegram"], logger });
-  const gateway = createChatGateway({ bots: await loginChatBots(planned.bots), store: runtime.store.channels, logger, refusal: () => "no", graceMs: 5_000 });
+  const gateway = createChatGateway({ bots: await loginChatBots(planned.bots), store: runtime.store.channels, logger, refusal: () => "no", graceMs: 5_000, messageCap: messageCap(loaded.config.MESSAGE_MAX_CHARS, "en") });
   const running = gateway.run((message, control) => runtime.orchestrator.handle(message, control));
 
   // Counts sendMessage calls without rescanning the call list (it is emptied between phases).

@@ -61,10 +61,15 @@ export function createAdminService(options: {
     const [found] = await toolhost(() => library(agent).files.stat([path]));
     const label = name ?? basename(path);
     if (found && "type" in found && found.type === "link") throw new AdminError("PATH_NOT_ALLOWED", `"${label}" is a link; the admin API reads only regular files and never follows a link`);
-    if (found && "type" in found && found.type === "file" && (found.sizeBytes ?? 0) > options.docMaxBytes) {
-      throw new AdminError("DOC_TOO_LARGE", `"${label}" is ${found.sizeBytes} bytes; the admin API reads files of at most ${options.docMaxBytes} bytes (raise ADMIN_DOC_MAX_BYTES to read it, or open it on the host)`);
+    const tooLarge = (what: string) => new AdminError("DOC_TOO_LARGE", `"${label}" ${what}; the admin API reads files of at most ${options.docMaxBytes} bytes (raise ADMIN_DOC_MAX_BYTES to read it, or open it on the host)`);
+    if (found && "type" in found && found.type === "file" && (found.sizeBytes ?? 0) > options.docMaxBytes) throw tooLarge(`is ${found.sizeBytes} bytes`);
+    try {
+      // The cap goes along: a file swapped in between the stat and the read is refused by the child.
+      return await toolhost(() => library(agent).files.readFile(path, within, options.docMaxBytes), name, missing);
+    } catch (error) {
+      if (error instanceof AdminError && error.code === "BODY_TOO_LARGE") throw tooLarge("grew past the limit while it was read");
+      throw error;
     }
-    return toolhost(() => library(agent).files.readFile(path, within), name, missing);
   };
 
   return {

@@ -18,6 +18,7 @@ import type { Store } from "../store/store.js";
 import type { ToolhostClient } from "../toolhost/client/toolhost-client.js";
 import { chatFolder } from "./chat-folder.js";
 import { extractCitations } from "./distillation/citations.js";
+import { unsafeText } from "./distillation/unsafe-text.js";
 import { builtinCommands } from "./commands/builtin-commands.js";
 import { parseCommand, runCommand, type ChatCommand } from "./commands/chat-commands.js";
 import { fitToBudget, summarize } from "./conversation/history.js";
@@ -449,6 +450,11 @@ function steeredModel(model: ChatModel, signal: AbortSignal, control: TurnContro
   };
 }
 
-function rulesSection(rules: string[]): string {
+/** Rules stored before the text checks existed are checked again here: hidden text or a download piped into a shell never reaches a prompt. */
+function rulesSection(stored: string[]): string {
+  const rules = stored.filter((rule) => {
+    const unsafe = unsafeText(rule);
+    return unsafe === undefined || unsafe.hold === true;
+  });
   return rules.length === 0 ? "" : ["## Rules", ...rules.map((rule) => `- ${rule}`)].join("\n");
 }

@@ -16,7 +16,7 @@ import type { AccessPolicy } from "./access-policy.js";
 import type { Channel, IncomingMessage, MessageHandler } from "./channel.js";
 import type { BotIdentity, ChatPlatform, InboundEvent, PlatformMessage } from "./chat-platform.js";
 import { createDeliveryOutbox, type DeliveryOutbox, type DeliveryOutboxOptions } from "./delivery-outbox.js";
-import { DEFAULT_MESSAGE_CAP, overCap, type MessageCap } from "./message-cap.js";
+import { overCap, type MessageCap } from "./message-cap.js";
 import { PerChatQueue } from "./per-chat-queue.js";
 
 /** Telegram's typing lasts 5 s: refresh a little sooner. */
@@ -37,8 +37,8 @@ export type ChatGatewayOptions = {
   logger: Logger;
   /** The polite refusal for a user not on the allowlist (in BOT_LOCALE). */
   refusal: (message: PlatformMessage) => string;
-  /** MESSAGE_MAX_CHARS and its reply in BOT_LOCALE (messageCap()); unset: the variable's default, in English. */
-  messageCap?: MessageCap;
+  /** MESSAGE_MAX_CHARS and its reply in BOT_LOCALE (messageCap()). */
+  messageCap: MessageCap;
   /** How long turns in flight and their deliveries may finish after stop(). */
   graceMs: number;
   typingRefreshMs?: number;
@@ -47,7 +47,7 @@ export type ChatGatewayOptions = {
 
 export function createChatGateway(options: ChatGatewayOptions): Channel {
   const { store, logger } = options;
-  const cap = options.messageCap ?? DEFAULT_MESSAGE_CAP;
+  const cap = options.messageCap;
   const queue = new PerChatQueue();
   const stopping = new AbortController();
   let stopRequested: (() => void) | undefined;

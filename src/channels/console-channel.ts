@@ -8,7 +8,7 @@
 import { createInterface } from "node:readline";
 import type { Channel, MessageHandler } from "./channel.js";
 import { createStatusLine } from "./console-status.js";
-import { DEFAULT_MESSAGE_CAP, overCap, type MessageCap } from "./message-cap.js";
+import { overCap, type MessageCap } from "./message-cap.js";
 
 export type ConsoleChannelOptions = {
   input: NodeJS.ReadableStream;
@@ -18,14 +18,14 @@ export type ConsoleChannelOptions = {
   interactive: boolean;
   chatId?: string;
   userName?: string;
-  /** MESSAGE_MAX_CHARS and its reply in BOT_LOCALE (messageCap()); unset: the variable's default, in English. */
-  messageCap?: MessageCap;
+  /** MESSAGE_MAX_CHARS and its reply in BOT_LOCALE (messageCap()). */
+  messageCap: MessageCap;
 };
 
 export const CONSOLE_CHAT_ID = "local";
 
 export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
-  const cap = options.messageCap ?? DEFAULT_MESSAGE_CAP;
+  const cap = options.messageCap;
   let closeInput: (() => void) | undefined;
   return {
     name: "console",

@@ -5,7 +5,6 @@
  * code points, so a message of emoji or CJK counts as a person would count it.
  */
 import { text, type Locale } from "../agent/texts.js";
-import { VARIABLES } from "../config/variables.js";
 
 export type MessageCap = {
   maxChars: number;
@@ -17,8 +16,6 @@ export function messageCap(maxChars: number, locale: Locale): MessageCap {
   return { maxChars, reply: (chars) => text(locale, "messageTooLong", { chars, maxChars }) };
 }
 
-/** For a channel built without one: the variable's default, answered in English. */
-export const DEFAULT_MESSAGE_CAP = messageCap(Number(VARIABLES.MESSAGE_MAX_CHARS.defaultValue), "en");
 
 /** The message's length in code points when it is over the cap; undefined when it fits. */
 export function overCap(message: string, cap: MessageCap): number | undefined {

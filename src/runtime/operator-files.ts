@@ -46,11 +46,16 @@ export function operatorFiles(callTool: CallTool) {
     return parsed.data;
   };
   return {
-    /** `within`: a folder the file must lie in after links are resolved (the child checks). */
-    async readFile(path: string, within?: string): Promise<Buffer> {
+    /**
+     * `within`: a folder the file must lie in after links are resolved (the child checks).
+     * `maxBytes`: the child refuses a larger file (FILE_TOO_LARGE) by the size of the file it
+     * opened, on every page, so a file swapped in after a stat is refused too.
+     */
+    async readFile(path: string, within?: string, maxBytes?: number): Promise<Buffer> {
       const chunks: Buffer[] = [];
       for (let offset: number | null = 0; offset !== null; ) {
-        const page: OperatorReadPage = parse(readPage, "operator.read", await call("operator.read", { path, offset, ...(within ? { within } : {}) }));
+        const args = { path, offset, ...(within ? { within } : {}), ...(maxBytes !== undefined ? { maxBytes } : {}) };
+        const page: OperatorReadPage = parse(readPage, "operator.read", await call("operator.read", args));
         chunks.push(Buffer.from(page.base64, "base64"));
         offset = page.next;
       }

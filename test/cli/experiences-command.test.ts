@@ -72,6 +72,8 @@ describe("laoding rules", () => {
     const proposed = await cli("propose");
     expect(proposed.stdout).toMatch(/exp-000001: Pass --force-tls[\s\S]*evidence: cited in 6 tasks, 6\/6 succeeded/);
     expect((await cli("accept", "exp-000001", "--text", "x".repeat(301))).stderr).toMatch(/1-300 characters/);
+    // The operator's own wording passes the lesson gate's check too: hidden text is invisible to them.
+    expect((await cli("accept", "exp-000001", "--text", "Pass --force-tls\u{E0100}")).stderr).toMatch(/rule refused: it contains U\+E0100/);
     expect((await cli("accept", "exp-000001")).stdout).toMatch(/rule 1 accepted for main/);
     expect((await cli("list")).stdout).toMatch(/1\. Pass --force-tls .* \(from exp-000001\)/);
     expect((await cli("propose")).stdout).toMatch(/no candidates yet/);

@@ -10,6 +10,7 @@ import { pino } from "pino";
 import { afterEach, vi } from "vitest";
 import { text } from "../../src/agent/texts.js";
 import { createChatGateway, type ChatGatewayOptions } from "../../src/channels/chat-gateway.js";
+import { messageCap } from "../../src/channels/message-cap.js";
 import type { Channel } from "../../src/channels/channel.js";
 import { readAgentsFile } from "../../src/config/agents.js";
 import { loadConfig } from "../../src/config/load-config.js";
@@ -71,6 +72,7 @@ export async function startChatTestBot(options: ChatTestOptions): Promise<ChatTe
       refusal: (message) => text("en", "notAllowed", { userId: message.userId }),
       graceMs: 2_000,
       delivery: { retryBaseMs: 20, retryMaxMs: 200 },
+      messageCap: messageCap(loaded.config.MESSAGE_MAX_CHARS, "en"),
       ...options.gateway,
     });
     state.done = state.channel.run((message, control) => state.runtime.orchestrator.handle(message, control));

@@ -1,4 +1,5 @@
 import { ruleCandidates } from "../../agent/distillation/rule-candidates.js";
+import { unsafeText } from "../../agent/distillation/unsafe-text.js";
 import { systemClock } from "../../store/clock.js";
 import { openStore } from "../../store/store.js";
 import { bootstrap } from "../bootstrap.js";
@@ -51,7 +52,12 @@ export const rulesCommand: Command = {
           if (!target) throw new UsageError("accept needs a candidate id from `laoding rules propose`", usage);
           const candidate = ruleCandidates(store, agent.id, systemClock.now()).find((item) => item.id === target);
           if (!candidate) throw new Error(`no candidate "${target}"; list them with \`laoding rules propose\``);
-          const rule = store.rules.add(agent.id, values.text ?? candidate.text, candidate.id, "operator");
+          // The operator's own wording passes the same check as learned text (hidden characters are invisible to them too);
+          // a network command the operator writes is theirs to approve, so it is not held.
+          const text = values.text ?? candidate.text;
+          const unsafe = unsafeText(text);
+          if (unsafe && !unsafe.hold) throw new Error(`rule refused: it ${unsafe.reason}`);
+          const rule = store.rules.add(agent.id, text, candidate.id, "operator");
           return out(rule, () => [`rule ${rule.id} accepted for ${agent.id}: ${rule.text}`]);
         }
         case "remove": {
