@@ -56,6 +56,41 @@ describe("linear-time regular expressions", () => {
   });
 });
 
+describe("bounded work per test (issue 32, item 2)", () => {
+  it.each([
+    // RE2 itself admits counts up to 1000: 2,002 instructions on every character of a 3.9 MB line.
+    ["[a-z]{1,1000}[0-9]", /^pattern repeats \{1,1000\}: a repetition count may be at most 100/],
+    ["x{101}", /^pattern repeats \{101\}: a repetition count may be at most 100/],
+    ["(?:\\d{2}){1,200}", /^pattern repeats \{1,200\}/],
+    // Nested counts multiply: 400 copies, each counted.
+    ["(?:[a-z]{1,20}){1,20}", /^pattern is too large: it compiles to (about )?\d+ instructions, more than 256 \(repetitions multiply/],
+    // 90,000 instructions promised by the text alone: refused before it is compiled.
+    [`(?:${"a".repeat(900)}){100}`, /^pattern is too large: it compiles to about \d+ instructions/],
+    [`${"[ab]".repeat(300)}`, /^pattern is too large: it compiles to 30\d instructions/],
+  ])("refuses %s, saying which limit", (pattern, reason) => {
+    expect(() => compileLinear(pattern, "pattern")).toThrow(expect.objectContaining({ code: "INVALID_ARGS", message: expect.stringMatching(reason) }));
+  });
+
+  it.each(["[a-z]{1,100}[0-9]", "\\d{4}-\\d{2}-\\d{2}", "(?i)(api[_-]?key|secret|token)\\s*[:=]\\s*[\"'][A-Za-z0-9_\\-]{16,}", "[{1,1000}]", "\\Q{1,1000}\\E"])("accepts %s", (pattern) => {
+    expect(() => compileLinear(pattern, "pattern")).not.toThrow();
+  });
+
+  it("reads at most 64 KiB of a text, fewer the larger the pattern, and only that much", () => {
+    const small = compileLinear("z", "pattern");
+    expect(small.maxChars).toBe(64 * 1024);
+    expect(small.test(`${"a".repeat(64 * 1024 - 1)}z`)).toBe(true);
+    expect(small.test(`${"a".repeat(64 * 1024)}z`)).toBe(false);
+    const large = compileLinear("[a-z]{1,100}[0-9]", "pattern");
+    expect(large.maxChars).toBeLessThan(4 * 1024);
+    expect(large.test(`${"a".repeat(large.maxChars - 1)}7`)).toBe(true);
+    expect(large.test(`${"a".repeat(large.maxChars)}7`)).toBe(false);
+  });
+
+  it("a glob that compiles to too large a program is refused the same way", () => {
+    expect(() => globMatcher("*a".repeat(200), "pattern")).toThrow(expect.objectContaining({ code: "INVALID_ARGS", message: expect.stringMatching(/too large: it compiles to/) }));
+  });
+});
+
 describe("head + tail truncation", () => {
   it("keeps short output as it is", () => {
     expect(headTail("hello", 10)).toEqual({ text: "hello", truncated: false });

@@ -1,12 +1,12 @@
 import { closeSync, readSync } from "node:fs";
-import { basename, dirname } from "node:path";
+import { basename } from "node:path";
 import { z } from "zod";
 import type { PathSandbox } from "../sandbox/path-sandbox.js";
 import { defineTool, READS_ONLY } from "./define-tool.js";
 import { openForRead } from "./file-access.js";
 import { globMatcher } from "./glob-pattern.js";
-import { searchRoot } from "./search-root.js";
-import { compileLinear } from "./linear-regex.js";
+import { inSearchRoot } from "./search-root.js";
+import { compileLinear, MAX_MATCH_CHARS, MAX_PROGRAM_INSTRUCTIONS, MAX_REPEAT_COUNT } from "./linear-regex.js";
 import { walkBudget } from "./walk-budget.js";
 import { walkTree, type WalkEntry } from "./walk-tree.js";
 
@@ -15,8 +15,7 @@ const MAX_LINE_CHARS = 300;
 
 export const fileGrepTool = defineTool({
   name: "file.grep",
-  description:
-    "Search files for a regular expression (RE2 syntax: like JavaScript's without backreferences or lookaround; matching is linear-time). `path` is a file or folder (default: the working folder); `glob` filters file names (e.g. *.md). Returns file:line: text, capped at max_results. Links are never followed.",
+  description: `Search files for a regular expression (RE2 syntax: like JavaScript's without backreferences or lookaround; matching is linear-time; repetition counts at most ${MAX_REPEAT_COUNT}, at most ${MAX_PROGRAM_INSTRUCTIONS} compiled instructions; a long line is searched in its first ${MAX_MATCH_CHARS / 1024} KiB at most, less for a large pattern). \`path\` is a file or folder (default: the working folder); \`glob\` filters file names (e.g. *.md). Returns file:line: text, capped at max_results. Links are never followed.`,
   hints: READS_ONLY,
   inputSchema: z
     .object({
@@ -30,37 +29,50 @@ export const fileGrepTool = defineTool({
     const regex = compileLinear(args.pattern, "pattern");
     const limit = Math.min(args.max_results ?? context.limits.grepMaxResults, 1_000);
     const matchesGlob = args.glob ? globMatcher(args.glob, "glob") : () => true;
-    const root = searchRoot(args.path, context);
-    const files: Iterable<WalkEntry> = root.isDirectory
-      ? walkTree(root.realPath, { maxDepth: MAX_DEPTH, signal: context.signal })
-      : [{ path: root.realPath, rel: basename(root.realPath), type: "file", size: 0, depth: 0 }];
-    const base = root.isDirectory ? root.realPath : dirname(root.realPath);
-    const results: string[] = [];
-    let skipped = 0;
-    const budget = walkBudget(context.limits.outputMaxBytes);
-    for (const entry of files) {
-      if (!budget.visit()) break;
-      await budget.pause(context.signal);
-      if (budget.stoppedBecause) break;
-      if (entry.type !== "file" || !matchesGlob(entry.rel)) continue;
-      const text = readText(entry.path, context.limits.grepMaxFileBytes, context.sandbox);
-      if (text === undefined) {
-        skipped += 1;
-        continue;
+    return inSearchRoot(args.path, context, async (root) => {
+      const entries: Iterable<WalkEntry> =
+        root.folderFd === undefined
+          ? [{ rel: basename(root.realPath), at: root.realPath, type: "file", size: 0, depth: 0 }]
+          : walkTree(root.folderFd, { maxDepth: MAX_DEPTH, signal: context.signal });
+      const results: string[] = [];
+      let skipped = 0;
+      let longLines = 0;
+      const budget = walkBudget(context.limits.outputMaxBytes);
+      const stopped = (marker: string) => ({ output: `${results.join("\n")}\n…[${marker}]`, truncated: true });
+      for (const entry of entries) {
+        if (!budget.visit()) break;
+        await budget.pause(context.signal);
+        if (budget.stoppedBecause) break;
+        if (entry.type !== "file" || !matchesGlob(entry.rel)) continue;
+        const text = readText(entry.at, context.limits.grepMaxFileBytes, context.sandbox);
+        if (text === undefined) {
+          skipped += 1;
+          continue;
+        }
+        const lines = text.split("\n");
+        for (let index = 0; index < lines.length; index += 1) {
+          // Between lines, not only between files: one file of long lines is seconds of work.
+          if (budget.due()) {
+            await budget.pause(context.signal);
+            if (budget.stoppedBecause) return stopped(budget.stoppedBecause);
+          }
+          const line = lines[index] as string;
+          if (line.length > regex.maxChars) longLines += 1;
+          if (!regex.test(line)) continue;
+          const result = `${entry.rel}:${index + 1}: ${line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line}`;
+          results.push(result);
+          if (results.length >= limit) return stopped(`stopped at ${limit} matches`);
+          if (!budget.collect(result)) return stopped(budget.stoppedBecause as string);
+        }
       }
-      const lines = text.split("\n");
-      for (let index = 0; index < lines.length; index += 1) {
-        const line = lines[index] as string;
-        if (!regex.test(line)) continue;
-        const result = `${entry.path.slice(base.length + 1) || entry.rel}:${index + 1}: ${line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line}`;
-        results.push(result);
-        if (results.length >= limit) return { output: `${results.join("\n")}\n…[stopped at ${limit} matches]`, truncated: true };
-        if (!budget.collect(result)) return { output: `${results.join("\n")}\n…[${budget.stoppedBecause}]`, truncated: true };
-      }
-    }
-    if (budget.stoppedBecause) return { output: `${results.join("\n")}\n…[${budget.stoppedBecause}]`, truncated: true };
-    if (results.length === 0) return { output: `no matches${skipped > 0 ? ` (${skipped} binary or oversized files skipped)` : ""}`, truncated: false };
-    return { output: results.join("\n"), truncated: false };
+      if (budget.stoppedBecause) return stopped(budget.stoppedBecause);
+      const notes = [
+        ...(skipped > 0 ? [`${skipped} binary or oversized files skipped`] : []),
+        ...(longLines > 0 ? [`${longLines} lines longer than ${regex.maxChars} characters were searched in their first ${regex.maxChars} only`] : []),
+      ];
+      if (results.length === 0) return { output: `no matches${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`, truncated: false };
+      return { output: `${results.join("\n")}${notes.length > 0 ? `\n…[${notes.join("; ")}]` : ""}`, truncated: false };
+    });
   },
 });
 

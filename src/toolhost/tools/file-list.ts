@@ -1,8 +1,7 @@
-import { statSync } from "node:fs";
 import { z } from "zod";
 import { ToolError } from "../tool-error.js";
 import { defineTool, READS_ONLY } from "./define-tool.js";
-import { fsError } from "./file-access.js";
+import { inSearchRoot } from "./search-root.js";
 import { walkBudget } from "./walk-budget.js";
 import { walkTree } from "./walk-tree.js";
 
@@ -17,33 +16,28 @@ export const fileListTool = defineTool({
     })
     .strict(),
   async execute(args, context) {
-    const resolved = context.sandbox.resolve(args.path, context.cwd, "read");
-    let isDirectory: boolean;
-    try {
-      isDirectory = statSync(resolved.realPath).isDirectory();
-    } catch (error) {
-      throw fsError(error, args.path);
-    }
-    if (!isDirectory) throw new ToolError("NOT_A_DIRECTORY", `${args.path} is not a directory; use file.read`);
-    const lines: string[] = [];
-    let truncated = false;
-    const budget = walkBudget(context.limits.outputMaxBytes);
-    for (const entry of walkTree(resolved.realPath, { maxDepth: args.depth ?? 1, signal: context.signal })) {
-      if (lines.length >= context.limits.listMaxEntries) {
-        truncated = true;
-        break;
+    return inSearchRoot(args.path, context, async (root) => {
+      if (root.folderFd === undefined) throw new ToolError("NOT_A_DIRECTORY", `${args.path} is not a directory; use file.read`);
+      const lines: string[] = [];
+      let truncated = false;
+      const budget = walkBudget(context.limits.outputMaxBytes);
+      for (const entry of walkTree(root.folderFd, { maxDepth: args.depth ?? 1, signal: context.signal })) {
+        if (lines.length >= context.limits.listMaxEntries) {
+          truncated = true;
+          break;
+        }
+        if (!budget.visit()) break;
+        await budget.pause(context.signal);
+        const name = entry.type === "dir" ? `${entry.rel}/` : entry.rel;
+        const detail = entry.type === "file" ? `${entry.size}` : entry.type === "link" ? `-> ${entry.target ?? "?"}` : "";
+        const line = `${entry.type.padEnd(4)} ${name}${detail ? `  ${detail}` : ""}`;
+        lines.push(line);
+        if (!budget.collect(line)) break;
       }
-      if (!budget.visit()) break;
-      await budget.pause(context.signal);
-      const name = entry.type === "dir" ? `${entry.rel}/` : entry.rel;
-      const detail = entry.type === "file" ? `${entry.size}` : entry.type === "link" ? `-> ${entry.target ?? "?"}` : "";
-      const line = `${entry.type.padEnd(4)} ${name}${detail ? `  ${detail}` : ""}`;
-      lines.push(line);
-      if (!budget.collect(line)) break;
-    }
-    if (lines.length === 0) return { output: `${args.path} is empty`, truncated: false };
-    if (truncated) lines.push(`…[listing stopped at ${context.limits.listMaxEntries} entries]`);
-    else if (budget.stoppedBecause) lines.push(`…[${budget.stoppedBecause}]`);
-    return { output: lines.join("\n"), truncated: truncated || budget.stoppedBecause !== undefined };
+      if (lines.length === 0) return { output: `${args.path} is empty`, truncated: false };
+      if (truncated) lines.push(`…[listing stopped at ${context.limits.listMaxEntries} entries]`);
+      else if (budget.stoppedBecause) lines.push(`…[${budget.stoppedBecause}]`);
+      return { output: lines.join("\n"), truncated: truncated || budget.stoppedBecause !== undefined };
+    });
   },
 });

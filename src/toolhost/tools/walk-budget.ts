@@ -18,6 +18,8 @@ export type WalkBudget = {
   visit(): boolean;
   /** Adds one line to the answer; false once the answer is full. */
   collect(line: string): boolean;
+  /** Whether this slice of work has run long enough that pause would yield (cheap: no promise). */
+  due(): boolean;
   /** Yields to the event loop when this slice of work has run long enough. */
   pause(signal?: AbortSignal): Promise<void>;
   /** Why the walk stopped early, if it did (for the marker at the end of the answer). */
@@ -39,6 +41,9 @@ export function walkBudget(maxAnswerBytes: number): WalkBudget {
       bytes += encodedLength(line) + 2;
       if (bytes > maxAnswerBytes) stoppedBecause ??= `stopped: the answer reached ${maxAnswerBytes} bytes; narrow the path or the pattern`;
       return stoppedBecause === undefined;
+    },
+    due() {
+      return Date.now() - sliceStart >= SLICE_MS;
     },
     async pause(signal) {
       if (Date.now() - sliceStart < SLICE_MS) return;
