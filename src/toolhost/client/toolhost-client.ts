@@ -73,8 +73,10 @@ export class ToolhostClient {
   private readonly idleWaiters: (() => void)[] = [];
   /** Set while a retry runs alone: other calls wait for it before they are sent. */
   private exclusive: Promise<void> | undefined;
-  /** Crashes per call fingerprint (session, tool, path). */
-  private readonly crashes = new Map<string, number>();
+  /** Crashes per call fingerprint (session, tool, path), and the child that crashed last. */
+  private readonly crashes = new Map<string, { count: number; child: number | undefined }>();
+  /** The child generation a crash error came from (set where the call was sent). */
+  private readonly crashedChild = new WeakMap<object, number>();
   /** Calls between callTool's start and its answer (queued ones included). */
   private active = 0;
   private readonly activity = new Emitter<number>();
@@ -178,7 +180,7 @@ export class ToolhostClient {
   private async callOnce(request: ToolCallRequest): Promise<ToolResult> {
     let release: (() => void) | undefined;
     try {
-      if (this.crashes.size > 0 && (this.crashes.get(fingerprintOf(request)) ?? 0) >= CRASHES_BEFORE_QUARANTINE) {
+      if (this.crashes.size > 0 && (this.crashes.get(fingerprintOf(request))?.count ?? 0) >= CRASHES_BEFORE_QUARANTINE) {
         return failure("TOOLHOST_CRASHED", request.name, `this call crashed the toolhost twice; ${request.name}${typeof request.args.path === "string" ? " on this path" : ""} is not run again in this session, whatever its other arguments (start a new conversation to try again)`);
       }
       release = this.semaphore.tryAcquire() ?? (await this.semaphore.acquire(request.signal));
@@ -195,15 +197,14 @@ export class ToolhostClient {
       } catch (error) {
         if (!(error instanceof ToolhostError) || error.code !== "TOOLHOST_CRASHED") throw error;
         const fingerprint = fingerprintOf(request);
-        const crashes = (this.crashes.get(fingerprint) ?? 0) + 1;
-        this.crashes.set(fingerprint, crashes);
+        const crashes = this.countCrash(fingerprint, error);
         if (info?.annotations.readOnlyHint !== true || crashes >= CRASHES_BEFORE_QUARANTINE) throw error;
         // A read cannot have changed anything: once more on the restarted child, alone, so
         // that a second crash is its own and never takes another call down with it.
         try {
           return await this.alone(() => this.send(params, options, timeoutMs, true));
         } catch (retryError) {
-          if (retryError instanceof ToolhostError && retryError.code === "TOOLHOST_CRASHED") this.crashes.set(fingerprint, crashes + 1);
+          if (retryError instanceof ToolhostError && retryError.code === "TOOLHOST_CRASHED") this.countCrash(fingerprint, retryError);
           throw retryError;
         }
       }
@@ -215,13 +216,30 @@ export class ToolhostClient {
     }
   }
 
+  /**
+   * Counts a crash against a fingerprint, once per child: two calls on the same path in
+   * flight when one child died are one crash, not the two that quarantine them.
+   */
+  private countCrash(fingerprint: string, error: ToolhostError): number {
+    const child = this.crashedChild.get(error);
+    const known = this.crashes.get(fingerprint);
+    if (known && child !== undefined && known.child === child) return known.count;
+    const count = (known?.count ?? 0) + 1;
+    this.crashes.set(fingerprint, { count, child });
+    return count;
+  }
+
   /** Sends one call to a ready child (a call during a back-off waits for the restart, within its deadline). */
   private async send(params: ParamsOf<typeof toolCallMethod>, options: RequestOptions, timeoutMs: number, isAlone = false): Promise<ToolResult> {
     if (!isAlone) while (this.exclusive) await this.exclusive;
     const connection = this.options.supervisor.live ?? (await this.options.supervisor.readyAfterRestart(timeoutMs));
+    const child = this.options.supervisor.generation;
     this.sent += 1;
     try {
       return await connection.request(toolCallMethod, params, options);
+    } catch (error) {
+      if (error instanceof ToolhostError) this.crashedChild.set(error, child);
+      throw error;
     } finally {
       this.sent -= 1;
       if (this.sent === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
