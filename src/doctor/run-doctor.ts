@@ -66,11 +66,12 @@ export async function runDoctor(parts: DoctorParts): Promise<DoctorRun> {
   const agents = agentsCheck?.agents;
   const configuration = checkConfiguration(() => loadConfig(parts.config), workspaceDir, new Set(agents ? declaredCredentialNames(agents) : []));
   add(...configuration.results);
-  add(...(agentsCheck?.results ?? [skipped("agents", "agents.json", "the workspace is not ready, see above")]));
+  const noWorkspace = "the workspace is not ready, see above";
+  add(...(agentsCheck?.results ?? [skipped("agents", "agents.json", noWorkspace)]));
 
   const loaded = configuration.loaded;
   const noConfig = "the configuration is invalid, see above";
-  const noAgents = agentsCheck === undefined ? "the workspace is not ready, see above" : "agents.json is invalid, see above";
+  const noAgents = agentsCheck === undefined ? noWorkspace : "agents.json is invalid, see above";
   const envFile = join(workspaceDir, "configs", "env");
   if (!loaded) {
     for (const [id, title] of [["share-layout", "share layout"], ["sandbox", "sandbox"], ["skills", "skills"], ["database", "database"], ["admin", "admin API"], ["model", "model"], ["chat-bots", "chat bots"]] as const) add(skipped(id, title, noConfig));
@@ -93,10 +94,12 @@ export async function runDoctor(parts: DoctorParts): Promise<DoctorRun> {
         prepare: parts.prepareLaunches,
       }),
     );
-  } else if (agents) add(skipped("sandbox", "sandbox", "the share layout is refused, see above"));
+  } else add(skipped("sandbox", "sandbox", agents ? "the share layout is refused, see above" : noAgents));
   needsAgents("skills", "skills", (found) => checkSkills(layout, found, parts.logger));
-  add(guard("database", "database", () => checkDatabase(layout.databaseFile, parts.exists)));
-  add(guard("disk", "disk space", () => checkDisk(layout.workspaceDir, parts.statfs)));
+  if (workspace.ok) {
+    add(guard("database", "database", () => checkDatabase(layout.databaseFile, parts.exists)));
+    add(guard("disk", "disk space", () => checkDisk(layout.workspaceDir, parts.statfs)));
+  } else for (const [id, title] of [["database", "database"], ["disk", "disk space"]] as const) add(skipped(id, title, noWorkspace));
   add(checkAdmin(loaded.config, envFile));
   if (loaded.config.LLM_BASE_URL) parts.progress(`asking the model at ${new URL(loaded.config.LLM_BASE_URL).host} for one token`);
   add(await guardAsync("model", "model", () => checkModel({ config: loaded.config, envFile, createModel: parts.createModel })));
@@ -105,10 +108,18 @@ export async function runDoctor(parts: DoctorParts): Promise<DoctorRun> {
   return { results, loaded, ...(agents ? { agents } : {}) };
 }
 
-/** `laoding start` lets only the console run without namespaces where they cannot be made. */
+/**
+ * `laoding start` lets only the console run without namespaces where they cannot be
+ * made. Bot credentials that cannot be read are the chat bots' line; the sandbox is
+ * then judged as for chat channels, the stricter case.
+ */
 function sameAsStart(loaded: LoadedConfig, agents: AgentDefinition[]): boolean {
-  const channels = selectChannels(loaded, agents);
-  return channels.length === 1 && channels[0] === "console";
+  try {
+    const channels = selectChannels(loaded, agents);
+    return channels.length === 1 && channels[0] === "console";
+  } catch {
+    return false;
+  }
 }
 
 const UNEXPECTED_FIX = "This is a fault in the doctor or an unusual host: run with LOG_LEVEL=debug and report it";

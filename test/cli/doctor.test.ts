@@ -5,7 +5,7 @@
  * passes every check; then one fault of each kind is planted and must be named with its
  * fix, and no secret may reach stdout or stderr in any run.
  */
-import { appendFileSync, chmodSync, closeSync, openSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, closeSync, openSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -100,6 +100,18 @@ describe("laoding doctor", () => {
     expect(setup.model.requests).toHaveLength(1);
     expect((setup.model.requests[0] as RecordedRequest & { max_tokens?: number }).max_tokens).toBe(1);
     expect(setup.telegram.calls.map((call) => call.method)).toEqual(["getMe"]);
+  });
+
+  it("names a workspace never seeded with `laoding init`, skips what needs it, and creates nothing", async () => {
+    const repoRoot = fakeRepo();
+    const workspaceDir = join(tempDir(), "missing");
+    const run = await runLaoding(["doctor", "--workspace", workspaceDir], { repoRoot });
+    expect(run.code).toBe(1);
+    expect(failure(run.stdout, `workspace ${workspaceDir}`)).toEqual({ line: `✗ workspace ${workspaceDir}: it does not exist`, fix: `laoding init --workspace ${workspaceDir}` });
+    for (const title of ["agents.json", "sandbox", "skills", "database", "disk space", "chat bots"]) expect(run.stdout).toContain(`- ${title}: skipped (the workspace is not ready, see above)`);
+    expect(existsSync(workspaceDir)).toBe(false);
+    expect((await runLaoding(["doctor", "--help"], { repoRoot })).stdout).toContain("Usage: laoding doctor");
+    expect((await runLaoding(["doctor", "--wrokspace", workspaceDir], { repoRoot })).code).toBe(2);
   });
 
   it("--json prints one document that matches the text report", async () => {
