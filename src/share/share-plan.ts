@@ -13,7 +13,7 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { RuntimeLayout } from "../config/runtime-layout.js";
 import { isGoEraDraftName, isGoEraSkillName, normalizeGoEraSkillText, normalizeSkillName } from "../knowledge/go-era-skill.js";
 import type { MaintenancePool } from "../runtime/library-maintenance.js";
@@ -235,7 +235,8 @@ function linkOrSpecialConflict(shown: string, pinned: Pinned): string {
  * folder, each skill's folder and its skill.md are pinned without following a link.
  */
 function planGoSkills(layout: RuntimeLayout, loaded: LoadedMapping, wanted: Omit<PlannedCopy, "state">[], findings: Findings): GoSkill[] {
-  const dir = loaded.mapping.goSkills?.dir ?? layout.baseSkillsDir;
+  // resolve() drops a trailing slash, which would make the kernel follow a final link.
+  const dir = resolve(loaded.mapping.goSkills?.dir ?? layout.baseSkillsDir);
   const owners = new Map((loaded.mapping.goSkills?.drafts ?? []).map((draft) => [draft.name, draft.agent]));
   const root = pinPath(dir, false);
   if (root === undefined || !root.stats.isDirectory()) {

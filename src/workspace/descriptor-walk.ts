@@ -41,7 +41,8 @@ export function pinEntry(dirFd: number, name: string): Pinned | undefined {
 export function pinPath(path: string, followLast: boolean): Pinned | undefined {
   let fd: number;
   try {
-    fd = openSync(path, followLast ? O_PATH : PIN_FLAGS);
+    // A trailing slash makes the kernel follow a final link even with O_NOFOLLOW.
+    fd = followLast ? openSync(path, O_PATH) : openSync(path.length > 1 ? path.replace(/\/+$/, "") : path, PIN_FLAGS);
   } catch (error) {
     if (["ENOENT", "ENOTDIR"].includes((error as NodeJS.ErrnoException).code ?? "")) return undefined;
     throw error;

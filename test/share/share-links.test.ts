@@ -118,7 +118,8 @@ describe("laoding share with planted links", () => {
     chmodSync(join(real, "auto_evil", "skill.md"), 0o600);
     const linked = join(tempDir("laoding-go-link-"), "skills");
     symlinkSync(real, linked);
-    const apply = await share$("apply", { goSkills: { dir: linked, drafts: [{ name: "auto_evil", agent: "a" }] } });
+    // Given with a trailing slash, which makes the kernel follow a final link.
+    const apply = await share$("apply", { goSkills: { dir: `${linked}/`, drafts: [{ name: "auto_evil", agent: "a" }] } });
     expect(apply.code).toBe(1);
     expect(apply.stderr).toContain(`${linked}: the Go-era skills folder is a link, which is not followed; set goSkills.dir to the real folder`);
     expectNoTarget(apply);
