@@ -11,8 +11,9 @@
  * refused when a repetition count or its compiled program is over a limit (before it is
  * compiled, when its text already says so: compiling is work too), and one test reads
  * at most MATCH_WORK_PER_TEST / instructions characters (never more than 64 KiB). With
- * these limits the worst pattern over its longest text takes about 50 ms on the bench
- * machine (docs/toolhost.md), and callers yield to the event loop between tests.
+ * these limits the worst pattern found over its longest text takes at most about 55 ms
+ * of CPU on the bench machine (docs/toolhost.md), and callers yield to the event loop
+ * between tests.
  */
 import { RE2JS } from "re2js";
 import { ToolError } from "../tool-error.js";
@@ -26,7 +27,7 @@ export const MAX_PROGRAM_INSTRUCTIONS = 256;
 export const MAX_MATCH_CHARS = 64 * 1024;
 /**
  * Instructions × characters one test may cost: RE2's automaton keeps at most one thread
- * per instruction per character, at worst about 100 ns each in re2js, so about 50 ms.
+ * per instruction per character, at worst about 100 ns each in re2js, so about 50 ms of CPU.
  */
 export const MATCH_WORK_PER_TEST = 512 * 1024;
 /** A pattern whose text promises more than this is refused without compiling it. */
