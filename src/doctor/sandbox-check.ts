@@ -38,8 +38,7 @@ export function checkSandbox(options: SandboxCheckOptions): CheckResult[] {
       launches = options.prepare({ config: options.config, layout: options.layout, agents: [agent], cliEntry: options.cliEntry, isRoot: options.isRoot, localOperatorOnly: options.localOperatorOnly, cgroups: null });
     } catch (error) {
       if (!(error instanceof SandboxUnavailableError)) throw error;
-      const { detail, fix } = splitSandboxMessage(error.message);
-      return failed(id, title, detail, fix);
+      return failed(id, title, error.problem, error.fix);
     }
     const launch = launches.agents.get(agent.id);
     const warnings = launches.warnings.filter((warning) => !warning.startsWith(NO_CGROUPS_WARNING));
@@ -51,16 +50,4 @@ export function checkSandbox(options: SandboxCheckOptions): CheckResult[] {
     const notes = [...(options.isRoot ? ["as root, its folders were given the owners and modes `laoding start` gives them"] : []), ...warnings];
     return passed(id, `${title}: ${how}`, notes.length > 0 ? notes.join("; ") : undefined);
   });
-}
-
-/**
- * The launch's errors say what failed, then what to do in the last sentence ("... cannot
- * run (...). Install bubblewrap ..., or ... (chmod o+x /root)"): the doctor shows the two
- * apart. A message without such a sentence keeps it whole, with the docs as the fix.
- */
-export function splitSandboxMessage(message: string): { detail: string; fix: string } {
-  const sentences = [...message.matchAll(/\. (?=[A-Z])/g)];
-  const last = sentences.at(-1);
-  if (last?.index === undefined) return { detail: message, fix: "See docs/isolation.md for what each TOOLHOST_SANDBOX mode needs" };
-  return { detail: message.slice(0, last.index), fix: message.slice(last.index + 2) };
 }

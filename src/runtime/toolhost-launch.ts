@@ -33,8 +33,15 @@ import type { SandboxRoot } from "../toolhost/sandbox/path-sandbox.js";
 import type { ToolhostStartup } from "../toolhost/sandbox/startup-message.js";
 import { DEFAULT_TOOL_LIMITS } from "../toolhost/tools/define-tool.js";
 
+/** Why an agent's sandbox cannot start (`problem`) and what to do about it (`fix`); the message says both. */
 export class SandboxUnavailableError extends Error {
   override readonly name = "SandboxUnavailableError";
+  constructor(
+    readonly problem: string,
+    readonly fix: string,
+  ) {
+    super(`${problem}. ${fix}`);
+  }
 }
 
 export type SandboxSetting = Config["TOOLHOST_SANDBOX"];
@@ -220,10 +227,11 @@ function chooseLaunch(choice: LaunchChoice, plan: PlanLaunch, warnings: string[]
     const problem = probe(sandboxed, execPath);
     if (problem === undefined) return sandboxed;
     // The uid cannot enter its own folders: no mode would fix that, and none must not hide it.
-    if (problem.kind === "folders") throw new SandboxUnavailableError(foldersProblemText(sandboxed, problem.text));
+    if (problem.kind === "folders") throw foldersProblem(sandboxed, problem.text);
     if (requested === "bwrap") {
       throw new SandboxUnavailableError(
-        `TOOLHOST_SANDBOX=bwrap but agent ${sandboxed.agentId}'s sandbox cannot start: ${problem.text}. Install bubblewrap (apt-get install bubblewrap) and make sure user namespaces are allowed (sysctl kernel.unprivileged_userns_clone=1), or set TOOLHOST_SANDBOX=none to run without the OS sandbox`,
+        `TOOLHOST_SANDBOX=bwrap but agent ${sandboxed.agentId}'s sandbox cannot start: ${problem.text}`,
+        "Install bubblewrap (apt-get install bubblewrap) and make sure user namespaces are allowed (sysctl kernel.unprivileged_userns_clone=1), or set TOOLHOST_SANDBOX=none to run without the OS sandbox",
       );
     }
     bwrapProblem = problem.text;
@@ -247,10 +255,11 @@ function chooseLaunch(choice: LaunchChoice, plan: PlanLaunch, warnings: string[]
       if (bwrapProblem !== undefined) warnings.push(`agent ${agentId}: the per-command sandbox is not usable (${bwrapProblem}); shell commands run without it, inside the agent's own namespaces`);
       return jailed;
     }
-    if (problem.kind === "folders") throw new SandboxUnavailableError(foldersProblemText(jailed, problem.text));
+    if (problem.kind === "folders") throw foldersProblem(jailed, problem.text);
     if (!(requested === "auto" && choice.localOperatorOnly)) {
       throw new SandboxUnavailableError(
-        `agent ${agentId}'s toolhost cannot get its own mount, pid and network namespaces (${problem.text}), and as root TOOLHOST_SANDBOX=${requested} never runs an agent without them. Install bubblewrap (apt-get install bubblewrap), or set TOOLHOST_SANDBOX=none-unsafe to keep agents apart by their uids only (they then share the host's /tmp, /proc and network: docs/isolation.md)`,
+        `agent ${agentId}'s toolhost cannot get its own mount, pid and network namespaces (${problem.text}), and as root TOOLHOST_SANDBOX=${requested} never runs an agent without them`,
+        "Install bubblewrap (apt-get install bubblewrap), or set TOOLHOST_SANDBOX=none-unsafe to keep agents apart by their uids only (they then share the host's /tmp, /proc and network: docs/isolation.md)",
       );
     }
     warnings.push(`agent ${agentId}: bubblewrap is not usable (${problem.text}); only the operator at this terminal uses the bot, so the agent runs apart by its uid only (sharing the host's /tmp, /proc and network). Install bubblewrap (apt-get install bubblewrap) before adding chat channels: with them this stops start-up`);
@@ -264,10 +273,11 @@ function chooseLaunch(choice: LaunchChoice, plan: PlanLaunch, warnings: string[]
   const jailProblem = probe(jailed, execPath);
   if (jailProblem === undefined) return jailed;
   // In the jail every ancestor is passable: a uid that still cannot enter is the folder's own mode or owner.
-  if (jailProblem.kind === "folders") throw new SandboxUnavailableError(foldersProblemText(jailed, jailProblem.text));
+  if (jailProblem.kind === "folders") throw foldersProblem(jailed, jailProblem.text);
   const closed = closedAncestor(direct.startup.workTree);
   throw new SandboxUnavailableError(
-    `agent ${direct.agentId}'s uid ${direct.uid} cannot reach its folders (${unreachable.text}) and bubblewrap, which would bind them, cannot run (${jailProblem.text}). Install bubblewrap (apt-get install bubblewrap), move the workspace out of a private folder (AGENT_WORKSPACE_DIR=/srv/laoding)${closed ? `, or let the agents pass through ${closed} (chmod o+x ${closed})` : ""}`,
+    `agent ${direct.agentId}'s uid ${direct.uid} cannot reach its folders (${unreachable.text}) and bubblewrap, which would bind them, cannot run (${jailProblem.text})`,
+    `Install bubblewrap (apt-get install bubblewrap), move the workspace out of a private folder (AGENT_WORKSPACE_DIR=/srv/laoding)${closed ? `, or let the agents pass through ${closed} (chmod o+x ${closed})` : ""}`,
   );
 }
 
@@ -297,8 +307,11 @@ function agentCgroups(setup: LaunchSetup, warnings: string[]): (agentId: string)
   };
 }
 
-function foldersProblemText(launch: AgentLaunch, problem: string): string {
-  return `agent ${launch.agentId}'s toolhost cannot start: ${problem}. The bot gives each agent's folders to its uid when it starts as root; check that nothing else changes their owner or mode (ls -ld the folder), or give them back with chown -R ${launch.uid ?? "<uid>"}:${launch.uid ?? "<uid>"} <folder>`;
+function foldersProblem(launch: AgentLaunch, problem: string): SandboxUnavailableError {
+  return new SandboxUnavailableError(
+    `agent ${launch.agentId}'s toolhost cannot start: ${problem}`,
+    `The bot gives each agent's folders to its uid when it starts as root; check that nothing else changes their owner or mode (ls -ld the folder), or give them back with chown -R ${launch.uid ?? "<uid>"}:${launch.uid ?? "<uid>"} <folder>`,
+  );
 }
 
 /**

@@ -12,7 +12,6 @@ import { checkDisk, MIN_FREE_DISK_BYTES } from "../../src/doctor/disk-check.js";
 import { renderText } from "../../src/doctor/doctor-report.js";
 import { checkNodeVersion } from "../../src/doctor/node-version-check.js";
 import { failed, passed, skipped } from "../../src/doctor/check-result.js";
-import { splitSandboxMessage } from "../../src/doctor/sandbox-check.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 describe("doctor checks", () => {
@@ -52,14 +51,6 @@ describe("doctor checks", () => {
     const newer = checkDatabase(file, existsSync, 2);
     expect(newer).toMatchObject({ ok: false, detail: "schema version 3 is newer than this code knows (2)" });
     expect(newer.fix).toMatch(/^Upgrade LaodingBot/);
-  });
-
-  it("a sandbox refusal is split into what failed and its last sentence, the fix", () => {
-    const message = "agent main's uid 31337 cannot reach its folders (uid 31337 cannot enter or write /root/rt/workspace/main) and bubblewrap, which would bind them, cannot run (/nonexistent/bwrap is not installed). Install bubblewrap (apt-get install bubblewrap), move the workspace out of a private folder (AGENT_WORKSPACE_DIR=/srv/laoding), or let the agents pass through /root (chmod o+x /root)";
-    const { detail, fix } = splitSandboxMessage(message);
-    expect(detail).toBe("agent main's uid 31337 cannot reach its folders (uid 31337 cannot enter or write /root/rt/workspace/main) and bubblewrap, which would bind them, cannot run (/nonexistent/bwrap is not installed)");
-    expect(fix).toMatch(/^Install bubblewrap .*\(chmod o\+x \/root\)$/);
-    expect(splitSandboxMessage("no sentence here")).toEqual({ detail: "no sentence here", fix: "See docs/isolation.md for what each TOOLHOST_SANDBOX mode needs" });
   });
 
   it("the text report: ✓, ✗ with the fix indented, - for skipped, a summary, and secrets scrubbed", () => {
