@@ -75,7 +75,7 @@ export async function planShare(layout: RuntimeLayout, loaded: LoadedMapping, ma
     for (const agentId of mapping.items[item]?.agents ?? []) {
       const to = mapping.items[item]?.to ?? file.itemPath;
       const dest = join(layout.agentTrees(agentId).privateDir, to, file.inside);
-      wanted.push({ agentId, source: join(layout.shareDir, file.inShare), inShare: file.inShare, dest, mode: file.mode, sizeBytes: file.bytes.length, sha256: sha256(file.bytes) });
+      wanted.push({ agentId, source: join(layout.shareDir, file.inShare), inShare: file.inShare, dest, mode: file.mode, sizeBytes: file.sizeBytes, sha256: file.sha256 });
     }
   }
   const goSkills = planGoSkills(layout, loaded, wanted, findings);
@@ -100,7 +100,8 @@ function destinationState(copy: Omit<PlannedCopy, "state">, found: OperatorStat 
   return { state: "conflict", reason: found.sha256 === copy.sha256 ? `already there with mode ${octal(found.mode ?? 0)}, the source has ${octal(copy.mode)}` : "a different file is already there" };
 }
 
-type LegacyFile = { item: number; itemPath: string; inShare: string; inside: string; mode: number; bytes: Buffer };
+// Hashed as it is read: the plan never holds the whole share in memory.
+type LegacyFile = { item: number; itemPath: string; inShare: string; inside: string; mode: number; sizeBytes: number; sha256: string };
 
 /**
  * The regular files of each mapped item (the item itself, or every file below it),
@@ -151,7 +152,7 @@ function collectLegacy(dirFd: number, name: string, inShare: string, inside: str
   try {
     if (pinned.stats.isFile()) {
       const bytes = readLegacyBytes(dirFd, name, pinned, shown, walk.findings);
-      if (bytes) walk.found.push({ inShare, inside, mode: pinned.stats.mode & 0o777, bytes });
+      if (bytes) walk.found.push({ inShare, inside, mode: pinned.stats.mode & 0o777, sizeBytes: bytes.length, sha256: sha256(bytes) });
     } else if (pinned.stats.isDirectory()) {
       if (depth >= MAX_TREE_DEPTH) {
         walk.findings.conflicts.push(`${shown}: nested deeper than ${MAX_TREE_DEPTH} levels; copy it by hand`);
