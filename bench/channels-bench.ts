@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
-import { messageCap } from "../src/channels/message-cap.js";
+import { messageCap } from "../src/agent/message-cap-reply.js";
 import { createChatGateway } from "../src/channels/chat-gateway.js";
 import { runCli } from "../src/cli/run-cli.js";
 import { readAgentsFile } from "../src/config/agents.js";

@@ -2,20 +2,14 @@
  * MESSAGE_MAX_CHARS, at every channel's door: a message longer than it never reaches the
  * model (a 1 MB message went to the model whole, and a 300 KB one on Feishu drew 76
  * replies). Its sender gets one polite reply saying the limit instead. Characters are
- * code points, so a message of emoji or CJK counts as a person would count it.
+ * code points, so a message of emoji or CJK counts as a person would count it. The reply's
+ * words come from the locale tables (agent/message-cap-reply.ts): channels never import agent/.
  */
-import { text, type Locale } from "../agent/texts.js";
-
 export type MessageCap = {
   maxChars: number;
   /** The one reply a message over the cap gets, naming its length and the limit. */
   reply(chars: number): string;
 };
-
-export function messageCap(maxChars: number, locale: Locale): MessageCap {
-  return { maxChars, reply: (chars) => text(locale, "messageTooLong", { chars, maxChars }) };
-}
-
 
 /** The message's length in code points when it is over the cap; undefined when it fits. */
 export function overCap(message: string, cap: MessageCap): number | undefined {

@@ -10,7 +10,7 @@ import { pino } from "pino";
 import { afterEach, vi } from "vitest";
 import { text } from "../../src/agent/texts.js";
 import { createChatGateway, type ChatGatewayOptions } from "../../src/channels/chat-gateway.js";
-import { messageCap } from "../../src/channels/message-cap.js";
+import { messageCap } from "../../src/agent/message-cap-reply.js";
 import type { Channel } from "../../src/channels/channel.js";
 import { readAgentsFile } from "../../src/config/agents.js";
 import { loadConfig } from "../../src/config/load-config.js";

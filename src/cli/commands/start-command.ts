@@ -1,7 +1,7 @@
 import { text } from "../../agent/texts.js";
 import { createChatGateway } from "../../channels/chat-gateway.js";
 import { createConsoleChannel } from "../../channels/console-channel.js";
-import { messageCap } from "../../channels/message-cap.js";
+import { messageCap } from "../../agent/message-cap-reply.js";
 import type { Channel } from "../../channels/channel.js";
 import { ConfigError } from "../../config/config-error.js";
 import { createBotRuntime, type BotRuntime } from "../../runtime/bot-runtime.js";
