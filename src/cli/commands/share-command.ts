@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { closeSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { openMaintenancePool } from "../../runtime/library-maintenance.js";
 import { prepareToolhostLaunches } from "../../runtime/toolhost-launch.js";
@@ -9,6 +9,7 @@ import { copyMaxBytes, octal, planShare, type SharePlan } from "../../share/shar
 import { readVerifyRecord, verifyRecordFile, writeVerifyRecord } from "../../share/share-record.js";
 import { copyProblems, isolationProblems, legacyItemPaths } from "../../share/share-verify.js";
 import { systemClock } from "../../store/clock.js";
+import { fdEntry, isRefusal, pinFolder, pinPath, type WalkRefusal } from "../../workspace/descriptor-walk.js";
 import { openStore, type Store } from "../../store/store.js";
 import { bootstrap, type Boot } from "../bootstrap.js";
 import { CLI_ENTRY, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
@@ -95,7 +96,8 @@ function printPlan(plan: SharePlan, loaded: LoadedMapping, out: (line: string) =
 
 async function verify(context: CliContext, boot: Boot, store: Store, plan: SharePlan, loaded: LoadedMapping, out: (line: string) => void): Promise<number> {
   const problems = copyProblems(plan);
-  out(`copies: ${plan.copies.length - problems.length} of ${plan.copies.length} identical by hash and mode`);
+  const differing = plan.copies.filter((copy) => copy.state !== "same").length;
+  out(`copies: ${plan.copies.length - differing} of ${plan.copies.length} identical by hash and mode${plan.refused.length > 0 ? `; ${plan.refused.length} source(s) refused (a link on the way)` : ""}`);
   // The agents' real chat toolhosts, launched exactly as the bot launches them.
   const launches = prepareToolhostLaunches({ config: boot.loaded.config, layout: boot.layout, agents: boot.agents, cliEntry: CLI_ENTRY, libraryEnabled: (agent) => store.agentSettings.experienceLibrary(agent.id) ?? agent.experienceLibrary });
   for (const warning of launches.warnings) writeLine(context.stderr, `warning: ${warning}`);
@@ -112,6 +114,31 @@ async function verify(context: CliContext, boot: Boot, store: Store, plan: Share
   return passed ? 0 : 1;
 }
 
+/**
+ * Removes one legacy item as root by its name inside its folder, that folder reached
+ * from the share root one name at a time: a folder on the way swapped for a link since
+ * verify stops the cleanup instead of leading rm elsewhere. rm itself never follows links
+ * (a link item is removed, never what it points to).
+ */
+function removeLegacyItem(shareDir: string, itemPath: string): void {
+  const segments = itemPath.split("/").filter((segment) => segment.length > 0 && segment !== ".");
+  const name = segments.pop() as string;
+  const root = pinPath(shareDir, true);
+  if (!root) throw new Error(`cleanup stopped: the share ${shareDir} is gone`);
+  let parent: number | WalkRefusal;
+  try {
+    parent = pinFolder(root.fd, segments);
+  } finally {
+    closeSync(root.fd);
+  }
+  if (isRefusal(parent)) throw new Error(`cleanup stopped at ${itemPath}: ${parent.at} is ${parent.problem === "link" ? "a link now" : parent.problem}; nothing more was removed. Run verify again`);
+  try {
+    rmSync(fdEntry(parent, name), { recursive: true, force: true });
+  } finally {
+    closeSync(parent);
+  }
+}
+
 function cleanup(boot: Boot, plan: SharePlan, loaded: LoadedMapping, out: (line: string) => void): number {
   const record = readVerifyRecord(verifyRecordFile(boot.layout.dataDir));
   if (!record || !record.passed || record.mappingHash !== loaded.hash) {
@@ -121,10 +148,9 @@ function cleanup(boot: Boot, plan: SharePlan, loaded: LoadedMapping, out: (line:
   // The copies are checked again: a copy changed since verify must not lose its original.
   const problems = copyProblems(plan);
   if (problems.length > 0) throw new Error(`cleanup refused: copies changed since verify:\n  - ${problems.join("\n  - ")}\nRun verify again; nothing was removed`);
-  for (const path of legacyItemPaths(plan.shareDir, loaded.mapping.items)) {
-    // rm never follows links: a link item is removed itself, never what it points to.
-    rmSync(path, { recursive: true, force: true });
-    out(`removed ${path}`);
+  for (const item of loaded.mapping.items) {
+    removeLegacyItem(plan.shareDir, item.path);
+    out(`removed ${join(plan.shareDir, item.path)}`);
   }
   out(`cleanup done. The backup archives in ${join(boot.layout.dataDir, "share-backups")} hold the originals (docs/isolation.md: rollback)`);
   return 0;
