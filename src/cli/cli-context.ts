@@ -11,6 +11,11 @@ export type CliContext = {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   stdin: NodeJS.ReadableStream;
+  /**
+   * Secret values this run knows: runCli starts it with the secret variables of `env`, and
+   * bootstrap adds the loaded configuration's, so the error printer can keep them all out.
+   */
+  secrets?: Set<string>;
 };
 
 /** The package root: this file lives in src/cli/ (tsx) or dist/cli/ (built). */

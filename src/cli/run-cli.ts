@@ -2,6 +2,8 @@
  * Dispatches `laoding <command>`. Exit codes: 0 success, 1 an operational failure
  * (one clear line; the stack only with LOG_LEVEL=debug), 2 a wrong command line.
  */
+import { environmentSecrets } from "../log/configured-secrets.js";
+import { createRedactor } from "../log/redact.js";
 import { writeLine, UsageError, type CliContext, type Command } from "./cli-context.js";
 import { adminCommand } from "./commands/admin-command.js";
 import { channelsCommand } from "./commands/channels-command.js";
@@ -12,6 +14,7 @@ import { experiencesCommand } from "./commands/experiences-command.js";
 import { gapsCommand } from "./commands/gaps-command.js";
 import { initCommand } from "./commands/init-command.js";
 import { logsCommand } from "./commands/logs-command.js";
+import { operatorsCommand } from "./commands/operators-command.js";
 import { rulesCommand } from "./commands/rules-command.js";
 import { libraryCommand } from "./commands/library-command.js";
 import { shareCommand } from "./commands/share-command.js";
@@ -19,7 +22,7 @@ import { skillsCommand } from "./commands/skills-command.js";
 import { startCommand } from "./commands/start-command.js";
 import { toolhostCommand } from "./commands/toolhost-command.js";
 
-export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, experiencesCommand, rulesCommand, libraryCommand, shareCommand, adminCommand, logsCommand, channelsCommand, doctorCommand, toolhostCommand];
+export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, experiencesCommand, rulesCommand, libraryCommand, shareCommand, adminCommand, logsCommand, operatorsCommand, channelsCommand, doctorCommand, toolhostCommand];
 
 export function mainUsage(commands: Command[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));
@@ -45,16 +48,19 @@ export async function runCli(context: CliContext, commands: Command[] = COMMANDS
     writeLine(context.stderr, `laoding: unknown command "${name}"\n\n${usage}`);
     return 2;
   }
+  const secrets = context.secrets ?? new Set(environmentSecrets(context.env));
   try {
-    return await command.run({ ...context, args: rest });
+    return await command.run({ ...context, args: rest, secrets });
   } catch (error) {
+    // Whatever failed, an SDK may have put a URL with a token or an echoed key in its words.
+    const { redact } = createRedactor([...secrets]);
     if (error instanceof UsageError) {
-      writeLine(context.stderr, `laoding ${name}: ${error.message}\n\n${error.usage}`);
+      writeLine(context.stderr, redact(`laoding ${name}: ${error.message}\n\n${error.usage}`));
       return 2;
     }
     const debug = context.env.LOG_LEVEL === "debug" || context.env.LOG_LEVEL === "trace";
     const message = error instanceof Error ? error.message : String(error);
-    writeLine(context.stderr, `laoding ${name}: ${debug && error instanceof Error ? error.stack : message}`);
+    writeLine(context.stderr, redact(`laoding ${name}: ${debug && error instanceof Error ? error.stack : message}`));
     return 1;
   }
 }

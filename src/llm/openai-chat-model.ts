@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import OpenAI from "openai";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, ToolCall } from "./chat-model.js";
+import { createRedactor } from "../log/redact.js";
 import { ModelError } from "./model-errors.js";
 
 export type OpenAIChatModelOptions = {
@@ -35,6 +36,9 @@ export function createOpenAIChatModel(options: OpenAIChatModelOptions): ChatMode
     maxRetries: 0,
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
+  // A server may echo the key it refused ("Incorrect API key provided: sk-..."), and the
+  // error text goes to the chat, the gaps table and the logs.
+  const { redact } = createRedactor(options.apiKey ? [options.apiKey] : []);
   return {
     model: options.model,
     async complete(request: ChatRequest): Promise<ChatResponse> {
@@ -43,12 +47,12 @@ export function createOpenAIChatModel(options: OpenAIChatModelOptions): ChatMode
         try {
           return await attemptOnce(request);
         } catch (error) {
-          const failure = mapError(error);
+          const failure = mapError(error, redact);
           if (!failure.transient || attempt >= maxAttempts || request.signal?.aborted) throw failure;
           request.onRetry?.({ attempt: attempt + 1, maxAttempts, reason: failure.message });
           const waitMs = failure.retryAfterMs ?? (options.backoffMs ?? defaultBackoff)(attempt);
           await sleep(waitMs, request.signal);
-          if (request.signal?.aborted) throw mapError(new OpenAI.APIUserAbortError());
+          if (request.signal?.aborted) throw mapError(new OpenAI.APIUserAbortError(), redact);
         }
       }
     },
@@ -170,14 +174,15 @@ function rootCause(error: Error): string {
   return last.code && !text.includes(last.code) ? `${last.code}: ${text}` : text;
 }
 
-function mapError(error: unknown): ModelError {
+/** Redacts before cutting: a secret cut in half would no longer match. */
+function mapError(error: unknown, redact: (text: string) => string): ModelError {
   if (error instanceof ModelError) return error;
   if (error instanceof OpenAI.APIConnectionTimeoutError) return new ModelError("timeout", "the model server did not answer in time", undefined, { cause: error });
-  if (error instanceof OpenAI.APIConnectionError) return new ModelError("connection", `cannot reach the model server (${rootCause(error)})`, undefined, { cause: error });
+  if (error instanceof OpenAI.APIConnectionError) return new ModelError("connection", `cannot reach the model server (${redact(rootCause(error))})`, undefined, { cause: error });
   if (error instanceof OpenAI.APIUserAbortError) return new ModelError("timeout", "the model call was cancelled", undefined, { cause: error });
   if (error instanceof OpenAI.APIError) {
     const status = error.status;
-    const detail = error.message.slice(0, 300);
+    const detail = redact(error.message).slice(0, 300);
     if (status === 429) {
       const seconds = Number(error.headers?.get?.("retry-after"));
       // A server asking for minutes is better reported than waited for inside one turn.
@@ -189,5 +194,5 @@ function mapError(error: unknown): ModelError {
     if (status === 408) return new ModelError("timeout", `the model server timed out (408)`, status, { cause: error });
     return new ModelError("bad_request", `the model server rejected the request (${status ?? "?"}): ${detail}`, status, { cause: error });
   }
-  return new ModelError("bad_response", `unexpected model failure: ${(error as Error).message}`, undefined, { cause: error });
+  return new ModelError("bad_response", `unexpected model failure: ${redact((error as Error).message)}`, undefined, { cause: error });
 }

@@ -1,10 +1,13 @@
 /**
  * The process logger: pino JSON on stderr (pretty on a TTY). Secrets are redacted by
- * construction: every value of a variable marked `secret` in the config table is
- * replaced wherever it appears in a log line, and the variables' keys are redacted by path.
+ * construction: every line, wherever it goes (stderr, the log file, the terminal notice),
+ * passes the redactor (redact.ts: configured secret values and token-shaped text), errors
+ * under `err` are copied through it field by field, and secret variables' keys are
+ * redacted by path.
  */
 import { pino, type Logger, type LoggerOptions } from "pino";
 import { SECRET_VARIABLES } from "../config/variables.js";
+import { createRedactor, REDACTED } from "./redact.js";
 
 export type { Logger } from "pino";
 
@@ -23,10 +26,8 @@ export type LoggerSetup = {
   base?: Record<string, unknown>;
 };
 
-const REDACTED = "[redacted]";
-
 export function createLogger(setup: LoggerSetup): Logger {
-  const secrets = setup.secrets.filter((secret) => secret.length >= 4);
+  const redactor = createRedactor(setup.secrets);
   const options: LoggerOptions = {
     level: setup.level,
     base: { pid: process.pid, ...setup.base },
@@ -34,10 +35,13 @@ export function createLogger(setup: LoggerSetup): Logger {
       paths: SECRET_VARIABLES.flatMap((key) => [key, `*.${key}`, `config.${key}`]),
       censor: REDACTED,
     },
-    hooks: secrets.length === 0 ? {} : {
-      // Scrubbing the serialised line catches secrets inside messages, errors and
-      // nested objects alike, whatever the key is called.
-      streamWrite: (line: string) => scrub(line, secrets),
+    // An SDK error carries its request (URL, headers, body): copied with the secrets out,
+    // and without the sockets and agents pino's own serializer would walk into.
+    serializers: { err: (error: unknown) => redactor.redactError(error) },
+    hooks: {
+      // Redacting the serialised line catches secrets inside messages, errors and nested
+      // objects alike, whatever the key is called.
+      streamWrite: (line: string) => redactor.redact(line),
     },
   };
   if (setup.file) {
@@ -51,15 +55,9 @@ export function createLogger(setup: LoggerSetup): Logger {
   return pino(options, destination as pino.DestinationStream);
 }
 
+/** One text with `secrets` and token-shaped text redacted (for reports printed once, such as the doctor's). */
 export function scrub(text: string, secrets: string[]): string {
-  let result = text;
-  for (const secret of secrets) {
-    if (result.includes(secret)) result = result.split(secret).join(REDACTED);
-    // Secrets in JSON lines are escaped the way JSON escapes them.
-    const escaped = JSON.stringify(secret).slice(1, -1);
-    if (escaped !== secret && result.includes(escaped)) result = result.split(escaped).join(REDACTED);
-  }
-  return result;
+  return createRedactor(secrets).redact(text);
 }
 
 /** One line per warning or error, with the trace id to look it up by. */

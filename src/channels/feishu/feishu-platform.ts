@@ -10,6 +10,7 @@
  */
 import * as lark from "@larksuiteoapi/node-sdk";
 import type { Logger } from "pino";
+import { createRedactor } from "../../log/redact.js";
 import { ChannelLoginError, DeliveryError, type BotIdentity, type ChatPlatform, type InboundEvent } from "../chat-platform.js";
 import { splitText } from "../split-text.js";
 import { startWebhookServer, type WebhookServer } from "../webhook-server.js";
@@ -36,6 +37,10 @@ export type FeishuPlatformOptions = {
 
 export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatform {
   const log = options.logger.child({ channel: "feishu" });
+  // Error text from here reaches the console, the outbox table and the chat, and the SDK's
+  // errors carry the request (app_secret in the token call, the tenant token as Bearer).
+  const { redact } = createRedactor([options.appSecret, ...(options.webhook?.encryptKey ? [options.webhook.encryptKey] : []), ...(options.webhook?.verificationToken ? [options.webhook.verificationToken] : [])]);
+  const loginError = (message: string, hint: string, cause?: unknown) => new ChannelLoginError(redact(message), redact(hint), cause === undefined ? {} : { cause });
   const sdkLogger = larkLogger(log);
   const client = new lark.Client({ appId: options.appId, appSecret: options.appSecret, domain: options.domain, cache: new lark.DefaultCache(), logger: sdkLogger, loggerLevel: lark.LoggerLevel.warn });
   const now = options.now ?? Date.now;
@@ -54,14 +59,14 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
       });
       token = (await response.json()) as { code?: number; msg?: string };
     } catch (error) {
-      throw new ChannelLoginError(`cannot reach Feishu at ${options.domain}: ${describe(error)}`, "Check the network (and a proxy), and FEISHU_DOMAIN (https://open.feishu.cn, or https://open.larksuite.com for Lark)", { cause: error });
+      throw loginError(`cannot reach Feishu at ${options.domain}: ${describe(error)}`, "Check the network (and a proxy), and FEISHU_DOMAIN (https://open.feishu.cn, or https://open.larksuite.com for Lark)", error);
     }
     if (token.code !== 0) {
-      throw new ChannelLoginError(`Feishu refused the app credentials: ${token.msg ?? "no message"} (code ${token.code ?? "?"})`, `Check ${options.credentialVariables} against the app's Credentials & Basic Info page`);
+      throw loginError(`Feishu refused the app credentials: ${token.msg ?? "no message"} (code ${token.code ?? "?"})`, `Check ${options.credentialVariables} against the app's Credentials & Basic Info page`);
     }
     const info = (await client.request({ method: "GET", url: "/open-apis/bot/v3/info" }).catch((error: unknown) => ({ code: -1, msg: describe(error) }))) as { code?: number; msg?: string; bot?: { open_id?: string; app_name?: string } };
     if (info.code !== 0 || !info.bot?.open_id) {
-      throw new ChannelLoginError(`Feishu did not give the bot's identity: ${info.msg ?? "no bot"} (code ${info.code ?? "?"})`, "Enable the app's Bot capability and publish a version of the app");
+      throw loginError(`Feishu did not give the bot's identity: ${info.msg ?? "no bot"} (code ${info.code ?? "?"})`, "Enable the app's Bot capability and publish a version of the app");
     }
     return { id: options.appId, displayName: info.bot.app_name ?? options.appId, openId: info.bot.open_id };
   }
@@ -109,7 +114,7 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
         return;
       }
       if (!/^cli_[0-9a-fA-F]{16}$/.test(options.appId)) {
-        throw new ChannelLoginError(`Feishu app id ${JSON.stringify(options.appId)} does not look like cli_ followed by 16 hex digits; the long connection needs it`, `Check ${options.credentialVariables}`);
+        throw loginError(`Feishu app id ${JSON.stringify(options.appId)} does not look like cli_ followed by 16 hex digits; the long connection needs it`, `Check ${options.credentialVariables}`);
       }
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
@@ -131,7 +136,7 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
             clearTimeout(timer);
             // After start-up too (the SDK gave up reconnecting): say so, loudly.
             log.error({ err: error }, "the Feishu long connection failed; restart the bot once the cause is fixed");
-            reject(new ChannelLoginError(`Feishu long connection failed: ${error.message}`, "Enable \"Receive events through persistent connection\" in the app's Events and Callbacks page and subscribe im.message.receive_v1"));
+            reject(loginError(`Feishu long connection failed: ${error.message}`, "Enable \"Receive events through persistent connection\" in the app's Events and Callbacks page and subscribe im.message.receive_v1"));
           },
         });
         void wsClient.start({ eventDispatcher: dispatcher });
@@ -151,25 +156,25 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
           ? await client.im.v1.message.reply({ path: { message_id: part.replyTo }, data: { content, msg_type: "post", reply_in_thread: part.threadId !== undefined, uuid: idempotencyKey } })
           : await client.im.v1.message.create({ params: { receive_id_type: "chat_id" }, data: { receive_id: part.chatId, content, msg_type: "post", uuid: idempotencyKey } });
       } catch (error) {
-        throw deliveryError(error);
+        throw deliveryError(error, redact);
       }
-      if (result.code !== undefined && result.code !== 0) throw codeError(result.code, result.msg, undefined);
+      if (result.code !== undefined && result.code !== 0) throw codeError(redact, result.code, result.msg, undefined);
       return result.data?.message_id ? { messageId: result.data.message_id } : {};
     },
   };
 }
 
-function deliveryError(error: unknown): DeliveryError {
+function deliveryError(error: unknown, redact: (text: string) => string): DeliveryError {
   const response = (error as { response?: { status?: number; data?: { code?: number; msg?: string }; headers?: Record<string, string> } }).response;
-  if (!response) return new DeliveryError(`Feishu unreachable: ${describe(error)}`, true, undefined, { cause: error });
+  if (!response) return new DeliveryError(redact(`Feishu unreachable: ${describe(error)}`), true, undefined, { cause: error });
   const code = response.data?.code;
-  if (code !== undefined) return codeError(code, response.data?.msg, response.status, retryAfter(response.headers));
+  if (code !== undefined) return codeError(redact, code, response.data?.msg, response.status, retryAfter(response.headers));
   return new DeliveryError(`Feishu answered HTTP ${response.status ?? "?"}`, response.status === 429 || (response.status ?? 0) >= 500, retryAfter(response.headers), { cause: error });
 }
 
-function codeError(code: number, message: string | undefined, status: number | undefined, retryAfterMs?: number): DeliveryError {
+function codeError(redact: (text: string) => string, code: number, message: string | undefined, status: number | undefined, retryAfterMs?: number): DeliveryError {
   const retryable = RATE_LIMIT_CODES.has(code) || status === 429 || (status ?? 0) >= 500;
-  return new DeliveryError(`Feishu refused the message: ${message ?? "no message"} (code ${code}${status ? `, HTTP ${status}` : ""})`, retryable, retryAfterMs);
+  return new DeliveryError(redact(`Feishu refused the message: ${message ?? "no message"} (code ${code}${status ? `, HTTP ${status}` : ""})`), retryable, retryAfterMs);
 }
 
 function retryAfter(headers: Record<string, string> | undefined): number | undefined {

@@ -6,6 +6,7 @@
  */
 import { Bot, GrammyError, HttpError, webhookCallback } from "grammy";
 import type { Logger } from "pino";
+import { createRedactor } from "../../log/redact.js";
 import { ChannelLoginError, DeliveryError, type BotIdentity, type ChatPlatform, type InboundEvent } from "../chat-platform.js";
 import { splitText } from "../split-text.js";
 import { startWebhookServer, type WebhookServer } from "../webhook-server.js";
@@ -29,6 +30,9 @@ export type TelegramPlatformOptions = {
 export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPlatform {
   const bot = new Bot(options.token, { client: { apiRoot: options.apiRoot } });
   const log = options.logger.child({ channel: "telegram" });
+  // grammY's network errors name the request URL, and the token is in its path: error
+  // text from here reaches the console, the outbox table and the chat, so it is redacted.
+  const { redact } = createRedactor([options.token, ...(options.webhook ? [options.webhook.secretToken] : [])]);
   let server: WebhookServer | undefined;
   let polling: Promise<void> | undefined;
   let identity: BotIdentity | undefined;
@@ -40,7 +44,7 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
         // Not bot.init(): it retries network errors for ever, and start-up must say what is wrong instead.
         bot.botInfo = await bot.api.getMe();
       } catch (error) {
-        throw loginError(error, options);
+        throw loginError(error, options, redact);
       }
       identity = { id: String(bot.botInfo.id), displayName: `@${bot.botInfo.username}` };
       return identity;
@@ -79,7 +83,7 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
         polling = bot.start({ allowed_updates: ["message"], onStart: () => resolve() });
         polling.catch((error: unknown) => {
           // Before the first poll this is a start-up failure; later, polling has given up (another instance, revoked token).
-          reject(loginError(error, options));
+          reject(loginError(error, options, redact));
           log.error({ err: error }, "Telegram polling stopped; restart the bot after fixing the cause");
         });
       });
@@ -111,7 +115,7 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
           return { messageId: String(sent.message_id) };
         }
       } catch (error) {
-        throw deliveryError(error);
+        throw deliveryError(error, redact);
       }
     },
     async typing(chatId, threadId) {
@@ -120,17 +124,22 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
   };
 }
 
-function deliveryError(error: unknown): DeliveryError {
+function deliveryError(error: unknown, redact: (text: string) => string): DeliveryError {
   if (error instanceof GrammyError) {
     const retryAfterMs = error.parameters.retry_after !== undefined ? error.parameters.retry_after * 1000 : undefined;
     const retryable = error.error_code === 429 || error.error_code >= 500;
-    return new DeliveryError(`Telegram ${error.method}: ${error.error_code} ${error.description}`, retryable, retryAfterMs, { cause: error });
+    return new DeliveryError(redact(`Telegram ${error.method}: ${error.error_code} ${error.description}`), retryable, retryAfterMs, { cause: error });
   }
-  if (error instanceof HttpError) return new DeliveryError(`Telegram unreachable: ${error.message}`, true, undefined, { cause: error });
-  return new DeliveryError(error instanceof Error ? error.message : String(error), false, undefined, { cause: error });
+  if (error instanceof HttpError) return new DeliveryError(redact(`Telegram unreachable: ${error.message}`), true, undefined, { cause: error });
+  return new DeliveryError(redact(error instanceof Error ? error.message : String(error)), false, undefined, { cause: error });
 }
 
-function loginError(error: unknown, options: TelegramPlatformOptions): ChannelLoginError {
+function loginError(error: unknown, options: TelegramPlatformOptions, redact: (text: string) => string): ChannelLoginError {
+  const failure = describeLoginFailure(error, options);
+  return new ChannelLoginError(redact(failure.message), redact(failure.hint), { cause: error });
+}
+
+function describeLoginFailure(error: unknown, options: TelegramPlatformOptions): { message: string; hint: string } {
   if (error instanceof GrammyError) {
     const hint =
       error.error_code === 401 || error.error_code === 404
@@ -138,12 +147,12 @@ function loginError(error: unknown, options: TelegramPlatformOptions): ChannelLo
         : error.error_code === 409
           ? "Another instance of this bot is receiving updates (or a webhook is set): stop it, or use one bot token per running bot"
           : `Check ${options.tokenVariable} and TELEGRAM_API_ROOT (${options.apiRoot})`;
-    return new ChannelLoginError(`Telegram refused to log in: ${error.error_code} ${error.description}`, hint, { cause: error });
+    return { message: `Telegram refused to log in: ${error.error_code} ${error.description}`, hint };
   }
   if (error instanceof HttpError) {
-    return new ChannelLoginError(`cannot reach the Telegram Bot API at ${options.apiRoot}: ${describeCause(error)}`, "Check the network (and a proxy), or TELEGRAM_API_ROOT for a self-hosted Bot API server", { cause: error });
+    return { message: `cannot reach the Telegram Bot API at ${options.apiRoot}: ${describeCause(error)}`, hint: "Check the network (and a proxy), or TELEGRAM_API_ROOT for a self-hosted Bot API server" };
   }
-  return new ChannelLoginError(`Telegram login failed: ${error instanceof Error ? error.message : String(error)}`, `Check ${options.tokenVariable} and TELEGRAM_API_ROOT`, { cause: error });
+  return { message: `Telegram login failed: ${error instanceof Error ? error.message : String(error)}`, hint: `Check ${options.tokenVariable} and TELEGRAM_API_ROOT` };
 }
 
 function describeCause(error: HttpError): string {

@@ -1,4 +1,6 @@
 import { ConfigError } from "../../config/config-error.js";
+import { configuredSecrets } from "../../log/configured-secrets.js";
+import { createRedactor } from "../../log/redact.js";
 import { loginChatBots, planChatBots, selectChannels } from "../../runtime/chat-bots.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type Command } from "../cli-context.js";
@@ -23,6 +25,8 @@ export const channelsCommand: Command = {
     if (values.help) return writeLine(context.stdout, usage), 0;
     if (positionals[0] !== "check" || positionals.length > 1) throw new UsageError(positionals[0] ? `unknown subcommand "${positionals.join(" ")}"` : "missing subcommand", usage);
     const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
+    // A platform's words may hold any credential it was given (an SDK echoing a request): none reaches the screen.
+    const { redact } = createRedactor(configuredSecrets(boot.loaded, boot.agents));
     const channels = selectChannels(boot.loaded, boot.agents).filter((channel) => channel !== "console");
     if (channels.length === 0) {
       writeLine(context.stdout, "No chat channel is configured (no Telegram or Feishu credentials): `laoding start` would run the console. See docs/channels.md.");
@@ -36,7 +40,7 @@ export const channelsCommand: Command = {
         writeLine(context.stdout, `ok      ${bot.channel} ${ready?.identity.displayName ?? "?"} (agent ${bot.agentId}; credentials: ${bot.credentials})`);
       } catch (error) {
         failed += 1;
-        writeLine(context.stdout, `FAILED  ${bot.channel} (agent ${bot.agentId}; credentials: ${bot.credentials}): ${error instanceof ConfigError ? error.message : String(error)}`);
+        writeLine(context.stdout, redact(`FAILED  ${bot.channel} (agent ${bot.agentId}; credentials: ${bot.credentials}): ${error instanceof ConfigError ? error.message : String(error)}`));
       }
     }
     for (const warning of warnings) writeLine(context.stdout, `warning: ${warning}`);
