@@ -20,6 +20,8 @@ export type AccessPolicy = {
   isOperator(userId: string): boolean;
   /** Everyone may talk to the bot because no allowlist was set (worth a warning). */
   readonly openToEveryone: boolean;
+  /** Someone may run operator commands on this bot (start-up warns when nobody can). */
+  readonly hasOperators: boolean;
 };
 
 export function createAccessPolicy(settings: AccessSettings): AccessPolicy {
@@ -28,6 +30,7 @@ export function createAccessPolicy(settings: AccessSettings): AccessPolicy {
   const operators = new Set(settings.operators);
   return {
     openToEveryone: allowed === undefined,
+    hasOperators: operators.size > 0,
     isOperator: (userId) => operators.has(userId),
     decide(message) {
       // In a group, a message not addressed to the bot is none of its business, allowed or not.
@@ -48,4 +51,28 @@ export function operatorsFor(channel: string, entries: readonly string[]): strin
     if (!match) return [entry];
     return match[1] === channel ? [match[2] as string] : [];
   });
+}
+
+/** What a user id looks like on each chat channel (the console user is always an operator). */
+const USER_ID_SHAPES = {
+  telegram: { pattern: /^[1-9][0-9]{0,19}$/, words: "a Telegram numeric user id, such as telegram:123456" },
+  feishu: { pattern: /^ou_[A-Za-z0-9_-]{1,100}$/, words: "a Feishu open_id (ou_...), such as feishu:ou_abc123" },
+} as const;
+
+export type OperatorId = { channel: keyof typeof USER_ID_SHAPES; userId: string };
+
+/**
+ * `telegram:123456` or `feishu:ou_...` as given to `laoding operators`: the channel is
+ * required (an id without one would count on every channel), and the id must look like
+ * one of that channel's; otherwise the problem, in words.
+ */
+export function parseOperatorId(text: string): OperatorId | { problem: string } {
+  const match = /^([a-z]+):(.+)$/.exec(text.trim());
+  if (!match) return { problem: `"${text}" is not channel:user-id; write telegram:123456 or feishu:ou_...` };
+  const [, channel, userId] = match as unknown as [string, string, string];
+  if (channel === "console") return { problem: "the console user is always an operator; nothing to add" };
+  if (channel !== "telegram" && channel !== "feishu") return { problem: `"${channel}" is not a chat channel; use telegram or feishu` };
+  const shape = USER_ID_SHAPES[channel];
+  if (!shape.pattern.test(userId)) return { problem: `"${userId}" is not ${shape.words}` };
+  return { channel, userId };
 }

@@ -6,7 +6,8 @@ import { readFileSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { z } from "zod";
 import { describeIssues } from "../validation/describe-issues.js";
-import { ConfigError } from "./config-error.js";
+import { ConfigError, jsonErrorLocation, jsonPathOffset, lineColumn } from "./config-error.js";
+import { writeConfigFileAtomic } from "./env-file.js";
 
 export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
@@ -73,39 +74,59 @@ const AGENT_FIELDS = Object.keys(agentSchema.shape);
 
 const agentsFileSchema = z.object({ agents: z.array(z.unknown()).min(1, { message: "lists no agents" }) }).strict();
 
+/**
+ * The agents of an agents.json text. Every entry is checked before anything is thrown, so
+ * the error's findings list each problem at once, each at its `file:line:column`.
+ */
 export function parseAgents(text: string, origin: string): AgentDefinition[] {
+  const shape = 'Expected { "agents": [ { "id": "main", "name": "..." } ] }';
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`${origin} is not valid JSON: ${(error as Error).message}`, {
-      hint: 'Expected { "agents": [ { "id": "main", "name": "..." } ] }',
-    });
+    throw new ConfigError(`${origin}:${jsonErrorLocation(text, error as Error)}: not valid JSON: ${(error as Error).message}`, { hint: shape });
   }
   const file = agentsFileSchema.safeParse(json);
   if (!file.success) {
-    throw new ConfigError(`${origin}: ${describeIssues(file.error, { knownFields: ["agents"], root: "the file" })}`, {
-      hint: 'Expected { "agents": [ { "id": "main", "name": "..." } ] }',
-    });
+    const at = locate(text, origin, file.error.issues[0]?.path ?? []);
+    throw new ConfigError(`${at}: ${describeIssues(file.error, { knownFields: ["agents"], root: "the file" })}`, { hint: shape });
   }
   const seen = new Set<string>();
-  return file.data.agents.map((entry, index) => {
+  const findings: string[] = [];
+  let aboutId = false;
+  const agents = file.data.agents.flatMap((entry, index) => {
     const label = describeEntry(entry, index);
     const parsed = agentSchema.safeParse(entry);
     if (!parsed.success) {
-      const aboutId = parsed.error.issues.some((issue) => issue.path[0] === "id");
-      throw new ConfigError(`${origin}: ${label}: ${describeIssues(parsed.error, { knownFields: AGENT_FIELDS, root: "the entry" })}`, {
-        hint: aboutId ? "Fix the id; choose it once: the agent's folders are named after it" : `Fix that entry; the fields an agent may have are ${AGENT_FIELDS.join(", ")}`,
-      });
+      aboutId ||= parsed.error.issues.some((issue) => issue.path[0] === "id");
+      const first = parsed.error.issues[0];
+      // An unknown field is found at the field itself, the rest at what they name.
+      const path = first?.code === "unrecognized_keys" ? [...first.path, first.keys[0] as string] : (first?.path ?? []);
+      findings.push(`${locate(text, origin, ["agents", index, ...path])}: ${label}: ${describeIssues(parsed.error, { knownFields: AGENT_FIELDS, root: "the entry", limit: Infinity })}`);
+      return [];
     }
     if (seen.has(parsed.data.id)) {
-      throw new ConfigError(`${origin}: ${label}: duplicate id "${parsed.data.id}"`, {
-        hint: "Every agent needs its own id",
-      });
+      findings.push(`${locate(text, origin, ["agents", index, "id"])}: ${label}: duplicate id "${parsed.data.id}"; every agent needs its own id`);
+      return [];
     }
     seen.add(parsed.data.id);
-    return parsed.data;
+    return [parsed.data];
   });
+  if (findings.length > 0) {
+    const hint = aboutId ? "Fix the id; choose it once: the agent's folders are named after it" : `Fix ${findings.length === 1 ? "that entry" : "those entries"} (docs/configuration.md describes every field)`;
+    throw new ConfigError(findings.length === 1 ? (findings[0] as string) : `${origin}: ${findings.length} problems:\n  - ${findings.join("\n  - ")}`, { hint, findings });
+  }
+  return agents;
+}
+
+/** `file:line:column` of a path in the text, or the file alone when the path is not there. */
+function locate(text: string, origin: string, path: readonly PropertyKey[]): string {
+  // A path that stops at a missing member points at the nearest thing that exists.
+  for (let length = path.length; length >= 0; length -= 1) {
+    const offset = jsonPathOffset(text, path.slice(0, length));
+    if (offset !== undefined) return `${origin}:${lineColumn(text, offset)}`;
+  }
+  return origin;
 }
 
 /** The env variable names agents.json declares for bot credentials (they are not typos). */
@@ -123,6 +144,25 @@ export function readAgentsFile(path: string): AgentDefinition[] {
     });
   }
   return parseAgents(text, path);
+}
+
+/**
+ * Changes the operators of an agent's own bot in agents.json (`laoding operators --agent`):
+ * the file must be valid before and after, and is replaced atomically. The JSON is written
+ * back with two-space indentation (JSON has no comments to keep).
+ */
+export function editBotOperators(path: string, agentId: string, channel: "telegram" | "feishu", edit: (operators: string[]) => string[]): string[] {
+  const text = readFileSync(path, "utf8");
+  parseAgents(text, path);
+  const json = JSON.parse(text) as { agents: Record<string, unknown>[] };
+  const entry = json.agents.find((candidate) => candidate.id === agentId);
+  const binding = entry?.[channel] as { operators?: string[] } | undefined;
+  if (!binding) throw new ConfigError(`agent "${agentId}" has no ${channel} bot of its own in ${path}`, { hint: `Its ${channel} operators are OPERATOR_IDS: leave out --agent` });
+  binding.operators = edit(binding.operators ?? []);
+  const updated = `${JSON.stringify(json, null, 2)}\n`;
+  parseAgents(updated, path);
+  writeConfigFileAtomic(path, updated);
+  return binding.operators;
 }
 
 function describeEntry(entry: unknown, index: number): string {

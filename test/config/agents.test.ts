@@ -36,18 +36,29 @@ describe("agents file", () => {
   });
 
   it("refuses malformed JSON, an empty list and unknown fields", () => {
-    expect(() => parseAgents("{ agents: [", "/x/agents.json")).toThrow(/\/x\/agents.json is not valid JSON/);
+    expect(() => parseAgents("{ agents: [", "/x/agents.json")).toThrow(/^\/x\/agents.json:1:3: not valid JSON/);
     expect(() => parseAgents('{"agents":[]}', "agents.json")).toThrow(/lists no agents/);
     expect(() => parseAgents('{"agents":[{"id":"a","name":"A","netwrk":true}]}', "agents.json")).toThrow(/agents\[0\] \(id "a"\).*netwrk/);
   });
 
   it("says a field is missing, names a typo'd field with the allowed ones, and hints about what is wrong", () => {
     const missing = errorOf(() => parseAgents('{"agents":[{"id":"a"}]}', "agents.json"));
-    expect(missing.message).toMatch(/^agents.json: agents\[0\] \(id "a"\): `name` is missing\./);
+    expect(missing.message).toMatch(/^agents.json:1:12: agents\[0\] \(id "a"\): `name` is missing\./);
     const typo = errorOf(() => parseAgents('{"agents":[{"id":"a","nmae":"A","name":"A"}]}', "agents.json"));
     expect(typo.message).toMatch(/unknown field `nmae` \(allowed: id, name, description, persona, network, experienceLibrary, writableDirs, telegram, feishu\)/);
     expect(typo.hint).not.toMatch(/ids? never change/);
     expect(errorOf(() => parseAgents('{"agents":[{"id":"A","name":"A"}]}', "agents.json")).hint).toMatch(/Fix the id/);
+  });
+
+  it("finds every entry's problems at once, each at its file:line:column, as findings", () => {
+    const text = '{\n  "agents": [\n    { "id": "main", "name": "Main",\n      "nmae": 1 },\n    { "id": "ok", "name": "Ok" },\n    { "id": "Bad", "name": "B" },\n    { "id": "ok", "name": "Again" }\n  ]\n}\n';
+    const error = errorOf(() => parseAgents(text, "configs/agents.json"));
+    expect(error.findings).toEqual([
+      expect.stringMatching(/^configs\/agents.json:4:7: agents\[0\] \(id "main"\): unknown field `nmae`/),
+      expect.stringMatching(/^configs\/agents.json:6:7: agents\[2\] \(id "Bad"\): `id`: must match/),
+      'configs/agents.json:7:7: agents[3] (id "ok"): duplicate id "ok"; every agent needs its own id',
+    ]);
+    expect(error.message).toMatch(/^configs\/agents.json: 3 problems:\n {2}- configs\/agents.json:4:7: /);
   });
 
   it("keeps the persona inside bot_context/: no .., no absolute path, no link out", () => {

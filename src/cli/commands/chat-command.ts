@@ -6,11 +6,14 @@ import { isTerminal, serveConsole } from "./start-command.js";
 const usage = `Usage: laoding chat [--agent ID] [--workspace DIR]
 
 Talks to an agent in the terminal. Interactive on a TTY (history, a status line while
-the bot works, Ctrl-C cancels an answer, Ctrl-C at the prompt or Ctrl-D quits; logs go
-to LOG_DIR, read them with \`laoding logs\`);
-otherwise reads one message per line, prints each reply and exits at end of input:
+the bot works, Ctrl-C cancels an answer, Ctrl-C at the prompt or Ctrl-D quits);
+otherwise reads one message per line, prints each reply and exits at end of input,
+stdout carrying only the replies:
 
   echo "/help" | laoding chat
+
+Logs go to LOG_DIR (read them with \`laoding logs\`); to stderr as JSON only with
+LOG_LEVEL set in the environment or under systemd (docs/deployment.md).
 
 Options:
   --agent ID        the agent to talk to (default: the first in agents.json)
@@ -24,7 +27,7 @@ export const chatCommand: Command = {
   async run(context) {
     const { values } = parseFlags(context.args, { agent: { type: "string" }, workspace: { type: "string" } }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
-    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace, logToFile: () => isTerminal(context) });
+    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace, logRouting: { interactive: () => isTerminal(context) } });
     return serveConsole(context, boot, values.agent ?? (boot.agents[0]?.id as string));
   },
 };

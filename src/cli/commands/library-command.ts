@@ -1,12 +1,13 @@
 import { parseIndexLines } from "../../knowledge/library/library-search.js";
-import { openLibraryMaintenance } from "../../runtime/library-maintenance.js";
+import { openLibraryMaintenance, openMaintenancePool, type LibraryMaintenance } from "../../runtime/library-maintenance.js";
 import { systemClock } from "../../store/clock.js";
 import { openStore } from "../../store/store.js";
-import { bootstrap } from "../bootstrap.js";
-import { CLI_ENTRY, UsageError, writeLine, type Command } from "../cli-context.js";
+import { bootstrap, type Boot } from "../bootstrap.js";
+import { CLI_ENTRY, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
 import { parseFlags } from "../parse-flags.js";
 
 const usage = `Usage: laoding library <enable|disable|reset|list|index|rebuild> <agent> [--workspace DIR]
+       laoding library list [--workspace DIR]      (every agent's library)
 
   enable    turn the agent's team experience library on (overrides agents.json)
   disable   turn it off: no link, no signpost, no library tools, not bound in the sandbox
@@ -34,8 +35,10 @@ export const libraryCommand: Command = {
     if (values.help) return writeLine(context.stdout, usage), 0;
     const [action, agentId, ...extra] = positionals;
     if (!ACTIONS.includes(action as Action)) throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);
-    if (!agentId || extra.length > 0) throw new UsageError("name exactly one agent", usage);
-    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
+    if ((!agentId && action !== "list") || extra.length > 0) throw new UsageError("name exactly one agent", usage);
+    // stdout is the listing: logs go to the log file (bootstrap.ts).
+    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
+    if (!agentId) return listEveryLibrary(context, boot);
     const agent = boot.agents.find((candidate) => candidate.id === agentId);
     if (!agent) throw new UsageError(`no agent "${agentId}"; known: ${boot.agents.map((candidate) => candidate.id).join(", ")}`, usage);
     const store = openStore(boot.layout.databaseFile, systemClock);
@@ -56,7 +59,7 @@ export const libraryCommand: Command = {
         store,
         logger: boot.logger,
         cliEntry: CLI_ENTRY,
-        onWarning: (warning) => writeLine(context.stderr, `warning: ${warning}`),
+        onWarning: (warning) => boot.warn(warning),
       });
       try {
         if (action === "rebuild") {
@@ -64,12 +67,7 @@ export const libraryCommand: Command = {
         } else if (action === "index") {
           context.stdout.write(await maintenance.readIndex());
         } else {
-          const entries = parseIndexLines(await maintenance.readIndex());
-          for (const entry of entries) {
-            const [, title = "", , , verified = ""] = entry.line.slice(2).split(" | ");
-            writeLine(context.stdout, `${entry.file}  ${title}  (${verified})`);
-          }
-          writeLine(context.stdout, `${entries.length} document(s) in ${boot.layout.agentTrees(agent.id).experienceDir}`);
+          await printListing(context, maintenance, "");
         }
       } finally {
         await maintenance.close();
@@ -80,3 +78,34 @@ export const libraryCommand: Command = {
     }
   },
 };
+
+/** One line per document (`file  title  (last verified)`), then the count and the folder. */
+async function printListing(context: CliContext, maintenance: LibraryMaintenance, prefix: string): Promise<void> {
+  const entries = parseIndexLines(await maintenance.readIndex());
+  for (const entry of entries) {
+    const [, title = "", , , verified = ""] = entry.line.slice(2).split(" | ");
+    writeLine(context.stdout, `${prefix}${entry.file}  ${title}  (${verified})`);
+  }
+  writeLine(context.stdout, `${prefix}${entries.length} document(s) in ${maintenance.trees.experienceDir}`);
+}
+
+/** `laoding library list` without an agent: every agent's library, each line led by the agent's id. */
+async function listEveryLibrary(context: CliContext, boot: Boot): Promise<number> {
+  const store = openStore(boot.layout.databaseFile, systemClock);
+  const pool = openMaintenancePool({
+    config: boot.loaded.config,
+    layout: boot.layout,
+    agents: boot.agents,
+    store,
+    logger: boot.logger,
+    cliEntry: CLI_ENTRY,
+    onWarning: (warning) => boot.warn(warning),
+  });
+  try {
+    for (const agent of boot.agents) await printListing(context, pool.agent(agent.id), `${agent.id}  `);
+    return 0;
+  } finally {
+    await pool.close();
+    store.close();
+  }
+}

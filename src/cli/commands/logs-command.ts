@@ -41,17 +41,25 @@ export const logsCommand: Command = {
     const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
     const dir = boot.layout.logDir;
     const filter: LogFilter = { minLevel, ...(values.trace ? { traceId: values.trace } : {}) };
+    let shownLines = 0;
     const print = (line: string) => {
       const shown = selectLine(line, filter, values.json === true);
-      if (shown !== undefined) writeLine(context.stdout, shown);
+      if (shown === undefined) return;
+      shownLines += 1;
+      writeLine(context.stdout, shown);
     };
     const files = logFilesOldestFirst(dir);
     if (files.length === 0 && !values.follow) {
-      writeLine(context.stderr, `No logs yet in ${dir}. They are written there while you chat on a terminal (laoding chat); laoding start with a supervisor logs to stderr.`);
-      return 0;
+      writeLine(context.stderr, `No logs yet in ${dir}. They are written there unless LOG_LEVEL is set in the environment or a supervisor (systemd) takes stderr (docs/deployment.md).`);
+      return values.trace ? 1 : 0;
     }
     for (const file of files) for (const line of readFileSync(file, "utf8").split("\n")) if (line) print(line);
     if (values.follow) await follow(join(dir, LOG_FILE_NAME), print);
+    // A trace id that matches nothing is a wrong id (or logs that went elsewhere): a script must see it failed.
+    else if (values.trace && shownLines === 0) {
+      writeLine(context.stderr, `no log line has trace id ${values.trace}${filter.minLevel > 0 ? ` at level ${values.level ?? ""} or above` : ""} (in ${dir})`);
+      return 1;
+    }
     return 0;
   },
 };

@@ -5,7 +5,7 @@ import { messageCap } from "../../agent/message-cap-reply.js";
 import type { Channel } from "../../channels/channel.js";
 import { ConfigError } from "../../config/config-error.js";
 import { createBotRuntime, type BotRuntime } from "../../runtime/bot-runtime.js";
-import { loginChatBots, planChatBots, selectChannels, type ChannelName } from "../../runtime/chat-bots.js";
+import { loginChatBots, planChatBots, selectChannels, type ChannelName, type PlannedBot } from "../../runtime/chat-bots.js";
 import { prepareToolhostLaunches } from "../../runtime/toolhost-launch.js";
 import { withDoctorHint } from "../../doctor/doctor-hint.js";
 import { formatSeedReport } from "../../workspace/seed-workspace.js";
@@ -46,7 +46,7 @@ export const startCommand: Command = {
 async function start(context: CliContext, workspaceDir: string | undefined): Promise<number> {
   // Logs go to a file only while a person chats on this terminal (the console is the channel).
   const consoleOnly = (channels: ChannelName[]) => channels.length === 1 && channels[0] === "console";
-  const boot = bootstrap(context, { seed: true, workspaceDir, logToFile: (loaded, agents) => consoleOnly(selectChannels(loaded, agents)) && isTerminal(context) });
+  const boot = bootstrap(context, { seed: true, workspaceDir, logRouting: { interactive: (loaded, agents) => consoleOnly(selectChannels(loaded, agents)) && isTerminal(context) } });
   const channels = selectChannels(boot.loaded, boot.agents);
   if (!consoleOnly(channels) && channels.includes("console")) {
     throw new ConfigError(`MESSAGE_CHANNEL=${channels.join(",")}: the console cannot run together with chat channels`, {
@@ -66,10 +66,7 @@ async function start(context: CliContext, workspaceDir: string | undefined): Pro
 async function serveChatChannels(context: CliContext, boot: Boot, channels: ChannelName[]): Promise<number> {
   const { logger, loaded } = boot;
   const planned = await planChatBots({ loaded, agents: boot.agents, channels, logger });
-  for (const warning of planned.warnings) {
-    logger.warn(warning);
-    writeLine(context.stderr, `warning: ${warning}`);
-  }
+  for (const warning of [...planned.warnings, ...withoutOperators(planned.bots)]) boot.warn(warning);
   const bots = await loginChatBots(planned.bots);
   const { runtime, sandbox } = startRuntime(context, boot, false);
   const locale = loaded.config.BOT_LOCALE;
@@ -86,6 +83,11 @@ async function serveChatChannels(context: CliContext, boot: Boot, channels: Chan
     { workspace: boot.layout.workspaceDir, channels, bots: bots.map((bot) => ({ key: bot.key, name: bot.identity.displayName, agent: bot.agentId })), sandbox: sandbox.mode, database: boot.layout.databaseFile, model: runtime.model?.model ?? null },
     `LaodingBot ready: ${names.join(", ")}; press Ctrl-C to stop`,
   );
+  // Logs in the file: say once where they are, so an unsupervised start is not silent.
+  // Said once runBot has its signal handlers (set as it starts): a supervisor that stops
+  // the bot on seeing this line must not find Node's default SIGTERM, which kills at once.
+  const logFile = boot.logFile;
+  if (logFile) setImmediate(() => writeLine(context.stderr, `LaodingBot ready: ${names.join(", ")}. Logs: ${logFile.path} (laoding logs). Ctrl-C stops.`));
   await runBot(runtime, channel, logger, { graceMs: loaded.config.SHUTDOWN_GRACE_MS });
   return 0;
 }
@@ -116,14 +118,25 @@ function startRuntime(context: CliContext, boot: Boot, localOperatorOnly: boolea
   if (copied.length > 0) logger.info({ workspace: layout.workspaceDir, seeded: copied }, "workspace seeded");
   // A sandbox that cannot work stops start-up here, naming the reason (SandboxUnavailableError).
   const sandbox = prepareToolhostLaunches({ config: loaded.config, layout, agents: boot.agents, cliEntry: CLI_ENTRY, localOperatorOnly });
-  for (const warning of sandbox.warnings) {
-    logger.warn(warning);
-    // Said on the console too, whatever the log level: a weaker sandbox is never silent.
-    writeLine(context.stderr, `warning: ${warning}`);
-  }
+  // Said on the console too, whatever the log level: a weaker sandbox is never silent.
+  for (const warning of sandbox.warnings) boot.warn(warning);
   const logFile = boot.logFile;
   const runtime = createBotRuntime({ loaded, layout, agents: boot.agents, logger, cliEntry: CLI_ENTRY, launches: sandbox, ...(logFile ? { childStderr: () => logFile.fd() } : {}) });
   return { runtime, sandbox };
+}
+
+/**
+ * Bots nobody may run operator commands on (/capability_gaps, /reload_skills): one
+ * warning each, with the command that adds an operator.
+ */
+export function withoutOperators(bots: readonly PlannedBot[]): string[] {
+  return bots
+    .filter((bot) => !bot.access.hasOperators)
+    .map((bot) => {
+      const example = bot.channel === "telegram" ? "telegram:<user id>" : "feishu:<open_id>";
+      const agentFlag = bot.credentials.startsWith("agents.json") ? ` --agent ${bot.agentId}` : "";
+      return `${bot.key}: no operator, so nobody in a chat can run /capability_gaps or /reload_skills; add one with \`laoding operators add ${example}${agentFlag}\``;
+    });
 }
 
 /** A person is typing on this terminal (not a pipe, not a supervisor). */
