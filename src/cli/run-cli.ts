@@ -15,7 +15,6 @@ import { gapsCommand } from "./commands/gaps-command.js";
 import { initCommand } from "./commands/init-command.js";
 import { logsCommand } from "./commands/logs-command.js";
 import { operatorsCommand } from "./commands/operators-command.js";
-import { operatorsCommand } from "./commands/operators-command.js";
 import { rulesCommand } from "./commands/rules-command.js";
 import { libraryCommand } from "./commands/library-command.js";
 import { shareCommand } from "./commands/share-command.js";
