@@ -107,12 +107,17 @@ async function runEverything(endpoint: string) {
   const startFeishu = await laoding(["start", "--workspace", workspaceDir], { env: { ...env, MESSAGE_CHANNEL: "feishu" } });
   const check = await laoding(["channels", "check", "--workspace", workspaceDir], { env });
   const chat = await laoding(["chat", "--workspace", workspaceDir], { env, input: "please summarise the news\n" });
-  const outputs = { startTelegram, startFeishu, check, chat };
+  // Without LOG_LEVEL in its environment a piped chat logs to the file under the workspace.
+  const { LOG_LEVEL: _level, ...fileLogging } = env;
+  const chatLoggingToFile = await laoding(["chat", "--workspace", workspaceDir], { env: fileLogging, input: "and the weather?\n" });
+  const outputs = { startTelegram, startFeishu, check, chat, chatLoggingToFile };
   for (const [name, run] of Object.entries(outputs)) {
     expectNoSecret(`${name} stdout`, run.stdout);
     expectNoSecret(`${name} stderr`, run.stderr);
   }
   const files = filesUnder(workspaceDir);
+  // The log file holds the failed model calls: the scan below reads it.
+  expect(files.filter((file) => file.endsWith("laoding.log")).map((file) => readFileSync(file, "utf8")).join("")).toContain("model call failed");
   for (const file of files) expectNoSecret(file, readFileSync(file).toString("latin1"));
   const texts = databaseTexts(workspaceDir);
   expectNoSecret("the database", texts.join("\n"));
@@ -145,6 +150,7 @@ describe("secrets in error text", () => {
     expect(run.check.stdout).toContain('"app_secret":"[redacted]"');
     expect(run.chat.code).toBe(0);
     // The model's error, echoed key and all, is stored as the gap's detail: without the key.
-    expect(run.texts.filter((text) => text.startsWith("capability_gaps.detail"))).toEqual([expect.stringMatching(/^capability_gaps\.detail: the model server failed \(500\): 500 upstream failed for POST \/v1\/chat\/completions \(authorization: Bearer \[redacted\]\)/)]);
+    const modelFailure = expect.stringMatching(/^capability_gaps\.detail: the model server failed \(500\): 500 upstream failed for POST \/v1\/chat\/completions \(authorization: Bearer \[redacted\]\)/);
+    expect(run.texts.filter((text) => text.startsWith("capability_gaps.detail"))).toEqual([modelFailure, modelFailure]);
   }, 120_000);
 });
