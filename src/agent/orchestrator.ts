@@ -30,7 +30,7 @@ import { createToolExecutor } from "./react/tool-executor.js";
 import { toModelToolName, toolNameMap } from "./react/tool-names.js";
 import { routeMessage, type RouteDecision } from "./routing/route-message.js";
 import { KeyedSerialQueue } from "./session-queue.js";
-import { text, type Locale } from "./texts.js";
+import { modelErrorWords, text, type Locale } from "./texts.js";
 import { newTraceId } from "./trace-id.js";
 
 /** How a turn ended: the distillation loop's gates read it. */
@@ -376,9 +376,9 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       case "connection":
         return text(settings.locale, "modelUnreachable", { baseUrl: settings.modelBaseUrl ?? "LLM_BASE_URL" });
       case "bad_request":
-        return text(settings.locale, "modelRejected", { detail: error.status ? `HTTP ${error.status}` : error.kind });
+        return text(settings.locale, "modelRejected", { detail: error.status ? `HTTP ${error.status}` : modelErrorWords(settings.locale, error.kind) });
       default:
-        return text(settings.locale, "modelFailed", { reason: error.kind.replace("_", " ") });
+        return text(settings.locale, "modelFailed", { reason: modelErrorWords(settings.locale, error.kind) });
     }
   }
 

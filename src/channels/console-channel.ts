@@ -6,13 +6,15 @@
  * order: the orchestrator serialises a session anyway.
  */
 import { createInterface } from "node:readline";
+import { text, type Locale } from "../locale/texts.js";
 import type { Channel, MessageHandler } from "./channel.js";
-import { createStatusLine } from "./console-status.js";
+import { createStatusLine, type StatusOutput } from "./console-status.js";
 import { overCap, type MessageCap } from "./message-cap.js";
 
 export type ConsoleChannelOptions = {
   input: NodeJS.ReadableStream;
-  output: NodeJS.WritableStream;
+  /** On a terminal: its width sizes the status line. */
+  output: StatusOutput;
   agentId: string;
   /** Show a prompt and keep history (interactive). */
   interactive: boolean;
@@ -20,12 +22,20 @@ export type ConsoleChannelOptions = {
   userName?: string;
   /** MESSAGE_MAX_CHARS and its reply in BOT_LOCALE (messageCap()). */
   messageCap: MessageCap;
+  /**
+   * BOT_LOCALE, for the console's own words (prompt, status line, notices). Optional
+   * only until `laoding chat` passes it; then English.
+   */
+  locale?: Locale;
 };
 
 export const CONSOLE_CHAT_ID = "local";
 
 export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
   const cap = options.messageCap;
+  const locale = options.locale ?? "en";
+  // Replies printed as a conversation on a terminal; bare lines for a script.
+  const reply = (words: string) => (options.interactive ? `${text(locale, "consoleReply")}${words}\n\n` : `${words}\n`);
   let closeInput: (() => void) | undefined;
   return {
     name: "console",
@@ -35,9 +45,9 @@ export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
         output: options.interactive ? options.output : undefined,
         terminal: options.interactive,
         historySize: options.interactive ? 500 : 0,
-        prompt: "you> ",
+        prompt: text(locale, "consolePrompt"),
       });
-      const status = options.interactive ? createStatusLine(options.output) : undefined;
+      const status = options.interactive ? createStatusLine(options.output, { locale }) : undefined;
       let closed = false;
       let turn: AbortController | undefined;
       readline.on("close", () => (closed = true));
@@ -64,15 +74,15 @@ export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
       let counter = 0;
       ask();
       for await (const line of readline) {
-        const text = line.trim();
-        if (text === "") {
+        const typed = line.trim();
+        if (typed === "") {
           ask();
           continue;
         }
-        if (options.interactive && (text === "/exit" || text === "/quit")) break;
-        const tooLong = overCap(text, cap);
+        if (options.interactive && (typed === "/exit" || typed === "/quit")) break;
+        const tooLong = overCap(typed, cap);
         if (tooLong !== undefined) {
-          options.output.write(options.interactive ? `bot> ${cap.reply(tooLong)}\n\n` : `${cap.reply(tooLong)}\n`);
+          options.output.write(reply(cap.reply(tooLong)));
           ask();
           continue;
         }
@@ -81,13 +91,13 @@ export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
         turn = control;
         status?.show({ state: "waiting" });
         try {
-          const reply = await handler(
+          const answer = await handler(
             {
               channel: "console",
               chatId: options.chatId ?? CONSOLE_CHAT_ID,
               userId: options.userName ?? "console",
               messageId: `${Date.now()}-${counter}`,
-              text,
+              text: typed,
               agentId: options.agentId,
               isOperator: true,
               ...(options.userName ? { userName: options.userName } : {}),
@@ -95,10 +105,10 @@ export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
             { signal: control.signal, onProgress: (progress) => control.signal.aborted || status?.show(progress) },
           );
           status?.clear();
-          if (reply !== undefined) options.output.write(options.interactive ? `bot> ${reply}\n\n` : `${reply}\n`);
+          if (answer !== undefined) options.output.write(reply(answer));
         } catch (error) {
           status?.clear();
-          options.output.write(`error: ${(error as Error).message}\n`);
+          options.output.write(`${text(locale, "consoleError", { message: (error as Error).message })}\n`);
         } finally {
           turn = undefined;
         }

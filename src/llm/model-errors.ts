@@ -2,7 +2,13 @@
  * Provider failures, mapped once from HTTP in the adapter. Callers decide on the class
  * (retry, tell the user, record an environment gap), never on message text.
  */
-export type ModelErrorKind = "rate_limit" | "server" | "connection" | "timeout" | "auth" | "bad_request" | "bad_response";
+export const MODEL_ERROR_KINDS = ["rate_limit", "server", "connection", "timeout", "auth", "bad_request", "bad_response"] as const;
+export type ModelErrorKind = (typeof MODEL_ERROR_KINDS)[number];
+
+/** For a kind that travelled as plain data (a retry notice, a stored gap's error code). */
+export function isModelErrorKind(value: unknown): value is ModelErrorKind {
+  return (MODEL_ERROR_KINDS as readonly unknown[]).includes(value);
+}
 
 export class ModelError extends Error {
   override readonly name: string = "ModelError";

@@ -3,19 +3,25 @@
  * real CLI process, the real toolhost child, the loopback fake model.
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
+import { Writable } from "node:stream";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { createStatusLine } from "../../src/channels/console-status.js";
 import { routeTo, startFakeOpenAI } from "../fakes/openai-server.js";
+import { englishRun } from "../helpers/english-run.js";
 import { REAL_REPO_ROOT, tempDir } from "../helpers/temp-dir.js";
+import { terminalScreen } from "../helpers/terminal-screen.js";
 
 type Step = { expect: string; timeout?: number } | { send: string };
 type Drive = { ok: boolean; failed_step: number | null; exit_code: number | null; transcript: string };
 
-async function driveChat(workspaceDir: string, env: Record<string, string>, steps: Step[]): Promise<Drive> {
+/** `columns`: the terminal's width, set with stty before the CLI starts (as a resized window would). */
+async function driveChat(workspaceDir: string, env: Record<string, string>, steps: Step[], columns?: number): Promise<Drive> {
+  const cli = [process.execPath, "--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "chat", "--workspace", workspaceDir];
   const spec = {
-    argv: [process.execPath, "--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "chat", "--workspace", workspaceDir],
+    argv: columns === undefined ? cli : ["sh", "-c", `stty cols ${columns} rows 40 && exec "$@"`, "sh", ...cli],
     env: { PATH: process.env.PATH ?? "", TERM: "xterm", BOT_LOCALE: "en", LLM_MODEL: "fake", LLM_API_KEY: "sk-x", LLM_MAX_RETRIES: "0", TOOLHOST_SANDBOX: "none", ALLOWED_COMMANDS: "sleep,ls", ...env },
     cwd: REAL_REPO_ROOT,
     steps,
@@ -101,6 +107,124 @@ describe("laoding chat in a real terminal", () => {
       await fake.close();
     }
   });
+});
+
+const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
+
+/** The most rows showing a status line at any moment of the transcript, and the rows at the end. */
+function statusRows(transcript: string, columns: number): { most: number; final: string[] } {
+  const screen = terminalScreen(columns);
+  let most = 0;
+  screen.write(transcript, () => {
+    most = Math.max(most, screen.rows().filter((row) => SPINNER.test(row)).length);
+  });
+  return { most, final: screen.rows() };
+}
+
+describe("the status line in a real terminal", () => {
+  // The model fails with a long message and the bot retries: the longest status there is.
+  for (const columns of [40, 80]) {
+    it(`at ${columns} columns a retrying turn shows one status line at every moment, and none once answered`, async () => {
+      const fake = await startFakeOpenAI();
+      try {
+        fake.respond(() => ({ status: 500, body: { error: { message: `upstream overloaded: ${"the provider says so at length ".repeat(8)}` } } }));
+        const workspaceDir = join(tempDir(), "rt");
+        const run = await driveChat(workspaceDir, { LLM_BASE_URL: fake.url, LLM_MAX_RETRIES: "3" }, [
+          { expect: "you> ", timeout: 30 },
+          { send: "hi\r" },
+          { expect: "retrying", timeout: 15 },
+          { expect: "bot> Sorry, the model service is unavailable right now \\(server error\\)", timeout: 60 },
+          { expect: "you> " },
+          { send: "\x04" },
+        ], columns);
+        expect(run.failed_step, run.transcript).toBeNull();
+        // The retries were drawn frame after frame, long enough to wrap before each was cut.
+        expect(run.transcript.match(/retrying/g)?.length ?? 0, run.transcript).toBeGreaterThan(10);
+        const { most, final } = statusRows(run.transcript, columns);
+        expect(most, run.transcript).toBe(1);
+        expect(final.filter((row) => SPINNER.test(row) || /retrying|Ctrl-C to cancel/.test(row)), final.join("\n")).toEqual([]);
+      } finally {
+        await fake.close();
+      }
+    }, 60_000);
+  }
+
+  it("follows a resize at once, cuts by display width (CJK is two columns) and stops drawing once cleared", () => {
+    const writes: string[] = [];
+    const output = Object.assign(
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          writes.push(chunk.toString("utf8"));
+          done();
+        },
+      }),
+      { columns: 80 },
+    );
+    const status = createStatusLine(output, { locale: "zh", now: () => 0 });
+    // Each frame erases the row, then draws; its width is counted as a terminal counts it.
+    const frameWidths = () =>
+      writes.splice(0).map((chunk) => {
+        expect(chunk.startsWith("\r\x1b[2K"), chunk).toBe(true);
+        return [...chunk.slice(5)].reduce((sum, character) => sum + (/[\u2e80-\u9fff\uff00-\uff60]/.test(character) ? 2 : 1), 0);
+      });
+    status.show({ state: "tool", tool: `library.search ${"经验".repeat(40)}` });
+    expect(frameWidths()).toEqual([79]);
+    output.columns = 30;
+    output.emit("resize");
+    expect(frameWidths()).toEqual([29]);
+    status.clear();
+    expect(writes.splice(0)).toEqual(["\r\x1b[2K"]);
+    output.emit("resize");
+    expect(writes).toEqual([]);
+  });
+});
+
+describe("one language: BOT_LOCALE=zh in a real terminal", () => {
+  it("the prompt, the status line, every command's reply and a failure are Chinese", async () => {
+    const fake = await startFakeOpenAI();
+    try {
+      fake.respond(() => ({ status: 500 }));
+      const workspaceDir = join(tempDir(), "rt");
+      const run = await driveChat(workspaceDir, { BOT_LOCALE: "zh", LLM_BASE_URL: fake.url, LLM_MAX_RETRIES: "1" }, [
+        { expect: "你> ", timeout: 30 },
+        { send: "/help\r" },
+        { expect: "/feedback good\\|bad \\[说明\\] 评价我上一个回答" },
+        { expect: "你> " },
+        { send: "/distill_skill\r" },
+        { expect: "用法：/distill_skill <标签>" },
+        { expect: "你> " },
+        { send: "/distill_skill deploy\r" },
+        { expect: "没有带标签 deploy 的有效经验" },
+        { expect: "你> " },
+        { send: "/skill_versions\r" },
+        { expect: "用法：/skill_versions" },
+        { expect: "你> " },
+        { send: "/skill_versions distilled-deploy\r" },
+        { expect: "distilled-deploy 还没有任何版本" },
+        { expect: "你> " },
+        { send: "/capability_gaps\r" },
+        { expect: "最近 \\d+ 小时没有能力缺口" },
+        { expect: "你> " },
+        { send: "你好\r" },
+        { expect: "正在重试", timeout: 15 },
+        { expect: "抱歉，模型服务暂时不可用（服务器出错）", timeout: 30 },
+        { expect: "你> " },
+        { send: "/capability_gaps\r" },
+        { expect: "· 模型调用失败 · 环境 · 1 次 · 1 个会话 · 最近 0 分钟前 · 环境问题，不起草" },
+        { expect: "你> " },
+        { send: "\x04" },
+      ]);
+      expect(run.failed_step, run.transcript).toBeNull();
+      expect(run.exit_code, run.transcript).toBe(0);
+      // Every reply, whole: no English sentence inside, and no English chrome before it.
+      const replies = [...run.transcript.matchAll(/机器人> ([\s\S]*?)\r\n\r\n/g)].map((match) => match[1] ?? "");
+      expect(replies.length, run.transcript).toBe(8);
+      expect(replies.flatMap((reply) => (englishRun(reply) ? [`${englishRun(reply)} in: ${reply}`] : []))).toEqual([]);
+      expect(run.transcript).not.toMatch(/you> |bot> |waiting for the model|choosing skills|retrying|Ctrl-C to cancel/);
+    } finally {
+      await fake.close();
+    }
+  }, 90_000);
 });
 
 describe("laoding chat under a supervisor (no terminal)", () => {

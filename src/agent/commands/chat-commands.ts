@@ -4,7 +4,7 @@
  * Later features register more commands into the same table.
  */
 import type { IncomingMessage } from "../../channels/channel.js";
-import { text, type Locale } from "../texts.js";
+import { text, type Locale, type TextKey } from "../texts.js";
 
 export type CommandContext = {
   message: IncomingMessage;
@@ -17,7 +17,7 @@ export type ChatCommand = {
   name: string;
   operatorOnly: boolean;
   /** Its line in /help (operators' commands under the operator block), for commands registered by later features. */
-  help?: Record<Locale, string>;
+  help?: TextKey;
   run(context: CommandContext): Promise<string> | string;
 };
 
@@ -25,7 +25,7 @@ export type ChatCommand = {
 export function helpLines(commands: readonly ChatCommand[], locale: Locale, operator: boolean): string {
   return commands
     .filter((command) => command.help && command.operatorOnly === operator)
-    .map((command) => `\n${command.help?.[locale] ?? ""}`)
+    .flatMap((command) => (command.help ? [`\n${text(locale, command.help)}`] : []))
     .join("");
 }
 

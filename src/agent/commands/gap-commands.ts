@@ -2,6 +2,7 @@
 import { relative } from "node:path";
 import type { SkillCatalog, SkillChanges } from "../../knowledge/skill-catalog.js";
 import type { GapClustersStore } from "../../store/gap-clusters-store.js";
+import { gapClassWords, gapReasonWords } from "../gaps/classify-gap.js";
 import { text, type Locale } from "../texts.js";
 import type { ChatCommand } from "./chat-commands.js";
 
@@ -61,10 +62,10 @@ export function formatClusters(
     const line = text(locale, "gapsLine", {
       index: index + 1,
       intent: cluster.intentKey,
-      reason: cluster.reason,
-      class: cluster.gapClass,
+      reason: gapReasonWords(locale, cluster.reason),
+      class: gapClassWords(locale, cluster.gapClass),
       count: cluster.count,
-      sessions: locale === "zh" ? cluster.sessions : `${cluster.sessions} session${cluster.sessions === 1 ? "" : "s"}`,
+      sessions: cluster.sessions === 1 ? text(locale, "gapsSession") : text(locale, "gapsSessions", { count: cluster.sessions }),
       last: ago(now - cluster.lastSeen, locale),
       draft: state,
     });
@@ -72,8 +73,9 @@ export function formatClusters(
     const samples = clusters
       .samples(cluster, sinceMs, 3)
       .flatMap((sample) => (sample.userText ? [`"${sample.userText.replace(/\s+/g, " ").slice(0, 80)}"`] : []));
-    const users = locale === "zh" ? `${cluster.users} 个用户` : `${cluster.users} user${cluster.users === 1 ? "" : "s"}`;
-    return `${line}\n   ${users} · first seen ${ago(now - cluster.firstSeen, locale)}${samples.length > 0 ? ` · e.g. ${samples.join("; ")}` : ""}`;
+    const users = cluster.users === 1 ? text(locale, "gapsUser") : text(locale, "gapsUsers", { count: cluster.users });
+    const detail = text(locale, "gapsDetail", { users, first: ago(now - cluster.firstSeen, locale) });
+    return `${line}\n   ${detail}${samples.length > 0 ? text(locale, "gapsSamples", { samples: samples.join("; ") }) : ""}`;
   });
   return [text(locale, "gapsHeader", { hours, count: top.length }), ...lines].join("\n");
 }
@@ -93,9 +95,8 @@ export function formatReload(changes: SkillChanges, version: number, total: numb
 
 function ago(ms: number, locale: Locale): string {
   const minutes = Math.max(0, Math.round(ms / 60_000));
-  if (minutes < 60) return locale === "zh" ? `${minutes} 分钟前` : `${minutes} min ago`;
+  if (minutes < 60) return text(locale, "minutesAgo", { count: minutes });
   const hours = Math.round(minutes / 60);
-  if (hours < 48) return locale === "zh" ? `${hours} 小时前` : `${hours} h ago`;
-  const days = Math.round(hours / 24);
-  return locale === "zh" ? `${days} 天前` : `${days} d ago`;
+  if (hours < 48) return text(locale, "hoursAgo", { count: hours });
+  return text(locale, "daysAgo", { count: Math.round(hours / 24) });
 }

@@ -3,54 +3,85 @@
  * agents' toolhosts, so it can write skill files with each agent's authority):
  * `/distill_skill <tag>` distils a tag's lessons now; `/skill_versions <name>` lists a
  * distilled skill's versions and `/skill_versions <name> activate <N>` makes one live
- * (this is how a rollback, or a rejection, is undone).
+ * (this is how a rollback, or a rejection, is undone). Replies are in BOT_LOCALE.
  */
+import type { SkillVersionStatus } from "../../store/skill-versions-store.js";
 import type { Store } from "../../store/store.js";
 import type { ChatCommand } from "../commands/chat-commands.js";
+import { text, type Locale, type TextKey } from "../texts.js";
 import type { SkillLoop, SkillOutcome } from "./skill-loop.js";
+
+const STATUS_WORDS: Record<SkillVersionStatus, TextKey> = {
+  candidate: "skillStatusCandidate",
+  active: "skillStatusActive",
+  rejected: "skillStatusRejected",
+  rolled_back: "skillStatusRolledBack",
+  retired: "skillStatusRetired",
+};
 
 export function skillCommands(options: { store: Store; skills: SkillLoop }): ChatCommand[] {
   return [
     {
       name: "distill_skill",
       operatorOnly: true,
-      help: { zh: "/distill_skill <标签> 把该标签的经验整理成技能", en: "/distill_skill <tag> distil a tag's lessons into a skill now" },
-      async run({ args, message }) {
+      help: "helpDistillSkill",
+      async run({ args, message, locale }) {
         const tag = args.trim().toLowerCase();
-        if (!tag) return "Usage: /distill_skill <tag> (tags: laoding experiences list)";
-        return describeSkillOutcome(await options.skills.distill(message.agentId, tag, { asked: true }));
+        if (!tag) return text(locale, "distillUsage");
+        // The usual answer, worded here: the loop's own reasons for skipping are English detail.
+        const tagged = options.store.experiences.list(message.agentId).some((lesson) => lesson.status !== "deprecated" && lesson.tags.includes(tag));
+        if (!tagged) return text(locale, "distillNoLessons", { tag });
+        return describeSkillOutcome(await options.skills.distill(message.agentId, tag, { asked: true }), locale);
       },
     },
     {
       name: "skill_versions",
       operatorOnly: true,
-      help: { zh: "/skill_versions <技能> [activate <版本>] 查看或切换整理出的技能版本", en: "/skill_versions <skill> [activate <N>] list or switch a distilled skill's versions" },
-      async run({ args, message }) {
+      help: "helpSkillVersions",
+      async run({ args, message, locale }) {
         const [name, action, version] = args.trim().split(/\s+/);
-        if (!name) return "Usage: /skill_versions <distilled-skill> [activate <version>]";
-        if (action === "activate") {
-          const live = await options.skills.activate(message.agentId, name, Number(version), `operator ${message.userId}`);
-          return `${name} v${live.version} is live.`;
-        }
+        if (!name || (action !== undefined && action !== "activate")) return text(locale, "skillVersionsUsage");
         const versions = options.store.skillVersions.versions(message.agentId, name);
-        if (versions.length === 0) return `No versions of ${name}.`;
-        return versions.map((row) => `v${row.version} ${row.status} · ${row.bullets} bullets · trial ${row.trialSuccesses}/${row.trialUses}`).join("\n");
+        if (versions.length === 0) return text(locale, "skillNoVersions", { skill: name });
+        if (action === "activate") {
+          const wanted = versions.find((row) => String(row.version) === version);
+          if (!wanted) return text(locale, "skillNoSuchVersion", { skill: name, version: version ?? "?" });
+          const live = await options.skills.activate(message.agentId, name, wanted.version, `operator ${message.userId}`);
+          return text(locale, "skillVersionLive", { skill: name, version: live.version });
+        }
+        return versions
+          .map((row) => text(locale, "skillVersionLine", { version: row.version, status: text(locale, STATUS_WORDS[row.status]), bullets: row.bullets, successes: row.trialSuccesses, uses: row.trialUses }))
+          .join("\n");
       },
     },
   ];
 }
 
-export function describeSkillOutcome(outcome: SkillOutcome): string {
-  return outcome.action === "skipped" ? `Nothing written: ${outcome.why}` : outcome.action === "rejected" ? `${outcome.skillName} v${outcome.version} rejected: ${outcome.why}` : `${outcome.skillName} v${outcome.version} ${outcome.action} (${outcome.author}).`;
+export function describeSkillOutcome(outcome: SkillOutcome, locale: Locale): string {
+  switch (outcome.action) {
+    case "skipped":
+      return text(locale, "skillNothingWritten", { why: outcome.why });
+    case "rejected":
+      return text(locale, "skillRejected", { skill: outcome.skillName, version: outcome.version, why: outcome.why });
+    default:
+      return text(locale, outcome.action === "drafted" ? "skillDrafted" : "skillPublished", {
+        skill: outcome.skillName,
+        version: outcome.version,
+        author: text(locale, outcome.author === "model" ? "skillAuthorModel" : "skillAuthorTemplate"),
+      });
+  }
 }
 
-/** Runs the operators' queued `laoding experiences distill <tag>` requests (the running bot's timer calls this). */
+/**
+ * Runs the operators' queued `laoding experiences distill <tag>` requests (the running
+ * bot's timer calls this). The outcome is read back by the CLI, which speaks English.
+ */
 export async function handleDistillRequests(store: Store, skills: SkillLoop): Promise<number> {
   const pending = store.skillVersions.pendingRequests();
   for (const request of pending) {
     let outcome: string;
     try {
-      outcome = describeSkillOutcome(await skills.distill(request.agentId, request.tag, { asked: true }));
+      outcome = describeSkillOutcome(await skills.distill(request.agentId, request.tag, { asked: true }), "en");
     } catch (error) {
       outcome = `failed: ${(error as Error).message}`;
     }

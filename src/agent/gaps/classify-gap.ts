@@ -5,8 +5,29 @@
  * gaps are kept and shown but never drafted into skills. Rules: docs/gaps.md.
  */
 import type { GapClass } from "../../store/gaps-store.js";
+import { text, type Locale, type TextKey } from "../texts.js";
 
 export type GapReason = "no_skill" | "parse_failure" | "tool_failure" | "step_budget" | "model_failure";
+
+/** The reason codes in words: what people read (chat, `laoding gaps`); `--json` and the admin API keep the codes. */
+const REASON_WORDS: Record<GapReason, TextKey> = {
+  no_skill: "gapReasonNoSkill",
+  parse_failure: "gapReasonParseFailure",
+  tool_failure: "gapReasonToolFailure",
+  step_budget: "gapReasonStepBudget",
+  model_failure: "gapReasonModelFailure",
+};
+
+const CLASS_WORDS: Record<GapClass, TextKey> = { capability: "gapClassCapability", environment: "gapClassEnvironment" };
+
+/** A stored reason in words; a code this version does not know (older data) is shown as stored. */
+export function gapReasonWords(locale: Locale, reason: string): string {
+  return Object.hasOwn(REASON_WORDS, reason) ? text(locale, REASON_WORDS[reason as GapReason]) : reason;
+}
+
+export function gapClassWords(locale: Locale, gapClass: GapClass): string {
+  return Object.hasOwn(CLASS_WORDS, gapClass) ? text(locale, CLASS_WORDS[gapClass]) : gapClass;
+}
 
 const ENVIRONMENT_TOOL_CODES = new Set(["TIMEOUT", "TOOLHOST_UNAVAILABLE", "TOOLHOST_CRASHED", "INTERNAL"]);
 

@@ -1,4 +1,5 @@
 import { formatClusters } from "../../agent/commands/gap-commands.js";
+import { gapClassWords, gapReasonWords } from "../../agent/gaps/classify-gap.js";
 import { agentGapReport } from "../../agent/gaps/gap-report.js";
 import { systemClock } from "../../store/clock.js";
 import { openStore } from "../../store/store.js";
@@ -74,7 +75,8 @@ function showGap(store: ReturnType<typeof openStore>, id: number, json: boolean,
     return 0;
   }
   const time = (ms: number) => new Date(ms).toISOString().replace("T", " ").slice(0, 19);
-  writeLine(out, `gap ${gap.id} · ${gap.intentKey} · ${gap.reason} · ${gap.gapClass} · agent ${gap.agentId} · ${time(gap.createdAt)}`);
+  // People read the reasons in words; --json keeps the stored codes.
+  writeLine(out, `gap ${gap.id} · ${gap.intentKey} · ${gapReasonWords("en", gap.reason)} · ${gapClassWords("en", gap.gapClass)} · agent ${gap.agentId} · ${time(gap.createdAt)}`);
   writeLine(out, `trace ${gap.traceId}${gap.sessionId !== null ? ` · session ${gap.sessionId}` : ""}`);
   writeLine(out, "messages:");
   for (const message of messages) {
@@ -86,7 +88,7 @@ function showGap(store: ReturnType<typeof openStore>, id: number, json: boolean,
   if (toolCalls.length === 0) writeLine(out, "  (none)");
   writeLine(out, "gaps of this trace:");
   for (const other of gaps) {
-    writeLine(out, `  ${other.id === gap.id ? "*" : " "} ${other.id} ${other.reason} ${other.gapClass}${other.tool ? ` ${other.tool}` : ""}${other.errorCode ? ` ${other.errorCode}` : ""}${other.detail ? `: ${other.detail.slice(0, 160)}` : ""}`);
+    writeLine(out, `  ${other.id === gap.id ? "*" : " "} ${other.id} ${gapReasonWords("en", other.reason)} · ${gapClassWords("en", other.gapClass)}${other.tool ? ` ${other.tool}` : ""}${other.errorCode ? ` ${other.errorCode}` : ""}${other.detail ? `: ${other.detail.slice(0, 160)}` : ""}`);
   }
   return 0;
 }
