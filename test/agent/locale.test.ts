@@ -45,6 +45,7 @@ describe("locale tables", () => {
     expect(sentences.length).toBeGreaterThan(30);
     expect(sentences.filter((key) => englishRun(TEXT_TABLES.en[key]) === undefined)).toEqual([]);
     expect(englishRun("Nothing written: no live lessons tagged deploy")).toBeDefined();
+    expect(englishRun("没有写入（rate limit）")).toBe("rate limit");
     expect(englishRun("抱歉，模型服务暂时不可用（the model server failed）。")).toBeDefined();
     // What may stay does not count.
     expect(englishRun("请在 {envFile} 中设置 LLM_BASE_URL、LLM_API_KEY 和 LLM_MODEL（`laoding experiences list`）/skill_versions <skill name here> [activate <N>]")).toBeUndefined();

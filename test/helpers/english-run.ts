@@ -1,5 +1,6 @@
 /**
- * English left inside a Chinese text: three or more English words in a row. What may stay
+ * English left inside a Chinese text: two or more English words in a row (one alone may be
+ * a name: OpenAI, Ctrl-C, LaodingBot). What may stay
  * in any language is removed first: placeholders, `code spans`, /commands, <arguments>,
  * environment variable names and words in capitals (API, LLM_MODEL), and `a|b` choices.
  */
@@ -11,5 +12,5 @@ export function englishRun(value: string): string | undefined {
     .replace(/<[^>]*>/g, " ")
     .replace(/\b[A-Z][A-Z0-9_]+\b/g, " ")
     .replace(/\b\w+(?:\|\w+)+/g, " ");
-  return /[A-Za-z]+(?:[ ,.;:'-]+[A-Za-z]+){2,}/.exec(kept)?.[0];
+  return /[A-Za-z][A-Za-z'-]*(?:[ ,.;:]+[A-Za-z][A-Za-z'-]*)+/.exec(kept)?.[0];
 }
