@@ -28,7 +28,7 @@ import { CgroupUnavailableError, createAgentCgroup, findCgroupHierarchies, pidIs
 import { agentUid, writeIdentityFiles } from "../toolhost/sandbox/agent-identity.js";
 import { secureWorkspace } from "../toolhost/sandbox/agent-trees.js";
 import { childCodePaths, planChildLaunch, type ChildLaunch, type ChildLaunchOptions } from "../toolhost/sandbox/child-launch.js";
-import { bwrapCommandArgs, OWN_PID_NAMESPACE } from "../toolhost/sandbox/command-launchers.js";
+import { bwrapCommandArgs, commandNamespacesArgs } from "../toolhost/sandbox/command-launchers.js";
 import type { SandboxRoot } from "../toolhost/sandbox/path-sandbox.js";
 import type { ToolhostStartup } from "../toolhost/sandbox/startup-message.js";
 import { DEFAULT_TOOL_LIMITS } from "../toolhost/tools/define-tool.js";
@@ -132,9 +132,19 @@ export function toolhostStartupFor(config: Config, layout: RuntimeLayout, agent:
     network: agent.network,
     tmpSizeBytes: config.TOOLHOST_TMP_SIZE_MB * 1024 * 1024,
     memoryLimitBytes: config.TOOLHOST_MEMORY_LIMIT_MB * 1024 * 1024,
+    tasksPerCall: tasksPerCall(config.TOOLHOST_NPROC_LIMIT, config.TOOLHOST_CONCURRENCY),
     maxFrameBytes: config.TOOLHOST_MAX_FRAME_BYTES,
     logLevel: config.LOG_LEVEL,
   };
+}
+
+/**
+ * One call's share of the agent's process limit: the limit over the calls that may run at
+ * once, one share kept for the child itself (its own threads count too). Never under 8,
+ * so a small limit still lets a pipeline run.
+ */
+export function tasksPerCall(nprocLimit: number, concurrency: number): number {
+  return Math.max(8, Math.floor(nprocLimit / (concurrency + 1)));
 }
 
 /** The library part of the start-up message: bound, linked and served, or only the link's removal. */
@@ -203,9 +213,9 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
           identityFiles: writeIdentityFiles(join(layout.dataDir, "sandbox", agent.id), agent.id, uid, layout.agentTrees(agent.id).workTree),
         };
     const cgroup = groupFor(agent.id);
-    const plan = (mode: "bwrap" | "none", jail: boolean, setting: AgentLaunch["setting"], commandPidNamespace = jail && mode === "none"): AgentLaunch => {
+    const plan = (mode: "bwrap" | "none", jail: boolean, setting: AgentLaunch["setting"], commandNamespaces = jail && mode === "none"): AgentLaunch => {
       const planned = toolhostStartupFor(config, layout, agent, mode, setup.libraryEnabled?.(agent) ?? agent.experienceLibrary);
-      const startup = { ...planned, ...(runAs ? { ownUid: true } : {}), ...(commandPidNamespace ? { commandPidNamespace } : {}), ...(setup.operatorTools ? { operatorTools: true } : {}) };
+      const startup = { ...planned, ...(runAs ? { ownUid: true } : {}), ...(commandNamespaces ? { commandNamespaces } : {}), ...(setup.operatorTools ? { operatorTools: true } : {}) };
       const options: ChildLaunchOptions = { startup, node: { execPath, args: nodeArgs }, codePaths, jail, ...(runAs ? { runAs } : {}), ...(cgroup ? { cgroup } : {}) };
       return { agentId: agent.id, mode, setting, jail, ...(uid !== undefined ? { uid } : {}), ...(cgroup ? { cgroup } : {}), startup, launch: planChildLaunch(options) };
     };
@@ -217,7 +227,7 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
 
 type LaunchChoice = { agentId: string; requested: SandboxSetting; isRoot: boolean; localOperatorOnly: boolean };
 
-type PlanLaunch = (mode: "bwrap" | "none", jail: boolean, setting: AgentLaunch["setting"], commandPidNamespace?: boolean) => AgentLaunch;
+type PlanLaunch = (mode: "bwrap" | "none", jail: boolean, setting: AgentLaunch["setting"], commandNamespaces?: boolean) => AgentLaunch;
 
 function chooseLaunch(choice: LaunchChoice, plan: PlanLaunch, warnings: string[], execPath: string): AgentLaunch {
   const { agentId, requested, isRoot } = choice;
@@ -244,10 +254,10 @@ function chooseLaunch(choice: LaunchChoice, plan: PlanLaunch, warnings: string[]
     // As root, "none" means no bubblewrap per command, never no isolation: the child's jail.
     let jailed = plan("none", true, "none");
     let problem = probe(jailed, execPath);
-    if (problem?.kind === "pid-namespace") {
-      // Unprivileged user namespaces are off: commands share the jail's pid namespace, and
-      // what they leave behind is found by the agent's uid instead.
-      warnings.push(`agent ${agentId}: shell commands cannot get a pid namespace of their own (${problem.text}); what a command leaves behind is killed by the agent's uid when the call ends`);
+    if (problem?.kind === "namespaces") {
+      // Unprivileged user namespaces are off: commands share the jail's namespaces, and what
+      // they leave behind is found by the agent's uid instead (docs/isolation.md says what else).
+      warnings.push(`agent ${agentId}: shell commands cannot get namespaces of their own (${problem.text}); they share the toolhost's jail, and what a command leaves behind is killed by the agent's uid when the call ends`);
       jailed = plan("none", true, "none", false);
       problem = probe(jailed, execPath);
     }
@@ -321,10 +331,10 @@ function foldersProblem(launch: AgentLaunch, problem: string): SandboxUnavailabl
  */
 /** The probe's exit code when the uid cannot enter or write one of its own folders. */
 const FOLDERS_EXIT = 3;
-/** The probe's exit code when a none-mode command could not get its own pid namespace. */
-const PID_NAMESPACE_EXIT = 5;
+/** The probe's exit code when a none-mode command could not get its own namespaces. */
+const NAMESPACES_EXIT = 5;
 
-type ProbeProblem = { kind: "folders" | "sandbox" | "pid-namespace"; text: string };
+type ProbeProblem = { kind: "folders" | "sandbox" | "namespaces"; text: string };
 
 function probe(launch: AgentLaunch, execPath: string): ProbeProblem | undefined {
   const { startup } = launch;
@@ -338,7 +348,7 @@ function probe(launch: AgentLaunch, execPath: string): ProbeProblem | undefined 
     const nested = bwrapCommandArgs({ agentId: startup.agentId, home: startup.workTree, memoryLimitBytes: startup.memoryLimitBytes, writable, readOnly, network: startup.network, tmpSizeBytes: startup.tmpSizeBytes, bwrapPath: startup.bwrapPath }, startup.workTree, "probe");
     checks.push(`${quote(startup.bwrapPath)} ${nested.map(quote).join(" ")} -- /bin/true || { echo "the per-command sandbox cannot start" >&2; exit 4; }`);
   }
-  if (startup.commandPidNamespace) checks.push(`${OWN_PID_NAMESPACE.map(quote).join(" ")} /bin/true || { echo "unshare --user --pid failed" >&2; exit ${PID_NAMESPACE_EXIT}; }`);
+  if (startup.commandNamespaces) checks.push(`${commandNamespacesArgs(startup.bwrapPath).map(quote).join(" ")} /bin/true || { echo "an unprivileged bubblewrap cannot make a command's namespaces" >&2; exit ${NAMESPACES_EXIT}; }`);
   const script = checks.join("\n");
   // The same chain as the real child, with the Node program swapped for the script.
   const nodeIndex = launch.launch.args.lastIndexOf(execPath);
@@ -347,7 +357,7 @@ function probe(launch: AgentLaunch, execPath: string): ProbeProblem | undefined 
   if (result.error) return { kind: "sandbox", text: (result.error as NodeJS.ErrnoException).code === "ENOENT" ? `${launch.launch.file} is not installed` : result.error.message };
   if (result.status === 0) return undefined;
   const text = (result.stderr || `exit code ${result.status}`).trim().split("\n").filter((line) => line.length > 0).pop() ?? `exit code ${result.status}`;
-  return { kind: result.status === FOLDERS_EXIT ? "folders" : result.status === PID_NAMESPACE_EXIT ? "pid-namespace" : "sandbox", text };
+  return { kind: result.status === FOLDERS_EXIT ? "folders" : result.status === NAMESPACES_EXIT ? "namespaces" : "sandbox", text };
 }
 
 /** The first folder above `path` that others may not pass through (mode without o+x). */

@@ -85,6 +85,61 @@ time.sleep(30)
 print("planted")
 `;
 
+/**
+ * Finding of the second attack: a command lowers its own out-of-memory score and raises
+ * the toolhost's through /proc, then fills memory its own RSS does not show (SysV shared
+ * memory), so the kernel takes the toolhost instead of the command.
+ */
+const OOM_FLIP = `import os, sys, ctypes, ctypes.util
+def write(path, value):
+    try:
+        open(path, "w").write(value)
+        return "written"
+    except OSError as error:
+        return error.strerror
+print("own score:", write("/proc/self/oom_score_adj", "0"), flush=True)
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        try:
+            if b"child-entry" in open("/proc/%s/cmdline" % pid, "rb").read():
+                print("toolhost score:", write("/proc/%s/oom_score_adj" % pid, "1000"), flush=True)
+        except OSError:
+            pass
+libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+for i in range(int(sys.argv[1])):
+    segment = libc.shmget(0x5000 + i, 8 << 20, 0o1000 | 0o600)
+    address = libc.shmat(segment, None, 0)
+    ctypes.memset(address, 1, 8 << 20)
+    libc.shmdt(ctypes.c_void_p(address))
+print("held", sys.argv[1], "x 8 MiB", flush=True)
+`;
+
+/** Holds every pid it can get for as long as the call may run. */
+const PID_HOG = `import os, sys, time
+started = 0
+while started < 2000:
+    try:
+        pid = os.fork()
+    except OSError as error:
+        print("fork failed after", started, flush=True)
+        break
+    if pid == 0:
+        os.execv("/bin/sleep", ["sleep", sys.argv[1]])
+    started += 1
+time.sleep(float(sys.argv[1]))
+print("held", started, "processes")
+`;
+
+/** Allocates and touches MiB of memory, then says so. */
+const ALLOC = `import sys
+block = bytearray(int(sys.argv[1]) * 1024 * 1024)
+for offset in range(0, len(block), 4096):
+    block[offset] = 1
+print("allocated", sys.argv[1])
+`;
+
 for (const mode of ["bwrap", "none", "none-unsafe"] as const) {
   describe.runIf(isRoot)(`TOOLHOST_SANDBOX=${mode} as root: one request never outlives its call or holds more than the agent's memory`, () => {
     let workspace: RealWorkspace;
@@ -133,6 +188,38 @@ for (const mode of ["bwrap", "none", "none-unsafe"] as const) {
       expect(isAlive(spawns[0]?.pid), "the toolhost itself survives its command's memory use").toBe(true);
       expect(text(await client.callTool({ name: "shell.exec", args: { command: "echo after" }, cwd }))).toBe("ok: after\n");
     });
+
+    if (mode !== "none-unsafe") {
+      it("a command can neither lower its own out-of-memory score nor raise the toolhost's; filling memory its RSS hides takes the command, not the toolhost", async () => {
+        const { client, spawns } = realClient(workspace, "a");
+        const first = await client.ping();
+        const { cwd, path } = script(workspace, "a", "oom-flip.py", OOM_FLIP);
+        const result = text(await client.callTool({ name: "shell.exec", args: { command: `python3 ${path} 40` }, cwd }));
+        expect(result).not.toMatch(/own score: written|toolhost score: written/);
+        expect(result).toMatch(/own score: (Read-only file system|Permission denied)/);
+        expect(spawns, "the toolhost was never killed").toHaveLength(1);
+        expect(await client.ping()).toMatchObject({ pid: first.pid });
+      });
+
+      it("shared memory a command leaves behind dies with it: the next user's command gets the agent's memory", async () => {
+        const { client, spawns } = realClient(workspace, "a");
+        const flip = script(workspace, "a", "oom-flip.py", OOM_FLIP);
+        const alloc = script(workspace, "a", "alloc.py", ALLOC);
+        // 160 MiB of SysV memory kept after the call (IPC_RMID is never asked for), without touching any score.
+        expect(text(await client.callTool({ name: "shell.exec", args: { command: `python3 ${flip.path} 20 keep` }, cwd: flip.cwd }))).toMatch(/held 20 x 8 MiB/);
+        expect(text(await client.callTool({ name: "shell.exec", args: { command: `python3 ${alloc.path} 128` }, cwd: alloc.cwd }))).toBe("ok: allocated 128\n");
+        expect(spawns).toHaveLength(1);
+      });
+
+      it("one call cannot hold every pid of the agent: past its share it is killed, and the next command starts", async () => {
+        const { client } = realClient(workspace, "a", { concurrency: 2 });
+        const { cwd, path } = script(workspace, "a", "pid-hog.py", PID_HOG);
+        const hog = await client.callTool({ name: "shell.exec", args: { command: `python3 ${path} 15`, timeout_ms: 19_000 }, cwd });
+        expect(text(hog)).toMatch(/^EXIT_NONZERO: /);
+        expect(hog.ok ? "" : hog.error.reason).toMatch(/more processes than one call may hold/);
+        expect(text(await client.callTool({ name: "shell.exec", args: { command: "echo next" }, cwd }))).toBe("ok: next\n");
+      });
+    }
 
     it("every tmpfs has a size: /dev/shm and /tmp fill up, /dev itself is read-only", async () => {
       // The host's /tmp and /dev in none-unsafe: nothing of the bot's to size (docs/isolation.md); the memory group still holds.
@@ -193,12 +280,13 @@ describe.runIf(isRoot)("none mode as root keeps agents in their own namespaces (
     expect(unsafe.warnings.join("\n")).toMatch(/share the host's \/tmp, \/proc and network/);
   });
 
-  it("none as root runs the child in its jail, and each command in a pid namespace of its own", async () => {
+  it("none as root runs the child in its jail, and each command in namespaces of its own", async () => {
     const launch = workspace.launches().agents.get("a");
-    expect(launch).toMatchObject({ mode: "none", setting: "none", jail: true, startup: { commandPidNamespace: true } });
+    expect(launch).toMatchObject({ mode: "none", setting: "none", jail: true, startup: { commandNamespaces: true } });
     const a = realClient(workspace, "a").client;
     const cwd = join(workspace.layout.agentTrees("a").workTree, "chat");
-    expect(text(await a.callTool({ name: "shell.exec", args: { command: "echo $$" }, cwd }))).toBe("ok: 1\n");
+    // A fresh pid namespace: its init (bubblewrap's) and the command's shell are its first pids.
+    expect(text(await a.callTool({ name: "shell.exec", args: { command: "echo $$" }, cwd }))).toMatch(/^ok: [12]\n$/);
   });
 });
 

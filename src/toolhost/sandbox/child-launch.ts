@@ -70,7 +70,8 @@ function dropPrivileges(runAs: ChildLaunchOptions["runAs"]): string[] {
   if (!runAs) return [];
   return [
     "/usr/bin/prlimit", `--nproc=${runAs.nprocLimit}`, "--",
-    "/usr/bin/setpriv", `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--",
+    // no_new_privs: a setuid program a command runs never gains what the agent's uid lacks.
+    "/usr/bin/setpriv", `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
   ];
 }
 

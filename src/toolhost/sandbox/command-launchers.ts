@@ -3,8 +3,8 @@
  * agent's authority (the agent's uid, inside its jail when there is one), so these only
  * narrow it further for one command:
  *
- * none: `bash -c` in the working folder with a minimal environment; inside the jail, in a
- * pid namespace of its own.
+ * none: `bash -c` in the working folder with a minimal environment; inside the jail, in
+ * pid, ipc and user namespaces of its own with a read-only /proc (below).
  *
  * bwrap: a fresh unprivileged bubblewrap per command (new user, pid, ipc, uts, cgroup
  * and, unless the agent has network, net namespaces; no capabilities; the jail's root
@@ -47,28 +47,39 @@ function bashArgv(command: string): string[] {
 }
 
 /**
- * A pid namespace of the command's own, made with a user namespace (no privilege needed):
- * when its first process (bash) ends, the kernel kills everything left in it, `setsid`
- * and double-forked children included, and nothing in it can name a process outside it
- * (the toolhost child among them) to signal it. `--kill-child` takes the namespace down
- * when the runner kills unshare itself. Used in none mode inside the jail, where the
- * command has no bubblewrap of its own.
+ * None mode inside the jail: no bubblewrap sandbox of its own around the command's files
+ * (it sees the jail as the child does: the jail's root, the agent's trees, the jail's
+ * /tmp and /dev), but namespaces of its own, made by an unprivileged bubblewrap:
+ * - a pid namespace: when the command's shell ends, the kernel kills everything left in
+ *   it (`setsid`, double forks, cleared environments), and nothing in it can name a
+ *   process outside it (the toolhost child among them) to signal it;
+ * - an ipc namespace: SysV shared memory dies with the command instead of holding the
+ *   agent's memory for later calls;
+ * - a read-only /proc: a command can neither lower its own out-of-memory score (set just
+ *   before, by choom) nor raise the child's, so the kernel takes the command, not the
+ *   toolhost, when the agent's memory group is full;
+ * - no new user namespaces inside.
  */
-export const OWN_PID_NAMESPACE = ["/usr/bin/unshare", "--user", "--map-current-user", "--pid", "--fork", "--kill-child", "--"];
+export function commandNamespacesArgs(bwrapPath: string, reportInit = false): string[] {
+  // bwrap reports the namespace's init pid on fd 3, so the runner can wait for the teardown.
+  return [bwrapPath, ...(reportInit ? ["--json-status-fd", "3"] : []), "--die-with-parent", "--new-session", "--unshare-user", "--disable-userns", "--unshare-pid", "--unshare-ipc", "--dev-bind", "/", "/", "--ro-bind", "/proc", "/proc", "--"];
+}
 
 /**
  * `ownerPid`: the toolhost's pid, so its parent can find the commands it left behind if it dies.
- * `pidNamespace`: each command in a pid namespace of its own (the child runs in a jail).
+ * `namespaces`: each command in namespaces of its own (the child runs in a jail; the bubblewrap program).
  */
-export function noneLauncher(options: CommandSandboxOptions & { ownerPid: number; pidNamespace?: boolean }): Launcher {
+export function noneLauncher(options: CommandSandboxOptions & { ownerPid: number; namespaces?: { bwrapPath: string } }): Launcher {
   return {
     mode: "none",
     launch(command, _cwd, marker) {
-      const argv = limited(options, [...(options.pidNamespace === true ? OWN_PID_NAMESPACE : []), ...bashArgv(command)]);
+      const wrap = options.namespaces ? commandNamespacesArgs(options.namespaces.bwrapPath, true) : [];
+      const argv = limited(options, [...wrap, ...bashArgv(command)]);
       return {
         file: argv[0] as string,
         args: argv.slice(1),
         env: { PATH: TOOL_PATH, HOME: options.home, LANG: "C.UTF-8", TERM: "dumb", USER: `agent-${options.agentId}`, [CALL_TAG_VARIABLE]: marker, [OWNER_TAG_VARIABLE]: String(options.ownerPid) },
+        ...(options.namespaces ? { statusFd: 3 as const } : {}),
       };
     },
   };

@@ -13,10 +13,10 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 
-type ProcessEntry = { pid: number; ppid: number; uid: number };
+export type ProcessEntry = { pid: number; ppid: number; uid: number; threads: number };
 
-/** Real uid and parent of every process this process can see. */
-function listProcesses(): ProcessEntry[] {
+/** Real uid, parent and thread count of every process this process can see. */
+export function listProcesses(): ProcessEntry[] {
   let names: string[];
   try {
     names = readdirSync("/proc");
@@ -30,7 +30,8 @@ function listProcesses(): ProcessEntry[] {
       const status = readFileSync(`/proc/${name}/status`, "latin1");
       const ppid = /\nPPid:\s+(\d+)/.exec(status);
       const uid = /\nUid:\s+(\d+)/.exec(status);
-      if (ppid && uid) entries.push({ pid: Number(name), ppid: Number(ppid[1]), uid: Number(uid[1]) });
+      const threads = /\nThreads:\s+(\d+)/.exec(status);
+      if (ppid && uid) entries.push({ pid: Number(name), ppid: Number(ppid[1]), uid: Number(uid[1]), threads: threads ? Number(threads[1]) : 1 });
     } catch {
       // Gone while listing.
     }
@@ -39,7 +40,7 @@ function listProcesses(): ProcessEntry[] {
 }
 
 /** The processes of `uid` that do not descend from `keeper` (and are not it). */
-export function leftoversOf(uid: number, keeper: number, processes: ProcessEntry[] = listProcesses()): number[] {
+export function leftoversOf(uid: number, keeper: number, processes: Pick<ProcessEntry, "pid" | "ppid" | "uid">[] = listProcesses()): number[] {
   const parentOf = new Map(processes.map((entry) => [entry.pid, entry.ppid]));
   const descends = (pid: number): boolean => {
     // Bounded by the table's size: a pid cycle cannot happen, but a changing table could.
@@ -67,4 +68,27 @@ export function killLeftovers(uid: number, keeper: number = process.pid): number
     }
   }
   return killed;
+}
+
+/** Tasks (processes and their threads, as the kernel's limits count them) at and below each root pid. */
+export function tasksBelow(roots: number[], processes: Pick<ProcessEntry, "pid" | "ppid" | "threads">[] = listProcesses()): Map<number, number> {
+  const children = new Map<number, typeof processes>();
+  for (const entry of processes) children.set(entry.ppid, [...(children.get(entry.ppid) ?? []), entry]);
+  const own = new Map(processes.map((entry) => [entry.pid, entry.threads]));
+  const counts = new Map<number, number>();
+  for (const root of roots) {
+    let total = 0;
+    const queue = [root];
+    // Bounded by the table: each pid is visited once.
+    const seen = new Set<number>();
+    while (queue.length > 0) {
+      const pid = queue.pop() as number;
+      if (seen.has(pid)) continue;
+      seen.add(pid);
+      total += own.get(pid) ?? 0;
+      for (const child of children.get(pid) ?? []) queue.push(child.pid);
+    }
+    counts.set(root, total);
+  }
+  return counts;
 }

@@ -48,6 +48,8 @@ export const toolhostStartupSchema = z
     tmpSizeBytes: positiveInt,
     /** RLIMIT_DATA of every shell command. */
     memoryLimitBytes: positiveInt,
+    /** Tasks one call's command may hold (the agent's process limit shared among its concurrent calls). */
+    tasksPerCall: positiveInt.optional(),
     maxFrameBytes: positiveInt,
     /**
      * Set when the child runs as the agent's own uid (the bot is root): everything its
@@ -56,8 +58,8 @@ export const toolhostStartupSchema = z
      * no running call owns (a command's `setsid` child that dropped its environment).
      */
     ownUid: z.boolean().optional(),
-    /** None-mode commands each get a pid namespace of their own (set when the child runs in its jail and the probe could make one). */
-    commandPidNamespace: z.boolean().optional(),
+    /** None-mode commands each get pid, ipc and user namespaces and a read-only /proc (set when the child runs in its jail and the probe could make them). */
+    commandNamespaces: z.boolean().optional(),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
   })
   .strict();

@@ -11,7 +11,7 @@ import type { Logger } from "pino";
 import { BoundedMessageReader } from "../bounded-reader.js";
 import { FramedMessageWriter } from "../framed-writer.js";
 import { bwrapLauncher, noneLauncher } from "../sandbox/command-launchers.js";
-import { killLeftovers } from "../sandbox/leftover-processes.js";
+import { killLeftovers, tasksBelow } from "../sandbox/leftover-processes.js";
 import { PathSandbox } from "../sandbox/path-sandbox.js";
 import type { ToolhostStartup } from "../sandbox/startup-message.js";
 import { createShellRunner } from "../shell/shell-runner.js";
@@ -60,11 +60,14 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
           tmpSizeBytes: startup.tmpSizeBytes,
           bwrapPath: startup.bwrapPath,
         })
-      : noneLauncher({ ...commandOptions, ownerPid: process.pid, pidNamespace: startup.commandPidNamespace === true });
+      : noneLauncher({ ...commandOptions, ownerPid: process.pid, ...(startup.commandNamespaces === true ? { namespaces: { bwrapPath: startup.bwrapPath } } : {}) });
   // Never as root: a child run in-process (tests, by hand) would otherwise sweep the host.
   const uid = process.getuid?.();
   const sweeps = startup.ownUid === true && uid !== undefined && uid !== 0;
-  const shell = createShellRunner(launcher, sweeps ? { killLeftovers: () => killLeftovers(uid) } : {});
+  const shell = createShellRunner(launcher, {
+    ...(sweeps ? { killLeftovers: () => killLeftovers(uid) } : {}),
+    ...(startup.tasksPerCall !== undefined ? { processShare: { maxTasks: startup.tasksPerCall, tasksBelow } } : {}),
+  });
 
   const reader = new BoundedMessageReader(options.stdin, startup.maxFrameBytes);
   const writer = new FramedMessageWriter(options.stdout, { batch: "none" });

@@ -58,6 +58,8 @@ export type ShellRunResult = {
   cancelled: boolean;
   /** The command was killed because its output passed the capture cap. */
   flooded: boolean;
+  /** The command was killed because it held more processes than one call's share. */
+  overProcessShare: boolean;
   durationMs: number;
 };
 
@@ -80,10 +82,41 @@ export type ShellRunnerOptions = {
    * command's `setsid` child that dropped its tag is gone when the call ends too.
    */
   killLeftovers?: () => number[];
+  /**
+   * One call's share of the agent's processes: a call whose command tree holds more tasks
+   * is killed at the next check (`tasksBelow` counts them from a process table), so one
+   * call cannot hold every pid of the agent for its whole timeout while other users'
+   * commands fail to start.
+   */
+  processShare?: { maxTasks: number; tasksBelow: (roots: number[]) => Map<number, number> };
 };
+
+/** How often running commands' task counts are checked against their share. */
+const SHARE_CHECK_MS = 200;
 
 export function createShellRunner(launcher: Launcher, options: ShellRunnerOptions = {}): ShellRunner {
   const running = new Map<number, string>();
+  /** Running calls that a share check may stop, by their command's pid. */
+  const overShare = new Map<number, () => void>();
+  let shareTimer: NodeJS.Timeout | undefined;
+  const checkShares = () => {
+    if (!options.processShare || overShare.size === 0) return;
+    const counts = options.processShare.tasksBelow([...overShare.keys()]);
+    for (const [pid, stopForShare] of overShare) if ((counts.get(pid) ?? 0) > options.processShare.maxTasks) stopForShare();
+  };
+  const watchShares = (pid: number, stopForShare: () => void) => {
+    if (!options.processShare) return;
+    overShare.set(pid, stopForShare);
+    shareTimer ??= setInterval(checkShares, SHARE_CHECK_MS);
+    shareTimer.unref();
+  };
+  const unwatchShares = (pid: number) => {
+    overShare.delete(pid);
+    if (overShare.size === 0 && shareTimer) {
+      clearInterval(shareTimer);
+      shareTimer = undefined;
+    }
+  };
 
   /** Kills the call's process group (and marked escapees); returns the pids killed outside the group. */
   const killGroup = (pid: number, marker: string): number[] => {
@@ -126,6 +159,7 @@ export function createShellRunner(launcher: Launcher, options: ShellRunnerOption
         let timedOut = false;
         let cancelled = false;
         let flooded = false;
+        let overProcessShare = false;
         let finished = false;
 
         const stop = (): number[] => (child.pid === undefined ? [] : killGroup(child.pid, marker));
@@ -159,7 +193,13 @@ export function createShellRunner(launcher: Launcher, options: ShellRunnerOption
           stop();
         };
         request.signal.addEventListener("abort", onAbort, { once: true });
-        if (child.pid !== undefined) running.set(child.pid, marker);
+        if (child.pid !== undefined) {
+          running.set(child.pid, marker);
+          watchShares(child.pid, () => {
+            overProcessShare = true;
+            stop();
+          });
+        }
 
         const finish = (exitCode: number | null, signal: NodeJS.Signals | null) => {
           if (finished) return;
@@ -169,7 +209,10 @@ export function createShellRunner(launcher: Launcher, options: ShellRunnerOption
           // Whatever the command left behind in its group dies with it, and so does
           // anything of the agent's uid that left the child's process tree.
           const escapees = stop();
-          if (child.pid !== undefined) running.delete(child.pid);
+          if (child.pid !== undefined) {
+            running.delete(child.pid);
+            unwatchShares(child.pid);
+          }
           if (options.killLeftovers) escapees.push(...options.killLeftovers());
           const drained = () => {
             stdout.destroy();
@@ -184,6 +227,7 @@ export function createShellRunner(launcher: Launcher, options: ShellRunnerOption
                 timedOut,
                 cancelled,
                 flooded,
+                overProcessShare,
                 durationMs: Date.now() - started,
               }),
             );

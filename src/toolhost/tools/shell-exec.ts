@@ -34,6 +34,7 @@ export function createShellExecTool(allowedCommands: readonly string[], network:
       const { text: body, truncated } = capturedText(result.head, result.tail, result.totalBytes, context.limits.outputMaxBytes);
       if (result.timedOut) throw new ToolError("TIMEOUT", `the command ran longer than ${timeoutMs} ms and was killed`, body);
       if (result.cancelled) throw new ToolError("TIMEOUT", "the call was cancelled and the command killed", body);
+      if (result.overProcessShare) throw new ToolError("EXIT_NONZERO", "the command was killed: it started more processes than one call may hold (the agent's other calls need the rest)", body);
       const flooded = result.flooded ? `\n…[output passed ${context.limits.outputMaxBytes * FLOOD_FACTOR} bytes; the command was killed]` : "";
       if (!result.flooded && result.exitCode !== 0) {
         const how = result.exitCode === null ? `was killed by ${result.signal ?? "a signal"}` : `exited with code ${result.exitCode}`;
