@@ -31,7 +31,14 @@ export type SkillChanges = {
 };
 
 export type SkillSource = { dir: string; source: Skill["source"] };
-export type GoEraNote = { path: string; folder: string; name: string; skippedFor?: string };
+export type GoEraNote = {
+  path: string;
+  folder: string;
+  name: string;
+  skippedFor?: string;
+  /** A skill.md without frontmatter: where its description came from (触发背景, paragraph, heading, folder). */
+  descriptionFrom?: Skill["derivedFrom"];
+};
 
 export class SkillCatalog {
   private current: SkillSnapshot;
@@ -109,7 +116,10 @@ function buildSnapshot(sources: SkillSource[], version: number, logger: Logger, 
   }
   const skills = [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
   for (const skill of skills) {
-    if (skill.goEraFolder) note({ path: skill.path, folder: skill.goEraFolder, name: skill.name }, "Go-era skill loaded under its Agent Skills name; its folder is left as it is");
+    if (!skill.goEraFolder) continue;
+    if (skill.derivedFrom) {
+      note({ path: skill.path, folder: skill.goEraFolder, name: skill.name, descriptionFrom: skill.derivedFrom }, "Go-era skill without frontmatter loaded in place: name from its folder, description from its body (laoding import go adds the frontmatter)");
+    } else note({ path: skill.path, folder: skill.goEraFolder, name: skill.name }, "Go-era skill loaded under its Agent Skills name; its folder is left as it is");
   }
   return Object.freeze({ version, skills: Object.freeze(skills), problems: Object.freeze(problems), shadowed: Object.freeze(shadowed), goEra: Object.freeze(goEra), get: (name: string) => byName.get(name) });
 }

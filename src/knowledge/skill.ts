@@ -8,7 +8,7 @@ import { isWithin } from "../toolhost/sandbox/path-sandbox.js";
 import { basename, dirname } from "node:path";
 import { z } from "zod";
 import { parseFrontmatter, textValue, type ParseResult } from "./frontmatter.js";
-import { isGoEraSkillName, normalizeSkillName } from "./go-era-skill.js";
+import { deriveGoEraDescription, isGoEraSkillName, normalizeSkillName, type DerivedDescription } from "./go-era-skill.js";
 
 export const SKILL_NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 export const SKILL_STATUSES = ["draft", "active", "deprecated"] as const;
@@ -39,6 +39,8 @@ export type Skill = {
   source: "base" | "agent";
   /** Set for a Go-era skill (`skill_builder/skill.md`): its folder name, loaded under `name`. */
   goEraFolder?: string;
+  /** Set for a Go-era `skill.md` written without frontmatter: where its description came from. */
+  derivedFrom?: DerivedDescription["from"];
 };
 
 export type SkillProblem = { path: string; reason: string };
@@ -48,6 +50,14 @@ export function parseSkillText(text: string, path: string, source: Skill["source
   if (!parsed.ok) return parsed;
   const data = Object.fromEntries(Object.entries(parsed.value.data).map(([key, value]) => [key, textValue(value)]));
   const folder = basename(dirname(path));
+  // The Go bot wrote skill.md without frontmatter too: such a file loads in place, its name
+  // from the folder and its description from its body (the catalog warns). Our own SKILL.md
+  // keeps needing frontmatter, so a forgotten one is still reported.
+  const derived = basename(path) === "skill.md" && !/^\uFEFF?---\r?\n/.test(text) ? deriveGoEraDescription(parsed.value.body, folder) : undefined;
+  if (derived) {
+    data.name = normalizeSkillName(folder);
+    data.description = derived.description;
+  }
   // A Go-era folder (underscores) loads under the Agent Skills form of its name; the folder stays as it is.
   const goEra = isGoEraSkillName(folder);
   if (goEra && (data.name === undefined || data.name === folder || data.name === normalizeSkillName(folder))) data.name = normalizeSkillName(folder);
@@ -55,7 +65,7 @@ export function parseSkillText(text: string, path: string, source: Skill["source
   if (!result.success) {
     return { ok: false, error: result.error.issues.map((issue) => `${issue.path.join(".") || "frontmatter"} ${issue.message}`).join("; ") };
   }
-  if (result.data.name !== (goEra ? normalizeSkillName(folder) : folder)) return { ok: false, error: `name "${result.data.name}" does not match its folder "${folder}"` };
+  if (result.data.name !== (goEra || derived ? normalizeSkillName(folder) : folder)) return { ok: false, error: `name "${result.data.name}" does not match its folder "${folder}"` };
   const skill: Skill = {
     name: result.data.name,
     description: result.data.description,
@@ -64,7 +74,8 @@ export function parseSkillText(text: string, path: string, source: Skill["source
     path,
     source,
   };
-  if (goEra) skill.goEraFolder = folder;
+  if (goEra || derived) skill.goEraFolder = folder;
+  if (derived) skill.derivedFrom = derived.from;
   if (result.data.origin) skill.origin = result.data.origin;
   if (result.data.intent_key) skill.intentKey = result.data.intent_key;
   if (result.data.created) skill.created = result.data.created;

@@ -57,9 +57,9 @@ export function createGapsStore(db: Db, clock: Clock) {
   );
   const countSince = db.prepare<[string, number], { count: number }>(`SELECT count(*) AS count FROM capability_gaps WHERE agent_id = ? AND created_at >= ?`);
 
-  return {
-    record(gap: NewGap): number {
-      const result = insert.run({
+  const run = (gap: NewGap, createdAt: number): number =>
+    Number(
+      insert.run({
         agentId: gap.agentId,
         sessionId: gap.sessionId ?? null,
         traceId: gap.traceId,
@@ -72,10 +72,14 @@ export function createGapsStore(db: Db, clock: Clock) {
         detail: gap.detail?.slice(0, GAP_DETAIL_MAX_CHARS) ?? null,
         userText: gap.userText?.slice(0, GAP_USER_TEXT_MAX_CHARS) ?? null,
         userId: gap.userId ?? null,
-        createdAt: clock.now(),
-      });
-      return Number(result.lastInsertRowid);
-    },
+        createdAt,
+      }).lastInsertRowid,
+    );
+
+  return {
+    record: (gap: NewGap): number => run(gap, clock.now()),
+    /** A gap from another install with its own time (`laoding import go`), so it counts in its cluster's window. */
+    importRow: (gap: NewGap & { createdAt: number }): number => run(gap, gap.createdAt),
     get: (id: number): GapRow | undefined => byId.get(id),
     byTrace: (traceId: string): GapRow[] => byTrace.all(traceId),
     recent: (agentId: string, sinceMs: number, limit = 100): GapRow[] => recent.all(agentId, sinceMs, limit),

@@ -65,6 +65,25 @@ export function createMessagesStore(db: Db, clock: Clock) {
       });
       return result.changes === 0 ? undefined : Number(result.lastInsertRowid);
     },
+    /**
+     * Stores a message from another install with its own time (`laoding import go`); the
+     * dedupe key makes a second import of the same row a no-op (undefined).
+     */
+    importRow(message: NewMessage & { createdAt: number; dedupeKey: string }): number | undefined {
+      const result = insert.run({
+        sessionId: message.sessionId,
+        role: message.role,
+        kind: message.kind ?? "chat",
+        content: message.content,
+        toolCalls: null,
+        toolCallId: null,
+        traceId: message.traceId,
+        userId: message.userId ?? null,
+        dedupeKey: message.dedupeKey,
+        createdAt: message.createdAt,
+      });
+      return result.changes === 0 ? undefined : Number(result.lastInsertRowid);
+    },
     /** Chat messages of a session after a message id (0 = from the start), oldest first. */
     chatAfter: (sessionId: number, afterId = 0): MessageRow[] => chatAfter.all(sessionId, afterId),
     bySession: (sessionId: number): MessageRow[] => bySession.all(sessionId),

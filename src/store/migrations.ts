@@ -316,4 +316,22 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE experiences ADD COLUMN approved_by TEXT;
     `,
   },
+  {
+    version: 8,
+    name: "rows imported from another install (laoding import go), one row per source row",
+    sql: `
+      -- The import key names the source row (table, id and a hash of its values), so a second
+      -- import of the same install adds nothing and a different install's row 7 still imports.
+      CREATE TABLE imported_rows (
+        agent_id TEXT NOT NULL,
+        source TEXT NOT NULL,
+        import_key TEXT NOT NULL,
+        target_table TEXT NOT NULL,
+        target_id INTEGER,
+        content_sha256 TEXT NOT NULL,
+        imported_at INTEGER NOT NULL,
+        PRIMARY KEY (agent_id, source, import_key)
+      );
+    `,
+  },
 ];

@@ -37,7 +37,22 @@ export function createSessionsStore(db: Db, clock: Clock) {
     return byId.get(id) as SessionRow;
   });
 
+  const insertImported = db.prepare(`INSERT INTO sessions (agent_id, channel, chat_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`);
+  const countMessages = db.prepare<[number], { count: number }>(`SELECT count(*) AS count FROM messages WHERE session_id = ?`);
+
   return {
+    /** The chat's active session, if it has one (nothing is created). */
+    findActive: (agentId: string, channel: string, chatId: string): SessionRow | undefined => findActive.get(agentId, channel, chatId),
+    /**
+     * A session for history imported from another install, with that history's times:
+     * active (the chat continues in it) or closed (kept for history, when the chat already
+     * has an active session of its own).
+     */
+    createImported: (session: { agentId: string; channel: string; chatId: string; status: SessionRow["status"]; createdAt: number; updatedAt: number }): SessionRow => {
+      const id = Number(insertImported.run(session.agentId, session.channel, session.chatId, session.status, session.createdAt, session.updatedAt).lastInsertRowid);
+      return byId.get(id) as SessionRow;
+    },
+    messageCount: (id: number): number => countMessages.get(id)?.count ?? 0,
     /** The chat's active session, created when there is none. */
     activeSession: (agentId: string, channel: string, chatId: string): SessionRow => getOrCreate(agentId, channel, chatId),
     get: (id: number): SessionRow | undefined => byId.get(id),

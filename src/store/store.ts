@@ -10,6 +10,7 @@ import { createRulesStore, type RulesStore } from "./rules-store.js";
 import { createSkillVersionsStore, type SkillVersionsStore } from "./skill-versions-store.js";
 import { createGapClustersStore, type GapClustersStore } from "./gap-clusters-store.js";
 import { createGapsStore, type GapsStore } from "./gaps-store.js";
+import { createImportedRowsStore, type ImportedRowsStore } from "./imported-rows-store.js";
 import { createMessagesStore, type MessagesStore } from "./messages-store.js";
 import { createModelCallsStore, type ModelCallsStore } from "./model-calls-store.js";
 import { openDatabase, type Db } from "./open-database.js";
@@ -32,6 +33,7 @@ export type Store = {
   ledger: LedgerStore;
   rules: RulesStore;
   skillVersions: SkillVersionsStore;
+  importedRows: ImportedRowsStore;
   close(): void;
 };
 
@@ -57,6 +59,7 @@ export function openStore(file: string, clock: Clock): Store {
     ledger,
     rules: createRulesStore(db, clock, ledger),
     skillVersions: createSkillVersionsStore(db, clock, ledger),
+    importedRows: createImportedRowsStore(db, clock),
     close() {
       if (closed) return;
       closed = true;
