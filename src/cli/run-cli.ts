@@ -12,6 +12,7 @@ import { configCommand } from "./commands/config-command.js";
 import { doctorCommand } from "./commands/doctor-command.js";
 import { experiencesCommand } from "./commands/experiences-command.js";
 import { gapsCommand } from "./commands/gaps-command.js";
+import { importCommand } from "./commands/import-command.js";
 import { initCommand } from "./commands/init-command.js";
 import { logsCommand } from "./commands/logs-command.js";
 import { operatorsCommand } from "./commands/operators-command.js";
@@ -22,7 +23,7 @@ import { skillsCommand } from "./commands/skills-command.js";
 import { startCommand } from "./commands/start-command.js";
 import { toolhostCommand } from "./commands/toolhost-command.js";
 
-export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, experiencesCommand, rulesCommand, libraryCommand, shareCommand, adminCommand, logsCommand, operatorsCommand, channelsCommand, doctorCommand, toolhostCommand];
+export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, experiencesCommand, rulesCommand, libraryCommand, shareCommand, importCommand, adminCommand, logsCommand, operatorsCommand, channelsCommand, doctorCommand, toolhostCommand];
 
 export function mainUsage(commands: Command[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));
