@@ -55,7 +55,7 @@ export function readGoDatabase(file: string, options: { skipTables?: string[] } 
       const rowId = Number(row.__rowid);
       const pick = (field: string) => messages?.pick(row, field);
       const skip = (reason: string) => result.skippedRows.push({ table: messages?.actual as string, rowId, reason });
-      const roleText = String(pick("role") ?? "").trim().toLowerCase();
+      const roleText = (textOf(pick("role")) ?? "").trim().toLowerCase();
       const role = CHAT_ROLES[roleText];
       const createdAt = toEpochMs(pick("time"));
       const content = textOf(pick("content"));
@@ -97,7 +97,8 @@ export function readGoDatabase(file: string, options: { skipTables?: string[] } 
 
 function textOf(value: unknown): string | undefined {
   if (value === null || value === undefined) return undefined;
-  const text = Buffer.isBuffer(value) ? value.toString("utf8") : String(value);
+  // SQLite gives text, numbers, bigints or blobs; nothing else reaches here.
+  const text = Buffer.isBuffer(value) ? value.toString("utf8") : String(value as string | number | bigint);
   return text.trim() === "" ? undefined : text;
 }
 
