@@ -13,7 +13,7 @@ export const en = {
   start: "Hello, I'm {name}. {description}\nSend /help to see what I can do.",
   newSession: "Done: a fresh conversation. I won't use what was said before.",
   unknownCommand: "Unknown command {command}. Send /help for the commands I know.",
-  operatorOnly: "{command} is for operators only.",
+  operatorOnly: "{command} is for operators only. Your id is {userId}; an operator can admit you with: `laoding operators add {userId} --agent {agentId}`",
   noContext: "Nothing has been sent to the model in this conversation yet.",
   contextHeader: "Last turn's prompt ({total} characters, {skills}):",
   contextSkills: "skills: {skills}",

@@ -15,7 +15,7 @@ export const zh: Record<TextKey, string> = {
   start: "你好，我是 {name}。{description}\n发送 /help 查看我能做什么。",
   newSession: "好的，已开始新的对话。之前的内容我不会再参考。",
   unknownCommand: "不认识的命令 {command}。发送 /help 查看可用命令。",
-  operatorOnly: "{command} 只有运维人员可以使用。",
+  operatorOnly: "{command} 只有运维人员可以使用。你的 ID 是 {userId}；运维人员可以运行：`laoding operators add {userId} --agent {agentId}`",
   noContext: "这个对话还没有发给模型的内容。",
   contextHeader: "上一轮的提示词（{total} 字符，{skills}）：",
   contextSkills: "技能：{skills}",

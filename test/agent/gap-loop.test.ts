@@ -80,7 +80,7 @@ describe("drafting", () => {
     }
     expect(existsSync(join(ownDir, "auto-fetch-report"))).toBe(false);
     const listing = formatClusters(store.clusters, "main", clock.now() - 72 * HOUR, clock.now(), 72, "en");
-    expect(listing).toBe("Capability gaps (last 72 h, top 1):\n1. fetch-report · tool_failure · environment · 3× · 3 sessions · last 0 min ago · environment: never drafted");
+    expect(listing).toBe("Capability gaps (last 72 h, top 1):\n1. fetch-report · tool failure · environment · 3× · 3 sessions · last 0 min ago · environment: never drafted");
   });
 
   it("never overwrites an existing skill: the cluster is linked to it", async () => {

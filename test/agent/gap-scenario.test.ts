@@ -42,18 +42,18 @@ describe("the capability-gap loop end to end", () => {
     expect(bot.runtime.store.db.prepare("SELECT count(*) FROM capability_gaps").pluck().get()).toBe(3);
 
     const gaps = await bot.send("/capability_gaps");
-    expect(gaps).toMatch(/^Capability gaps \(last 72 h, top 1\):\n1\. deploy-docker · no_skill · capability · 3× · 2 sessions · last 0 min ago · draft auto-deploy-docker$/);
-    expect(await bot.send("/capability_gaps", { isOperator: false, userId: "guest" })).toBe("/capability_gaps is for operators only.");
+    expect(gaps).toMatch(/^Capability gaps \(last 72 h, top 1\):\n1\. deploy-docker · no skill · capability · 3× · 2 sessions · last 0 min ago · draft auto-deploy-docker$/);
+    expect(await bot.send("/capability_gaps", { isOperator: false, userId: "guest" })).toBe("/capability_gaps is for operators only. Your id is test:guest; an operator can admit you with: `laoding operators add test:guest --agent main`");
 
     const cli = await runLaoding(["gaps", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot });
     expect(cli.code).toBe(0);
-    expect(cli.stdout).toContain("1. deploy-docker · no_skill · capability · 3× · 2 sessions");
+    expect(cli.stdout).toContain("1. deploy-docker · no skill · capability · 3× · 2 sessions");
     expect(cli.stdout).toMatch(/ {5}1 user · first seen 0 min ago · e\.g\. "docker deploy please"; "how do I deploy with docker\?"; "deploy our app with docker"/);
     const firstGap = bot.runtime.store.db.prepare("SELECT id FROM capability_gaps ORDER BY id LIMIT 1").pluck().get() as number;
     const show = await runLaoding(["gaps", "show", String(firstGap), "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot });
     expect(show.code).toBe(0);
-    expect(show.stdout).toMatch(/^gap \d+ · deploy-docker · no_skill · capability · agent main/);
-    expect(show.stdout).toMatch(/trace tr-[0-9a-f]+ · session \d+\nmessages:\n.* user\/chat: deploy our app with docker\n.* assistant\/chat: I can't do that yet\.\ntool calls:\n {2}\(none\)\ngaps of this trace:\n {2}\* \d+ no_skill capability/);
+    expect(show.stdout).toMatch(/^gap \d+ · deploy-docker · no skill · capability · agent main/);
+    expect(show.stdout).toMatch(/trace tr-[0-9a-f]+ · session \d+\nmessages:\n.* user\/chat: deploy our app with docker\n.* assistant\/chat: I can't do that yet\.\ntool calls:\n {2}\(none\)\ngaps of this trace:\n {2}\* \d+ no skill · capability/);
     const json = JSON.parse((await runLaoding(["gaps", "--json", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot })).stdout);
     expect(json[0].drafts[0]).toMatchObject({ intentKey: "deploy-docker", status: "drafted" });
     expect(json[0].clusters[0]).toMatchObject({ intentKey: "deploy-docker", count: 3, sessions: 2, users: 1, samples: expect.arrayContaining(["deploy our app with docker"]), draft: { skillName: "auto-deploy-docker" } });

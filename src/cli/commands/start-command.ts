@@ -101,12 +101,12 @@ export async function serveConsole(context: CliContext, boot: Boot, agentId: str
   // Only the operator at this terminal talks to the bot (launch policy: `localOperatorOnly`).
   const { runtime, sandbox } = startRuntime(context, boot, true);
   const interactive = isTerminal(context);
-  const channel: Channel = createConsoleChannel({ input: context.stdin, output: context.stdout, agentId, interactive, messageCap: messageCap(boot.loaded.config.MESSAGE_MAX_CHARS, boot.loaded.config.BOT_LOCALE) });
+  const channel: Channel = createConsoleChannel({ input: context.stdin, output: context.stdout, agentId, interactive, locale: boot.loaded.config.BOT_LOCALE, messageCap: messageCap(boot.loaded.config.MESSAGE_MAX_CHARS, boot.loaded.config.BOT_LOCALE) });
   logger.info(
     { workspace: layout.workspaceDir, channel: channel.name, sandbox: sandbox.mode, agent: agentId, agents: boot.agents.map((agent) => agent.id), database: layout.databaseFile, model: runtime.model?.model ?? null },
     interactive ? "LaodingBot ready; type a message, Ctrl-C to quit" : "LaodingBot ready; press Ctrl-C to stop",
   );
-  if (interactive) writeLine(context.stderr, `LaodingBot is ready (agent ${agentId}, sandbox ${sandbox.mode}). Logs: ${layout.logDir} (laoding logs). Ctrl-C cancels an answer; Ctrl-C at the prompt or Ctrl-D quits.`);
+  if (interactive) writeLine(context.stderr, text(boot.loaded.config.BOT_LOCALE, "consoleReady", { agentId, sandbox: sandbox.mode, logDir: layout.logDir }));
   await runBot(runtime, channel, logger, { graceMs: boot.loaded.config.SHUTDOWN_GRACE_MS });
   return 0;
 }
