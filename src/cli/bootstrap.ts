@@ -16,7 +16,7 @@ import { describeUnknownKey, loadConfig, resolveWorkspaceDir, type LoadedConfig 
 import { checkWorkspaceLocation } from "../config/workspace-location.js";
 import { createRuntimeLayout, type RuntimeLayout } from "../config/runtime-layout.js";
 import { checkShareLayout } from "../config/share-layout-check.js";
-import { SECRET_VARIABLES } from "../config/variables.js";
+import { configuredSecrets } from "../log/configured-secrets.js";
 import { openLogFile, type LogFile } from "../log/log-file.js";
 import { createLogger, type Logger } from "../log/logger.js";
 import { seedConfigFiles, seedWorkspace, type SeedReport } from "../workspace/seed-workspace.js";
@@ -78,18 +78,15 @@ export function bootstrap(context: CliContext, options: BootOptions): Boot {
   }
   // Bot credentials that agents.json names are ours too: not typos, and secrets.
   const declared = new Set(declaredCredentialNames(agents));
-  const declaredSecrets = [...declared].flatMap((name) => loaded.declaredValue(name) ?? []);
+  // Every secret the configuration holds: the logger redacts them, and so does the CLI's
+  // last error printer (a secret only in configs/env is unknown to it until now).
+  const secrets = configuredSecrets(loaded, agents);
+  for (const value of secrets) context.secrets?.add(value);
   const route: LogRoute = options.logRouting ? chooseLogRoute(context, options.logRouting.interactive(loaded, agents)) : "stderr";
   const logFile = route === "stderr" ? undefined : openLogFile({ dir: layout.logDir, maxBytes: LOG_FILE_MAX_BYTES, keep: LOG_FILES_KEPT });
   const logger = createLogger({
     level: loaded.config.LOG_LEVEL,
-    secrets: [
-      ...SECRET_VARIABLES.flatMap((key) => {
-        const value = loaded.config[key];
-        return typeof value === "string" ? [value] : [];
-      }),
-      ...declaredSecrets,
-    ],
+    secrets,
     ...(options.logBase ? { base: options.logBase } : {}),
     // A file without notices is a file: a sink that never shows a warning on stderr.
     ...(logFile ? { file: { sink: logFile, notices: route === "terminal" ? context.stderr : discard } } : {}),

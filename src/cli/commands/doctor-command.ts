@@ -1,7 +1,6 @@
 import { existsSync, readFileSync, statfsSync } from "node:fs";
 import { join } from "node:path";
-import { declaredCredentialNames } from "../../config/agents.js";
-import { SECRET_VARIABLES } from "../../config/variables.js";
+import { configuredSecrets, environmentSecrets } from "../../log/configured-secrets.js";
 import { renderJson, renderText, doctorOk } from "../../doctor/doctor-report.js";
 import { runDoctor, type DoctorRun } from "../../doctor/run-doctor.js";
 import { createOpenAIChatModel } from "../../llm/openai-chat-model.js";
@@ -58,12 +57,8 @@ export const doctorCommand: Command = {
 
 /** Every secret value known: the configuration's secret variables and the bot credentials agents.json names. */
 function secretsOf(context: CliContext, run: DoctorRun): string[] {
-  const fromConfig = SECRET_VARIABLES.flatMap((key) => {
-    const value = run.loaded?.config[key] ?? context.env[key];
-    return typeof value === "string" ? [value] : [];
-  });
-  const declared = run.loaded && run.agents ? declaredCredentialNames(run.agents).flatMap((name) => run.loaded?.declaredValue(name) ?? []) : [];
-  return [...fromConfig, ...declared].filter((secret) => secret.length >= 4);
+  const fromConfig = run.loaded && run.agents ? configuredSecrets(run.loaded, run.agents) : [];
+  return [...new Set([...fromConfig, ...environmentSecrets(context.env)])];
 }
 
 /** package.json's engines.node of this checkout (the code that runs). */
