@@ -86,6 +86,31 @@ describe("laoding chat in a real terminal", () => {
     }
   });
 
+  it("/feedback never shows the chat user an internal warning (a distiller that answers nonsense is the operator's business)", async () => {
+    const fake = await startFakeOpenAI();
+    try {
+      // A turn routed and answered; then every request (the distiller's) gets text that is not the JSON it asks for.
+      fake.enqueue(routeTo([], "greeting"), { text: "nonsense, not JSON" });
+      fake.respond(() => ({ text: "nonsense, not JSON" }));
+      const workspaceDir = join(tempDir(), "rt");
+      const run = await driveChat(workspaceDir, { LLM_BASE_URL: fake.url }, [
+        { expect: "you> ", timeout: 30 },
+        { send: "hello\r" },
+        { expect: "bot> nonsense, not JSON" },
+        { expect: "you> " },
+        { send: "/feedback bad that was wrong\r" },
+        { expect: "bot> " },
+        { expect: "you> " },
+        { send: "\x04" },
+      ]);
+      expect(run.failed_step, run.transcript).toBeNull();
+      expect(fake.requests.length, "the distiller was asked").toBeGreaterThanOrEqual(3);
+      expect(run.transcript).not.toMatch(/warning|distillation failed/i);
+    } finally {
+      await fake.close();
+    }
+  });
+
   it("a failing model is one line that says what to check; Ctrl-D quits", async () => {
     const fake = await startFakeOpenAI();
     try {

@@ -177,14 +177,17 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
     const source = gate.distill ? gate.source : "task_completion";
     const reply = await proposeOperations(options.model, { agentId: task.agentId, traceId: task.traceId, source, outcome, tags, transcript, evidence }, aliases);
     if (!reply.ok) {
-      logger.warn({ traceId: task.traceId, problem: reply.error }, "distillation failed");
+      // Recorded in distill_runs for operators (`laoding experiences`); at info, so a chat
+      // user on the console who just typed /feedback never sees an internal warning.
+      logger.info({ traceId: task.traceId, problem: reply.error }, "distillation failed");
       store.distillRuns.record({ ...runBase, status: "failed", skipReason: reply.error, source, tokens: reply.tokens });
       return { traceId: task.traceId, outcome, skipped: reply.error, curated: curateShown(task) };
     }
     const result = applyOperations({ store, agentId: task.agentId, traceId: task.traceId, source, taskTags: tags, aliases, injectedIds, operations: reply.operations, actor: "distiller", ...(settings.dangerouslySkipGates ? { dangerouslySkipChecks: true } : {}) });
     store.distillRuns.record({ ...runBase, status: "distilled", source, operations: result.applied.length, refused: result.refused.length, tokens: reply.tokens });
     if (result.refused.length > 0) logger.info({ traceId: task.traceId, refused: result.refused }, "distiller operations refused");
-    for (const held of result.applied.filter((op) => op.op === "HOLD")) logger.warn({ traceId: task.traceId, lesson: formatExperienceId(held.experienceId), why: held.why }, "lesson held for an operator's approval");
+    // Listed for operators (`laoding experiences list --status held`, the admin page): info, as above.
+    for (const held of result.applied.filter((op) => op.op === "HOLD")) logger.info({ traceId: task.traceId, lesson: formatExperienceId(held.experienceId), why: held.why }, "lesson held for an operator's approval");
     logger.info({ traceId: task.traceId, applied: result.applied.map((op) => `${op.op} ${formatExperienceId(op.experienceId)}`) }, "task distilled");
     if (options.skills && result.applied.some((op) => op.op === "ADD")) {
       for (const outcomeOfSkill of await options.skills.maybeTrigger(task.agentId, tags)) logger.info({ traceId: task.traceId, ...outcomeOfSkill }, "skill distillation");
