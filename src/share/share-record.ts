@@ -14,6 +14,11 @@ export type VerifyRecord = z.output<typeof recordSchema>;
 export const verifyRecordFile = (dataDir: string) => join(dataDir, "share-verify.json");
 
 export function writeVerifyRecord(path: string, record: VerifyRecord): void {
+  writeRecordAtomically(path, record);
+}
+
+/** Writes a JSON record in the bot's data folder: a temp file (0600) renamed over the old one, so a reader never sees half. */
+export function writeRecordAtomically(path: string, record: unknown): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const temp = `${path}.tmp-${randomBytes(6).toString("hex")}`;
   writeFileSync(temp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600, flag: "wx" });

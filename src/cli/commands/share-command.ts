@@ -4,9 +4,12 @@ import { openMaintenancePool } from "../../runtime/library-maintenance.js";
 import { prepareToolhostLaunches } from "../../runtime/toolhost-launch.js";
 import { createToolhostPool } from "../../runtime/toolhost-pool-factory.js";
 import { applyShare } from "../../share/share-apply.js";
+import { movesOfPlan, recordShareMoves, shareMovesFile } from "../../share/share-moves.js";
 import { loadShareMapping, type LoadedMapping } from "../../share/share-mapping.js";
 import { copyMaxBytes, octal, planShare, type SharePlan } from "../../share/share-plan.js";
 import { readVerifyRecord, verifyRecordFile, writeVerifyRecord } from "../../share/share-record.js";
+import { jailProblems } from "../../share/share-jail-probe.js";
+import { applyRollback, chooseArchive, planRollback } from "../../share/share-rollback.js";
 import { copyProblems, isolationProblems, legacyItemPaths } from "../../share/share-verify.js";
 import { systemClock } from "../../store/clock.js";
 import { fdEntry, isRefusal, pinFolder, pinPath, type WalkRefusal } from "../../workspace/descriptor-walk.js";
@@ -16,6 +19,7 @@ import { CLI_ENTRY, UsageError, writeLine, type CliContext, type Command } from 
 import { parseFlags } from "../parse-flags.js";
 
 const usage = `Usage: laoding share <plan|apply|verify|cleanup> --mapping FILE [--workspace DIR]
+       laoding share rollback [--archive FILE] [--apply] [--workspace DIR]
 
 Moves a legacy shared folder (files and scripts at the share root used by all agents)
 to per-agent folders, as the mapping file says (docs/isolation.md has the procedure).
@@ -27,25 +31,37 @@ to per-agent folders, as the mapping file says (docs/isolation.md has the proced
   verify    check every copy by hash and mode, and start each agent's toolhost to prove
             it sees only its own trees; the result is recorded for cleanup
   cleanup   remove the legacy items, only after a passing verify of the same mapping
+  rollback  say what restoring a backup would change (the newest in data/share-backups
+            unless --archive names one); with --apply, and the bot stopped, set the
+            current share aside as share.migrated-<time> and restore the archive
 
 Options:
   --mapping FILE    the mapping file (JSON, see docs/isolation.md)
+  --archive FILE    rollback: the backup to restore (default: the newest)
+  --apply           rollback: restore (without it, only the plan is shown)
   --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
   -h, --help        show this help`;
 
-const ACTIONS = ["plan", "apply", "verify", "cleanup"] as const;
+const ACTIONS = ["plan", "apply", "verify", "cleanup", "rollback"] as const;
 type Action = (typeof ACTIONS)[number];
 
 export const shareCommand: Command = {
   name: "share",
-  summary: "move a legacy shared folder to per-agent folders: plan, apply (with a backup), verify, cleanup",
+  summary: "move a legacy shared folder to per-agent folders: plan, apply (with a backup), verify, cleanup, rollback",
   usage,
   async run(context) {
-    const { values, positionals } = parseFlags(context.args, { mapping: { type: "string" }, workspace: { type: "string" } }, usage, true);
+    const { values, positionals } = parseFlags(context.args, { mapping: { type: "string" }, workspace: { type: "string" }, archive: { type: "string" }, apply: { type: "boolean" } }, usage, true);
     if (values.help) return writeLine(context.stdout, usage), 0;
     const [action, ...extra] = positionals;
     if (!ACTIONS.includes(action as Action)) throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`, usage);
+    if (action !== "rollback" && (values.archive !== undefined || values.apply)) throw new UsageError("--archive and --apply belong to rollback", usage);
+    if (action === "rollback") {
+      if (values.mapping) throw new UsageError("rollback takes no --mapping (it restores the whole share)", usage);
+      const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
+      const archive = values.archive === undefined ? undefined : resolve(context.cwd, values.archive);
+      return await rollback(boot, archive, values.apply === true, (line) => writeLine(context.stdout, line));
+    }
     if (!values.mapping) throw new UsageError("--mapping FILE is required", usage);
     const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
     const loaded = loadShareMapping(resolve(context.cwd, values.mapping), boot.agents.map((agent) => agent.id));
@@ -56,8 +72,11 @@ export const shareCommand: Command = {
       const out = (line: string) => writeLine(context.stdout, line);
       if (action === "plan") return printPlan(plan, loaded, out);
       if (action === "apply") {
-        const result = await applyShare(plan, { maintenance, backupsDir: join(boot.layout.dataDir, "share-backups"), now: new Date(systemClock.now()), report: out });
+        const now = new Date(systemClock.now());
+        const result = await applyShare(plan, { maintenance, backupsDir: join(boot.layout.dataDir, "share-backups"), now, report: out });
         out(`done: ${result.copied} copied, ${result.unchanged} already there. Backup: ${result.backup}`);
+        const recorded = recordShareMoves(shareMovesFile(boot.layout.dataDir), movesOfPlan(boot.layout, loaded.mapping, plan), { now, backup: result.backup });
+        out(`moves recorded for the agents' prompts (shown for 30 days): ${recorded.length} new, in ${shareMovesFile(boot.layout.dataDir)}`);
         out(`next: laoding share verify --mapping ${loaded.path}`);
         return 0;
       }
@@ -104,6 +123,8 @@ async function verify(context: CliContext, boot: Boot, store: Store, plan: Share
   const pool = createToolhostPool({ config: boot.loaded.config, launches, store, logger: boot.logger });
   try {
     problems.push(...(await isolationProblems({ layout: boot.layout, agents: boot.agents, legacyItems: legacyItemPaths(plan.shareDir, loaded.mapping.items), client: (agentId) => pool.client(agentId), report: out })));
+    // The same toolhosts' shells, through the OS sandbox the path checks above do not cover.
+    problems.push(...(await jailProblems({ layout: boot.layout, agents: boot.agents, client: (agentId) => pool.client(agentId), stamp: new Date(systemClock.now()).toISOString().replace(/[:.]/g, "-"), report: out })));
   } finally {
     await pool.stopAll();
   }
@@ -153,5 +174,38 @@ function cleanup(boot: Boot, plan: SharePlan, loaded: LoadedMapping, out: (line:
     out(`removed ${join(plan.shareDir, item.path)}`);
   }
   out(`cleanup done. The backup archives in ${join(boot.layout.dataDir, "share-backups")} hold the originals (docs/isolation.md: rollback)`);
+  return 0;
+}
+
+/** How many differences the rollback plan lists before "and N more". */
+const MAX_LISTED_DIFFERENCES = 20;
+
+async function rollback(boot: Boot, named: string | undefined, apply: boolean, out: (line: string) => void): Promise<number> {
+  const { shareDir, dataDir } = boot.layout;
+  const archive = chooseArchive(join(dataDir, "share-backups"), named);
+  if (apply) {
+    const result = await applyRollback({ archive, shareDir, dataDir, now: new Date(systemClock.now()) });
+    if (!result.changed) {
+      out(`${shareDir} already matches ${archive}: nothing was changed`);
+      return 0;
+    }
+    out(`restored ${shareDir} from ${archive}; every entry checked against the archive by hash and mode`);
+    out(`the share as it was is in ${result.setAside} (never deleted; remove it yourself once you are sure)`);
+    if (result.forgottenMoves > 0) out(`the agents' prompts no longer mention the ${result.forgottenMoves} move(s) this undid`);
+    out("next: laoding start (it gives each agent's trees back to its uid with their modes)");
+    return 0;
+  }
+  const plan = await planRollback(archive, shareDir);
+  out(`archive ${archive}: ${plan.entries} entries, restores ${shareDir}`);
+  if (plan.differences.length === 0) {
+    out("the share already matches the archive: a rollback would change nothing");
+    return 0;
+  }
+  out(`what exists now that differs (${plan.differences.length}):`);
+  for (const difference of plan.differences.slice(0, MAX_LISTED_DIFFERENCES)) out(`  ${difference.change.padEnd(19)} ${join(shareDir, difference.path)}`);
+  if (plan.differences.length > MAX_LISTED_DIFFERENCES) out(`  and ${plan.differences.length - MAX_LISTED_DIFFERENCES} more`);
+  for (const [agentId, count] of plan.agentCopies) out(`agent ${agentId}: ${count} entr${count === 1 ? "y" : "ies"} under ${boot.layout.agentTrees(agentId).privateDir} not in the archive (copies apply made, or written since) leave the share with it`);
+  out(`with --apply the current share is moved aside as ${shareDir}.migrated-<time> (never deleted), then the archive is restored; stop the bot first`);
+  out(`plan only: nothing was changed. To restore: laoding share rollback --archive ${archive} --apply`);
   return 0;
 }
