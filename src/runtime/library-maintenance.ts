@@ -34,12 +34,22 @@ export type MaintenancePool = {
   close(): Promise<void>;
 };
 
-export type MaintenanceOptions = { config: Config; layout: RuntimeLayout; agents: AgentDefinition[]; store: Store; logger: Logger; cliEntry: string; onWarning: (warning: string) => void };
+export type MaintenanceOptions = {
+  config: Config;
+  layout: RuntimeLayout;
+  agents: AgentDefinition[];
+  store: Store;
+  logger: Logger;
+  cliEntry: string;
+  onWarning: (warning: string) => void;
+  /** Where the children's own log lines go (the log file while a one-shot command prints its result); default the bot's stderr. */
+  childStderr?: () => number;
+};
 
 export function openMaintenancePool(options: MaintenanceOptions): MaintenancePool {
   const launches = prepareToolhostLaunches({ config: options.config, layout: options.layout, agents: options.agents, cliEntry: options.cliEntry, libraryEnabled: () => true, operatorTools: true });
   for (const warning of launches.warnings) options.onWarning(warning);
-  const pool = createToolhostPool({ config: options.config, launches, store: options.store, logger: options.logger });
+  const pool = createToolhostPool({ config: options.config, launches, store: options.store, logger: options.logger, ...(options.childStderr ? { childStderr: options.childStderr } : {}) });
   const known = new Map<string, LibraryMaintenance>();
   return {
     sandbox: launches.mode,

@@ -75,6 +75,8 @@ describe("quiet scripts", () => {
     writeFileSync(agentsFile, JSON.stringify({ agents: [{ id: "main", name: "Main" }, { id: "ops", name: "Ops" }] }, null, 2));
     const run = await laoding(["library", "list", "--workspace", workspace]);
     expect(run.code).toBe(0);
+    // The toolhost children's own log lines go to the log file too.
+    expect(run.stderr).toBe("");
     expect(run.stdout).toBe(
       `main  0 document(s) in ${join(workspace, "share", "agent-experience", "main")}\nops  0 document(s) in ${join(workspace, "share", "agent-experience", "ops")}\n`,
     );

@@ -60,6 +60,7 @@ export const libraryCommand: Command = {
         logger: boot.logger,
         cliEntry: CLI_ENTRY,
         onWarning: (warning) => boot.warn(warning),
+        ...childLogs(boot),
       });
       try {
         if (action === "rebuild") {
@@ -89,6 +90,12 @@ async function printListing(context: CliContext, maintenance: LibraryMaintenance
   writeLine(context.stdout, `${prefix}${entries.length} document(s) in ${maintenance.trees.experienceDir}`);
 }
 
+/** The toolhost children log where the command does: into the log file when it has one, so stdout and stderr carry only the result. */
+function childLogs(boot: Boot): { childStderr?: () => number } {
+  const logFile = boot.logFile;
+  return logFile ? { childStderr: () => logFile.fd() } : {};
+}
+
 /** `laoding library list` without an agent: every agent's library, each line led by the agent's id. */
 async function listEveryLibrary(context: CliContext, boot: Boot): Promise<number> {
   const store = openStore(boot.layout.databaseFile, systemClock);
@@ -100,6 +107,7 @@ async function listEveryLibrary(context: CliContext, boot: Boot): Promise<number
     logger: boot.logger,
     cliEntry: CLI_ENTRY,
     onWarning: (warning) => boot.warn(warning),
+    ...childLogs(boot),
   });
   try {
     for (const agent of boot.agents) await printListing(context, pool.agent(agent.id), `${agent.id}  `);
