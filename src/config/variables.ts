@@ -386,14 +386,14 @@ export const VARIABLES = {
     expected: "trace | debug | info | warn | error | fatal | silent",
     defaultValue: "info",
     group: "Logging",
-    doc: "Log level. Logs are pino JSON on stderr; while chatting on a terminal they go to LOG_DIR instead and only a one-line notice of each warning or error is shown (read them with `laoding logs`). debug also prints stack traces of CLI failures.",
+    doc: "Log level (pino JSON lines). Where they go: the log file in LOG_DIR, or stderr when LOG_LEVEL is set in the process environment or the bot runs under systemd's journal (docs/deployment.md, Logs); while chatting on a terminal only a one-line notice of each warning or error is shown (read them with `laoding logs`). debug also prints stack traces of CLI failures.",
   },
   LOG_DIR: {
     schema: text(),
     expected: "a folder path (relative to the workspace)",
     defaultValue: "data/logs",
     group: "Logging",
-    doc: "Where logs go while chatting on a terminal (relative to the workspace): laoding.log, rotated at 10 MiB, 3 old files kept.",
+    doc: "Folder of the log file (relative to the workspace): laoding.log, rotated at 10 MiB, 3 old files kept.",
   },
   SHUTDOWN_GRACE_MS: {
     schema: integer(0, 600_000),
