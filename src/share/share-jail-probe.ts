@@ -4,8 +4,8 @@
  * sandbox only judges the paths a file tool is given; a shell command's arguments are
  * not paths to it (`cat ../b/notes` is just words), so only the jail and the uid keep an
  * agent's shell out of another agent's tree. Probed: the agent can create and remove a
- * file in its own private folder, and `ls` / `cat` of every other agent's folder and of
- * their probe file fail.
+ * file in its own private folder, and `ls` / `cat` of every other agent's folders, of a
+ * few of the files apply copied there, and of their probe file fail.
  */
 import type { AgentDefinition } from "../config/agents.js";
 import type { RuntimeLayout } from "../config/runtime-layout.js";
@@ -16,10 +16,15 @@ export type JailProbeOptions = {
   layout: RuntimeLayout;
   agents: AgentDefinition[];
   client: (agentId: string) => ToolhostClient;
+  /** Files known to be in an agent's tree (the copies the plan made there), for `cat` from the other agents; a few are enough. */
+  knownFiles: (agentId: string) => string[];
   /** Names the probe files (`.verify-<stamp>`), so a leftover says when it was made. */
   stamp: string;
   report: (line: string) => void;
 };
+
+/** How many of another agent's known files each agent tries to `cat`. */
+const MAX_FILES_CAT = 2;
 
 const FIX_REACH = "the OS sandbox does not keep agents apart: set TOOLHOST_SANDBOX=bwrap (or auto with bubblewrap installed) and let `laoding start` give each tree to its agent's uid with mode 0700 (docs/isolation.md)";
 
@@ -41,7 +46,8 @@ export async function jailProblems(options: JailProbeOptions): Promise<string[]>
       const before = problems.length;
       for (const other of options.agents.filter((candidate) => candidate.id !== agent.id)) {
         const trees = options.layout.agentTrees(other.id);
-        const targets = [`ls ${quote(trees.privateDir)}`, `ls ${quote(trees.workTree)}`, ...(probeFiles.has(other.id) ? [`cat ${quote(probeFiles.get(other.id) as string)}`] : [])];
+        const files = [...options.knownFiles(other.id).slice(0, MAX_FILES_CAT), ...(probeFiles.has(other.id) ? [probeFiles.get(other.id) as string] : [])];
+        const targets = [`ls ${quote(trees.privateDir)}`, `ls ${quote(trees.workTree)}`, ...files.map((file) => `cat ${quote(file)}`)];
         for (const command of targets) {
           const result = await shell(options.client(agent.id), cwd, command);
           if (result.ok) problems.push(`agent ${agent.id}'s shell can reach agent ${other.id}'s tree (\`${command}\` succeeded): ${FIX_REACH}`);

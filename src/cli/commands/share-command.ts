@@ -124,7 +124,7 @@ async function verify(context: CliContext, boot: Boot, store: Store, plan: Share
   try {
     problems.push(...(await isolationProblems({ layout: boot.layout, agents: boot.agents, legacyItems: legacyItemPaths(plan.shareDir, loaded.mapping.items), client: (agentId) => pool.client(agentId), report: out })));
     // The same toolhosts' shells, through the OS sandbox the path checks above do not cover.
-    problems.push(...(await jailProblems({ layout: boot.layout, agents: boot.agents, client: (agentId) => pool.client(agentId), stamp: new Date(systemClock.now()).toISOString().replace(/[:.]/g, "-"), report: out })));
+    problems.push(...(await jailProblems({ layout: boot.layout, agents: boot.agents, client: (agentId) => pool.client(agentId), knownFiles: (agentId) => plan.copies.filter((copy) => copy.agentId === agentId && copy.state === "same").map((copy) => copy.dest), stamp: new Date(systemClock.now()).toISOString().replace(/[:.]/g, "-"), report: out })));
   } finally {
     await pool.stopAll();
   }
