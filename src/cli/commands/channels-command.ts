@@ -24,7 +24,7 @@ export const channelsCommand: Command = {
     const { values, positionals } = parseFlags(context.args, { workspace: { type: "string" } }, usage, true);
     if (values.help) return writeLine(context.stdout, usage), 0;
     if (positionals[0] !== "check" || positionals.length > 1) throw new UsageError(positionals[0] ? `unknown subcommand "${positionals.join(" ")}"` : "missing subcommand", usage);
-    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
+    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
     // A platform's words may hold any credential it was given (an SDK echoing a request): none reaches the screen.
     const { redact } = createRedactor(configuredSecrets(boot.loaded, boot.agents));
     const channels = selectChannels(boot.loaded, boot.agents).filter((channel) => channel !== "console");

@@ -45,7 +45,7 @@ export const experiencesCommand: Command = {
     if (values.help) return writeLine(context.stdout, usage), 0;
     const [action, target] = positionals;
     if (!action) throw new UsageError("name an action", usage);
-    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
+    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
     const agents = boot.agents.filter((agent) => !values.agent || agent.id === values.agent).map((agent) => agent.id);
     if (agents.length === 0) throw new UsageError(`no agent "${values.agent}"`, usage);
     const store = openStore(boot.layout.databaseFile, systemClock);

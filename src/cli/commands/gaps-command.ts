@@ -33,7 +33,7 @@ export const gapsCommand: Command = {
       true,
     );
     if (values.help) return writeLine(context.stdout, usage), 0;
-    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
+    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
     const hours = values.since === undefined ? boot.loaded.config.GAP_CLUSTER_LOOKBACK_HOURS : Number(values.since);
     if (!Number.isFinite(hours) || hours <= 0) throw new UsageError(`--since must be a positive number of hours, not "${values.since}"`, usage);
     const store = openStore(boot.layout.databaseFile, systemClock);

@@ -46,7 +46,7 @@ export const importCommand: Command = {
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`, usage);
     if (!values.from) throw new UsageError("--from DIR is required", usage);
     const install = locateGoInstall(resolve(context.cwd, values.from), values.database === undefined ? undefined : resolve(context.cwd, values.database));
-    const boot = bootstrap(context, { seed: values.apply === true, workspaceDir: values.workspace });
+    const boot = bootstrap(context, { seed: values.apply === true, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
     const agentId = values.agent ?? (boot.agents[0]?.id as string);
     if (!boot.agents.some((agent) => agent.id === agentId)) throw new UsageError(`no agent "${agentId}" in ${boot.layout.agentsFile}`, usage);
     const out = (line: string) => writeLine(context.stdout, line);

@@ -19,7 +19,7 @@ export const initCommand: Command = {
   async run(context) {
     const { values } = parseFlags(context.args, { workspace: { type: "string" } }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
-    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace });
+    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
     const report = boot.seedReport;
     writeLine(context.stdout, `workspace ${boot.layout.workspaceDir}`);
     for (const line of report ? formatSeedReport(report, boot.layout.workspaceDir) : []) writeLine(context.stdout, `  ${line}`);

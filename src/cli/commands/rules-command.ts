@@ -29,7 +29,7 @@ export const rulesCommand: Command = {
     if (values.help) return writeLine(context.stdout, usage), 0;
     const [action, target] = positionals;
     if (!action) throw new UsageError("name an action", usage);
-    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
+    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
     const agent = values.agent ? boot.agents.find((candidate) => candidate.id === values.agent) : boot.agents[0];
     if (!agent) throw new UsageError(`no agent "${values.agent}"`, usage);
     const store = openStore(boot.layout.databaseFile, systemClock);

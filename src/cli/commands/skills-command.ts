@@ -29,7 +29,7 @@ export const skillsCommand: Command = {
     if (values.help) return writeLine(context.stdout, usage), 0;
     const action = positionals[0];
     if (action !== "list" && action !== "validate" && action !== "reload") throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);
-    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
+    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
     if (action === "reload") {
       // The running bot watches the skills folders: touching the marker triggers its reload.
       mkdirSync(boot.layout.baseSkillsDir, { recursive: true });
