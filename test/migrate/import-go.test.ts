@@ -137,6 +137,9 @@ describe("laoding import go", () => {
     expect(byName.get("skill-builder")?.description).not.toContain("Go bot");
     expect(byName.get("disk-cleanup")).toMatchObject({ description: "当磁盘快满时，找出大文件并清理。" });
     expect(main?.goEra).toContainEqual(expect.objectContaining({ name: "disk-cleanup", folder: "disk_cleanup", descriptionFrom: "paragraph" }));
+    // The text listing says the same as a warning a person reads.
+    const text = await runLaoding(["skills", "list", "--workspace", workspaceDir], { repoRoot });
+    expect(text.stdout).toContain(`WARNING ${join(skillsDir, "disk_cleanup", "skill.md")}: no frontmatter; loaded as disk-cleanup, description from its paragraph (laoding import go adds frontmatter)`);
   });
 
   it("the imported bot answers with the Go chat's history, and a new gap joins the imported cluster", async () => {

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SkillCatalog } from "../../knowledge/skill-catalog.js";
+import { SkillCatalog, type SkillSnapshot } from "../../knowledge/skill-catalog.js";
 import { RELOAD_MARKER } from "../../knowledge/skill-watcher.js";
 import { runningBotPid } from "../../runtime/bot-pid-file.js";
 import { bootstrap } from "../bootstrap.js";
@@ -79,9 +79,7 @@ export const skillsCommand: Command = {
           }
         }
         for (const problem of snapshot.problems) writeLine(context.stdout, `  INVALID ${problem.path}: ${problem.reason}`);
-        for (const entry of snapshot.goEra) {
-          writeLine(context.stdout, entry.skippedFor ? `  SKIPPED ${entry.path}: Go-era name "${entry.folder}" becomes ${entry.name}, which ${entry.skippedFor} already is` : `  note ${entry.path}: Go-era name "${entry.folder}" loaded as ${entry.name} (folder left as it is)`);
-        }
+        for (const entry of snapshot.goEra) writeLine(context.stdout, goEraLine(entry));
       }
     }
     const invalid = results.reduce((count, result) => count + result.snapshot.problems.length, 0);
@@ -89,3 +87,10 @@ export const skillsCommand: Command = {
     return action === "validate" && invalid > 0 ? 1 : 0;
   },
 };
+
+/** One Go-era skill as `laoding skills list` says it: skipped, loaded without frontmatter (a warning), or renamed. */
+function goEraLine(entry: SkillSnapshot["goEra"][number]): string {
+  if (entry.skippedFor) return `  SKIPPED ${entry.path}: Go-era name "${entry.folder}" becomes ${entry.name}, which ${entry.skippedFor} already is`;
+  if (entry.descriptionFrom) return `  WARNING ${entry.path}: no frontmatter; loaded as ${entry.name}, description from its ${entry.descriptionFrom} (laoding import go adds frontmatter)`;
+  return `  note ${entry.path}: Go-era name "${entry.folder}" loaded as ${entry.name} (folder left as it is)`;
+}
