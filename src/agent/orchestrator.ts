@@ -24,6 +24,7 @@ import { parseCommand, runCommand, type ChatCommand } from "./commands/chat-comm
 import { fitToBudget, summarize } from "./conversation/history.js";
 import { createGapRecorder, type GapEvent, type GapRecorder } from "./gaps/gap-recorder.js";
 import { normalizeIntentKey } from "./gaps/intent-key.js";
+import { agentAreaSection } from "./prompt/share-area-section.js";
 import { buildSystemPrompt, skillsSection, toolGuidanceSection, type PromptManifest, type PromptSection } from "./prompt/system-prompt.js";
 import { runReactLoop, type ReactLoopResult } from "./react/react-loop.js";
 import { createToolExecutor } from "./react/tool-executor.js";
@@ -87,6 +88,8 @@ export type OrchestratorOptions = {
   lessons?: TurnLessons;
   /** Trace ids (the eval harness makes them deterministic); default random. */
   newTraceId?: () => string;
+  /** The clock of time-bound prompt sections (the 30 days a share migration is mentioned); default Date.now. */
+  now?: () => number;
 };
 
 export type Orchestrator = {
@@ -315,6 +318,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       ...(parts.lessons ? [parts.lessons] : []),
       ...(options.extraSections?.({ agentId: agent.id, userText: message.text }) ?? []),
       toolGuidanceSection({ cwd: parts.cwd, locale: settings.locale }),
+      agentAreaSection({ layout, agentId: agent.id, nowMs: (options.now ?? Date.now)() }),
       { name: "conversation-summary", content: parts.summary ? `## Earlier in this conversation\n${parts.summary}` : "" },
     ];
     const prompt = buildSystemPrompt(sections, parts.route.skills);
