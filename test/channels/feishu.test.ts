@@ -81,7 +81,7 @@ describe("Feishu over the long connection", () => {
     await feishu.longConnection.sendEvent(feishu.messageEvent({ text: "/capability_gaps", senderOpenId: "ou_operator", chatId: "oc_b" }));
     await feishu.waitForSent(2);
     const byChat = Object.fromEntries(feishu.sent.map((message) => [message.text.startsWith("/capability_gaps") ? "a" : "b", message.text]));
-    expect(byChat).toEqual({ a: "/capability_gaps is for operators only.", b: "No capability gaps in the last 72 h." });
+    expect(byChat).toMatchObject({ a: expect.stringMatching(/^\/capability_gaps is for operators only\. Your id is feishu:ou_someone; an operator can admit you with: `?laoding operators add feishu:ou_someone --agent [a-z0-9_-]+`?$/), b: "No capability gaps in the last 72 h." });
   });
 
   it("retries a rate-limited send with back-off", async () => {

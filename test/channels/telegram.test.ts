@@ -58,8 +58,9 @@ describe("Telegram", () => {
     const [help, gaps, reload] = textsTo(501);
     expect(help).toContain("/new start a fresh conversation");
     expect(help).not.toContain("/capability_gaps");
-    expect(gaps).toBe("/capability_gaps is for operators only.");
-    expect(reload).toBe("/reload_skills is for operators only.");
+    // The refused user learns their own id and the command an operator runs to admit them.
+    expect(gaps).toMatch(/^\/capability_gaps is for operators only\. Your id is telegram:77; an operator can admit you with: (<code>|`)?laoding operators add telegram:77 --agent [a-z0-9_-]+(<\/code>|`)?$/);
+    expect(reload).toMatch(/^\/reload_skills is for operators only\. Your id is telegram:77;/);
     expect(textsTo(502)[0]).toMatch(/^No capability gaps in the last 72 h\.$/);
   });
 
