@@ -18,7 +18,8 @@ import { createRuntimeLayout, type RuntimeLayout } from "../config/runtime-layou
 import { checkShareLayout } from "../config/share-layout-check.js";
 import { configuredSecrets } from "../log/configured-secrets.js";
 import { openLogFile, type LogFile } from "../log/log-file.js";
-import { createLogger, type Logger } from "../log/logger.js";
+import { createLogger, type Logger, type NoticeWords } from "../log/logger.js";
+import { text, type Locale } from "../locale/texts.js";
 import { seedConfigFiles, seedWorkspace, type SeedReport } from "../workspace/seed-workspace.js";
 import type { CliContext } from "./cli-context.js";
 
@@ -89,7 +90,7 @@ export function bootstrap(context: CliContext, options: BootOptions): Boot {
     secrets,
     ...(options.logBase ? { base: options.logBase } : {}),
     // A file without notices is a file: a sink that never shows a warning on stderr.
-    ...(logFile ? { file: { sink: logFile, notices: route === "terminal" ? context.stderr : discard } } : {}),
+    ...(logFile ? { file: { sink: logFile, notices: route === "terminal" ? context.stderr : discard, noticeWords: noticeWords(loaded.config.BOT_LOCALE) } } : {}),
   });
   // Said on the console whatever the log level, once: a typo silently ignored costs hours.
   const warningsReachStderr = route === "terminal" || (route === "stderr" && logger.isLevelEnabled("warn"));
@@ -126,3 +127,11 @@ function stderrIsJournal(context: CliContext): boolean {
 
 const discard = { write: () => true } as unknown as NodeJS.WritableStream;
 
+/** A terminal notice in the bot's language: its label and frame from the locale tables. */
+function noticeWords(locale: Locale): NoticeWords {
+  return {
+    warning: text(locale, "logNoticeWarning"),
+    error: text(locale, "logNoticeError"),
+    line: (level, message, where) => text(locale, "logNotice", { level, message, where }),
+  };
+}

@@ -22,7 +22,7 @@ export type LoggerSetup = {
    * While a person chats on the terminal: every line goes to this file, and each warning
    * or error becomes one short notice on `notices` (never a JSON line or a stack).
    */
-  file?: { sink: { write(line: string): boolean }; notices: NodeJS.WritableStream };
+  file?: { sink: { write(line: string): boolean }; notices: NodeJS.WritableStream; noticeWords?: NoticeWords };
   base?: Record<string, unknown>;
 };
 
@@ -47,7 +47,7 @@ export function createLogger(setup: LoggerSetup): Logger {
   if (setup.file) {
     const streams = pino.multistream([
       { level: setup.level as pino.Level, stream: setup.file.sink },
-      { level: "warn", stream: noticeStream(setup.file.notices) },
+      { level: "warn", stream: noticeStream(setup.file.notices, setup.file.noticeWords ?? ENGLISH_NOTICES) },
     ]);
     return pino(options, streams);
   }
@@ -60,16 +60,25 @@ export function scrub(text: string, secrets: string[]): string {
   return createRedactor(secrets).redact(text);
 }
 
+/**
+ * How a notice is worded in the terminal's language (the bot's locale tables; the log
+ * module takes the words, not the tables, so it stays below agent/ and channels/). The
+ * log message itself stays as the log file has it: `laoding logs` finds it by that text.
+ */
+export type NoticeWords = { warning: string; error: string; line(level: string, message: string, where: string): string };
+
+const ENGLISH_NOTICES: NoticeWords = { warning: "warning", error: "error", line: (level, message, where) => `${level}: ${message} (details: ${where})` };
+
 /** One line per warning or error, with the trace id to look it up by. */
-function noticeStream(output: NodeJS.WritableStream): { write(line: string): boolean } {
+function noticeStream(output: NodeJS.WritableStream, words: NoticeWords): { write(line: string): boolean } {
   return {
     write(line) {
       try {
         const entry = JSON.parse(line) as { level?: number; msg?: string; traceId?: string };
-        const label = (entry.level ?? 40) >= 50 ? "error" : "warning";
+        const label = (entry.level ?? 40) >= 50 ? words.error : words.warning;
         const where = entry.traceId ? `laoding logs --trace ${entry.traceId}` : "laoding logs";
         // Erase a status line the console may be drawing, then say it in one line.
-        output.write(`\r\x1b[2K${label}: ${entry.msg ?? "(no message)"} (details: ${where})\n`);
+        output.write(`\r\x1b[2K${words.line(label, entry.msg ?? "(no message)", where)}\n`);
       } catch {
         output.write(line);
       }

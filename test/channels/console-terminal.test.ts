@@ -246,6 +246,9 @@ describe("one language: BOT_LOCALE=zh in a real terminal", () => {
       expect(replies.length, run.transcript).toBe(8);
       expect(replies.flatMap((reply) => (englishRun(reply) ? [`${englishRun(reply)} in: ${reply}`] : []))).toEqual([]);
       expect(run.transcript).not.toMatch(/you> |bot> |waiting for the model|choosing skills|retrying|Ctrl-C to cancel/);
+      // The failure's terminal notice is framed in Chinese too (the log message itself stays as the log file has it).
+      expect(run.transcript).toMatch(/错误：model call failed（详情：laoding logs --trace tr-[0-9a-f]+）/);
+      expect(run.transcript).not.toMatch(/error: |warning: |\(details: /);
     } finally {
       await fake.close();
     }

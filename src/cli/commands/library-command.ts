@@ -1,7 +1,7 @@
 import { parseIndexLines } from "../../knowledge/library/library-search.js";
-import { openLibraryMaintenance, openMaintenancePool, type LibraryMaintenance } from "../../runtime/library-maintenance.js";
+import { openLibraryMaintenance, openMaintenancePool, type LibraryMaintenance, type MaintenanceOptions } from "../../runtime/library-maintenance.js";
 import { systemClock } from "../../store/clock.js";
-import { openStore } from "../../store/store.js";
+import { openStore, type Store } from "../../store/store.js";
 import { bootstrap, type Boot } from "../bootstrap.js";
 import { CLI_ENTRY, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
 import { parseFlags } from "../parse-flags.js";
@@ -52,16 +52,7 @@ export const libraryCommand: Command = {
         );
         return 0;
       }
-      const maintenance = openLibraryMaintenance({
-        config: boot.loaded.config,
-        layout: boot.layout,
-        agent,
-        store,
-        logger: boot.logger,
-        cliEntry: CLI_ENTRY,
-        onWarning: (warning) => boot.warn(warning),
-        ...childLogs(boot),
-      });
+      const maintenance = openLibraryMaintenance({ ...maintenanceOptions(boot, store), agent });
       try {
         if (action === "rebuild") {
           writeLine(context.stdout, await maintenance.refresh(true));
@@ -90,25 +81,27 @@ async function printListing(context: CliContext, maintenance: LibraryMaintenance
   writeLine(context.stdout, `${prefix}${entries.length} document(s) in ${maintenance.trees.experienceDir}`);
 }
 
-/** The toolhost children log where the command does: into the log file when it has one, so stdout and stderr carry only the result. */
-function childLogs(boot: Boot): { childStderr?: () => number } {
+/**
+ * The maintenance children of this command: warnings said once, and their own log lines
+ * into the command's log file when it has one, so stdout and stderr carry only the result.
+ */
+function maintenanceOptions(boot: Boot, store: Store): Omit<MaintenanceOptions, "agents"> {
   const logFile = boot.logFile;
-  return logFile ? { childStderr: () => logFile.fd() } : {};
+  return {
+    config: boot.loaded.config,
+    layout: boot.layout,
+    store,
+    logger: boot.logger,
+    cliEntry: CLI_ENTRY,
+    onWarning: (warning) => boot.warn(warning),
+    ...(logFile ? { childStderr: () => logFile.fd() } : {}),
+  };
 }
 
 /** `laoding library list` without an agent: every agent's library, each line led by the agent's id. */
 async function listEveryLibrary(context: CliContext, boot: Boot): Promise<number> {
   const store = openStore(boot.layout.databaseFile, systemClock);
-  const pool = openMaintenancePool({
-    config: boot.loaded.config,
-    layout: boot.layout,
-    agents: boot.agents,
-    store,
-    logger: boot.logger,
-    cliEntry: CLI_ENTRY,
-    onWarning: (warning) => boot.warn(warning),
-    ...childLogs(boot),
-  });
+  const pool = openMaintenancePool({ ...maintenanceOptions(boot, store), agents: boot.agents });
   try {
     for (const agent of boot.agents) await printListing(context, pool.agent(agent.id), `${agent.id}  `);
     return 0;
