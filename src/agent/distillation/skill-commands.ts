@@ -60,9 +60,9 @@ export function skillCommands(options: { store: Store; skills: SkillLoop }): Cha
 export function describeSkillOutcome(outcome: SkillOutcome, locale: Locale): string {
   switch (outcome.action) {
     case "skipped":
-      return text(locale, "skillNothingWritten", { why: outcome.why });
+      return text(locale, "skillNothingWritten", { why: outcome.words ? text(locale, outcome.words.key, outcome.words.values) : outcome.why });
     case "rejected":
-      return text(locale, "skillRejected", { skill: outcome.skillName, version: outcome.version, why: outcome.why });
+      return text(locale, "skillRejected", { skill: outcome.skillName, version: outcome.version, why: outcome.words ? text(locale, outcome.words.key, outcome.words.values) : outcome.why });
     default:
       return text(locale, outcome.action === "drafted" ? "skillDrafted" : "skillPublished", {
         skill: outcome.skillName,

@@ -23,8 +23,11 @@ export const SKILL_TRIGGER = { liveLessons: 5, failures: 3, failureWindowMs: 14 
 
 export type SkillOutcome =
   | { action: "drafted" | "published"; skillName: string; version: number; author: "model" | "template" }
-  | { action: "rejected"; skillName: string; version: number; why: string }
-  | { action: "skipped"; why: string };
+  | { action: "rejected"; skillName: string; version: number; why: string; words?: OutcomeWords }
+  | { action: "skipped"; why: string; words?: OutcomeWords };
+
+/** The reason as people read it (a locale text key and its values); `why` stays for logs and the ledger. */
+export type OutcomeWords = { key: "ratchetDropsBullets" | "ratchetCoversLess" | "skillDebounced"; values: Record<string, number> };
 
 export type SkillLoop = {
   /** Distils the tag's lessons now (operators and the chat request pass `asked`). */
@@ -91,7 +94,7 @@ export function createSkillLoop(options: {
     const name = distilledSkillName(tag);
     const versions = store.skillVersions.versions(agentId, name);
     const last = versions.at(-1);
-    if (!request.asked && last && clock.now() - last.createdAt < SKILL_TRIGGER.debounceMs) return { action: "skipped", why: "a version was written in the last 24 hours" };
+    if (!request.asked && last && clock.now() - last.createdAt < SKILL_TRIGGER.debounceMs) return { action: "skipped", why: "a version was written in the last 24 hours", words: { key: "skillDebounced", values: { hours: 24 } } };
     const lessons = liveLessons(agentId, tag);
     if (lessons.length === 0) return { action: "skipped", why: `no live lessons tagged ${tag}` };
     const active = store.skillVersions.active(agentId, name);
@@ -102,7 +105,7 @@ export function createSkillLoop(options: {
     if (!verdict.accept) {
       store.skillVersions.setStatus(candidate.id, "rejected", { action: "reject", reason: verdict.reason, actor: "ratchet" });
       logger.info({ agentId, skill: name, version: candidate.version, why: verdict.reason }, "distilled skill version rejected by the ratchet");
-      return { action: "rejected", skillName: name, version: candidate.version, why: verdict.reason };
+      return { action: "rejected", skillName: name, version: candidate.version, why: verdict.reason, words: verdict.words };
     }
     if (!active && versions.length === 0) {
       const result = await options.writeDraft(agentId, name, written.text);

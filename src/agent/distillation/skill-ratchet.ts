@@ -35,15 +35,22 @@ export function offlineScore(content: string, taskLessons: readonly number[][]):
   return taskLessons.filter((lessons) => lessons.some((id) => cited.has(id))).length / taskLessons.length;
 }
 
-export type CandidateVerdict = { accept: true } | { accept: false; reason: string };
+/** A refusal carries its reason for the ledger and, for people, a text key with its numbers (the locale tables word it). */
+export type CandidateVerdict = { accept: true } | { accept: false; reason: string; words: { key: "ratchetDropsBullets" | "ratchetCoversLess"; values: Record<string, number> } };
 
 export function judgeCandidate(input: { candidate: string; active: string | undefined; taskLessons: readonly number[][] }): CandidateVerdict {
   if (!input.active) return { accept: true };
   const loss = bulletLoss(input.active, input.candidate);
-  if (loss > RATCHET.maxBulletLoss) return { accept: false, reason: `drops ${Math.round(loss * 100)}% of the previous bullets (at most ${RATCHET.maxBulletLoss * 100}%)` };
+  if (loss > RATCHET.maxBulletLoss) {
+    const values = { lost: Math.round(loss * 100), most: RATCHET.maxBulletLoss * 100 };
+    return { accept: false, reason: `drops ${values.lost}% of the previous bullets (at most ${values.most}%)`, words: { key: "ratchetDropsBullets", values } };
+  }
   const before = offlineScore(input.active, input.taskLessons);
   const after = offlineScore(input.candidate, input.taskLessons);
-  if (after < before) return { accept: false, reason: `covers ${Math.round(after * 100)}% of the recorded tasks vs ${Math.round(before * 100)}% for the active version` };
+  if (after < before) {
+    const values = { after: Math.round(after * 100), before: Math.round(before * 100) };
+    return { accept: false, reason: `covers ${values.after}% of the recorded tasks vs ${values.before}% for the active version`, words: { key: "ratchetCoversLess", values } };
+  }
   return { accept: true };
 }
 

@@ -10,6 +10,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { contentHash } from "../../../src/agent/distillation/lesson-rules.js";
 import { bulletLoss, judgeCandidate, trialVerdict } from "../../../src/agent/distillation/skill-ratchet.js";
+import { describeSkillOutcome } from "../../../src/agent/distillation/skill-commands.js";
 import { createSkillLoop } from "../../../src/agent/distillation/skill-loop.js";
 import { SkillCatalog } from "../../../src/knowledge/skill-catalog.js";
 import { writeDraftIfMissing } from "../../../src/knowledge/skill-draft.js";
@@ -57,7 +58,7 @@ describe("Level 2: lessons into a versioned skill", () => {
     expect(file()).toMatch(/## Honest limits\n- These come from 5 lessons/);
     expect(store.experiences.get(1)?.skillName).toBe("distilled-deploy");
     // Debounced for 24 hours unless asked.
-    expect(await loop.maybeTrigger("main", ["deploy"])).toEqual([{ action: "skipped", why: "a version was written in the last 24 hours" }]);
+    expect(await loop.maybeTrigger("main", ["deploy"])).toMatchObject([{ action: "skipped", why: "a version was written in the last 24 hours", words: { key: "skillDebounced" } }]);
   });
 
   it("rejects a degraded version (drops more than 25% of the bullets), and rolls back a forced-active one that does worse; the rollback can be undone", async () => {
@@ -96,6 +97,10 @@ describe("Level 2: lessons into a versioned skill", () => {
     expect(bulletLoss(skill(["a [exp-1]", "b [exp-2]", "c [exp-3]", "d [exp-4]"]), skill(["a [exp-1]", "b [exp-2]", "c [exp-3]"]))).toBe(0.25);
     expect(judgeCandidate({ active: skill(["a [exp-1]", "b [exp-2]", "c [exp-3]", "d [exp-4]"]), candidate: skill(["a [exp-1]", "b [exp-2]", "c [exp-3]"]), taskLessons: [[1], [4]] })).toMatchObject({ accept: false, reason: expect.stringMatching(/covers 50% .* vs 100%/) });
     expect(judgeCandidate({ active: skill(["a [exp-1]"]), candidate: skill(["a [exp-1]", "e [exp-5]"]), taskLessons: [[1], [5]] })).toEqual({ accept: true });
+    // People read the refusal in their language: the reason is worded from the locale tables, never the ledger's English.
+    const refused = judgeCandidate({ active: skill(["a [exp-1]", "b [exp-2]", "c [exp-3]", "d [exp-4]"]), candidate: skill(["a [exp-1]", "b [exp-2]", "c [exp-3]"]), taskLessons: [[1], [4]] });
+    if (refused.accept) throw new Error("expected a refusal");
+    expect(describeSkillOutcome({ action: "rejected", skillName: "distilled-deploy", version: 2, why: refused.reason, words: refused.words }, "zh")).toBe("distilled-deploy v2 未通过：它覆盖了 50% 的已记录任务，而当前版本覆盖 100%");
     expect(trialVerdict({ trialUses: 9, trialSuccesses: 0, baselineRate: 1 })).toBe("continue");
     expect(trialVerdict({ trialUses: 10, trialSuccesses: 8, baselineRate: 0.9 })).toBe("keep");
     expect(trialVerdict({ trialUses: 10, trialSuccesses: 7, baselineRate: 0.9 })).toBe("rollback");
