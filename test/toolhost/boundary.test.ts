@@ -50,8 +50,8 @@ describe.runIf(isRoot)("none-unsafe mode as root still isolates agents by uid (f
     expect(output(await b.callTool({ name: "shell.exec", args: { command: `cat ${left}` }, cwd: bCwd }))).toMatch(/^EXIT_NONZERO: .*Permission denied/);
     rmSync(left, { force: true });
     const bomb = await shell(`python3 ${writeScript(cwd, "bomb.py", "import os, time\nfor i in range(10000):\n    try:\n        if os.fork() == 0:\n            time.sleep(30); os._exit(0)\n    except OSError as error:\n        print('EAGAIN', error.errno); break\n")}`);
-    expect(bomb.output).toBe("EAGAIN 11\n");
-    if (!bomb.ok) expect(bomb.error.reason).toMatch(/more processes than one call may hold/);
+    // Bounded either way, whichever comes first: EAGAIN at the uid's limit, or killed for holding more than one call's share.
+    expect(bomb.ok ? bomb.output : bomb.error.reason).toMatch(/^EAGAIN 11\n$|more processes than one call may hold/);
   });
 });
 
