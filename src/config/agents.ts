@@ -6,7 +6,7 @@ import { readFileSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { z } from "zod";
 import { describeIssues } from "../validation/describe-issues.js";
-import { ConfigError, jsonErrorLocation, jsonPathOffset, lineColumn } from "./config-error.js";
+import { ConfigError, jsonErrorLocation, locateJsonPath } from "./config-error.js";
 import { writeConfigFileAtomic } from "./env-file.js";
 
 export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -84,11 +84,11 @@ export function parseAgents(text: string, origin: string): AgentDefinition[] {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`${origin}:${jsonErrorLocation(text, error as Error)}: not valid JSON: ${(error as Error).message}`, { hint: shape });
+    throw new ConfigError(`${origin}${jsonErrorLocation(text, error as Error)}: not valid JSON: ${(error as Error).message}`, { hint: shape });
   }
   const file = agentsFileSchema.safeParse(json);
   if (!file.success) {
-    const at = locate(text, origin, file.error.issues[0]?.path ?? []);
+    const at = locateJsonPath(text, origin, file.error.issues[0]?.path ?? []);
     throw new ConfigError(`${at}: ${describeIssues(file.error, { knownFields: ["agents"], root: "the file" })}`, { hint: shape });
   }
   const seen = new Set<string>();
@@ -102,11 +102,11 @@ export function parseAgents(text: string, origin: string): AgentDefinition[] {
       const first = parsed.error.issues[0];
       // An unknown field is found at the field itself, the rest at what they name.
       const path = first?.code === "unrecognized_keys" ? [...first.path, first.keys[0] as string] : (first?.path ?? []);
-      findings.push(`${locate(text, origin, ["agents", index, ...path])}: ${label}: ${describeIssues(parsed.error, { knownFields: AGENT_FIELDS, root: "the entry", limit: Infinity })}`);
+      findings.push(`${locateJsonPath(text, origin, ["agents", index, ...path])}: ${label}: ${describeIssues(parsed.error, { knownFields: AGENT_FIELDS, root: "the entry", limit: Infinity })}`);
       return [];
     }
     if (seen.has(parsed.data.id)) {
-      findings.push(`${locate(text, origin, ["agents", index, "id"])}: ${label}: duplicate id "${parsed.data.id}"; every agent needs its own id`);
+      findings.push(`${locateJsonPath(text, origin, ["agents", index, "id"])}: ${label}: duplicate id "${parsed.data.id}"; every agent needs its own id`);
       return [];
     }
     seen.add(parsed.data.id);
@@ -117,16 +117,6 @@ export function parseAgents(text: string, origin: string): AgentDefinition[] {
     throw new ConfigError(findings.length === 1 ? (findings[0] as string) : `${origin}: ${findings.length} problems:\n  - ${findings.join("\n  - ")}`, { hint, findings });
   }
   return agents;
-}
-
-/** `file:line:column` of a path in the text, or the file alone when the path is not there. */
-function locate(text: string, origin: string, path: readonly PropertyKey[]): string {
-  // A path that stops at a missing member points at the nearest thing that exists.
-  for (let length = path.length; length >= 0; length -= 1) {
-    const offset = jsonPathOffset(text, path.slice(0, length));
-    if (offset !== undefined) return `${origin}:${lineColumn(text, offset)}`;
-  }
-  return origin;
 }
 
 /** The env variable names agents.json declares for bot credentials (they are not typos). */

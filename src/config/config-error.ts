@@ -24,14 +24,17 @@ export function lineColumn(text: string, offset: number): string {
 }
 
 /**
- * Where JSON.parse stopped, as `line:column`: V8 says "at position N" (Node 20) or
- * "(line L column C)" (later versions); "Unexpected end" means the end of the text.
+ * Where JSON.parse stopped, as `:line:column` to put after a file name: V8 says "at
+ * position N" (Node 20) or "(line L column C)" (later versions); "Unexpected end" means
+ * the end of the text. Some messages name no place ("Unexpected token ',', ..."): then
+ * nothing, rather than a place that is not where the problem is.
  */
 export function jsonErrorLocation(text: string, error: Error): string {
   const lineAndColumn = /line (\d+) column (\d+)/.exec(error.message);
-  if (lineAndColumn) return `${lineAndColumn[1]}:${lineAndColumn[2]}`;
+  if (lineAndColumn) return `:${lineAndColumn[1]}:${lineAndColumn[2]}`;
   const position = /at position (\d+)/.exec(error.message);
-  return lineColumn(text, position ? Number(position[1]) : text.trimEnd().length);
+  if (position) return `:${lineColumn(text, Number(position[1]))}`;
+  return /Unexpected end/.test(error.message) ? `:${lineColumn(text, text.trimEnd().length)}` : "";
 }
 
 /**
@@ -108,4 +111,14 @@ export function jsonPathOffset(text: string, path: readonly PropertyKey[]): numb
   }
   skipSpace();
   return position;
+}
+
+/** `file:line:column` of a path in a JSON text, or the file alone when the path is not there. */
+export function locateJsonPath(text: string, origin: string, path: readonly PropertyKey[]): string {
+  // A path that stops at a missing member points at the nearest thing that exists.
+  for (let length = path.length; length >= 0; length -= 1) {
+    const offset = jsonPathOffset(text, path.slice(0, length));
+    if (offset !== undefined) return `${origin}:${lineColumn(text, offset)}`;
+  }
+  return origin;
 }

@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { AGENT_ID_PATTERN } from "../config/agents.js";
-import { ConfigError } from "../config/config-error.js";
+import { ConfigError, jsonErrorLocation, locateJsonPath } from "../config/config-error.js";
 import { isGoEraDraftName } from "../knowledge/go-era-skill.js";
 import { describeIssues } from "../validation/describe-issues.js";
 
@@ -68,10 +68,14 @@ export function loadShareMapping(path: string, knownAgents: string[]): LoadedMap
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`the mapping file ${path} is not valid JSON: ${(error as Error).message}`, { hint: "Fix the JSON (docs/isolation.md shows an example)" });
+    throw new ConfigError(`${path}${jsonErrorLocation(text, error as Error)}: the mapping file is not valid JSON: ${(error as Error).message}`, { hint: "Fix the JSON (docs/isolation.md shows an example)" });
   }
   const parsed = shareMappingSchema.safeParse(json);
-  if (!parsed.success) throw new ConfigError(`the mapping file ${path} is invalid: ${describeIssues(parsed.error)}`, { hint: "Fix those fields (docs/isolation.md shows an example)" });
+  if (!parsed.success) {
+    // Each problem where it is in the file, as agents.json's are.
+    const findings = parsed.error.issues.map((issue) => `${locateJsonPath(text, path, issue.path)}: ${describeIssues(new z.ZodError([issue]))}`);
+    throw new ConfigError(findings.length === 1 ? `the mapping file is invalid: ${findings[0]}` : `the mapping file ${path} is invalid:\n  - ${findings.join("\n  - ")}`, { hint: "Fix those fields (docs/isolation.md shows an example)", findings });
+  }
   const unknown = [...parsed.data.items.flatMap((item) => item.agents), ...(parsed.data.goSkills?.drafts ?? []).map((draft) => draft.agent)].filter((id) => !knownAgents.includes(id));
   if (unknown.length > 0) throw new ConfigError(`the mapping file ${path} names unknown agents: ${[...new Set(unknown)].join(", ")}`, { hint: `Known agents (configs/agents.json): ${knownAgents.join(", ")}` });
   return { mapping: parsed.data, path, hash: createHash("sha256").update(text).digest("hex") };

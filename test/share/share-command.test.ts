@@ -153,6 +153,11 @@ describe("laoding share", () => {
     const result = await share$("plan", bad);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("items.0.path");
+    // Where in the file: one line per item, as an operator's editor counts them.
+    const multiline = writeFile(join(tempDir("laoding-map5-"), "mapping.json"), `{\n  "version": 1,\n  "items": [\n    { "path": "../etc", "agents": ["a"] }\n  ]\n}\n`);
+    expect((await share$("plan", multiline)).stderr).toContain(`${multiline}:4:7: \`items.0.path\``);
+    const broken = writeFile(join(tempDir("laoding-map6-"), "mapping.json"), `{\n  "version": 1,\n  "items": [\n`);
+    expect((await share$("plan", broken)).stderr).toContain(`${broken}:3:13: the mapping file is not valid JSON`);
     mkdirSync(join(share(), "x"), { recursive: true });
     const unknown = writeFile(join(tempDir("laoding-map4-"), "mapping.json"), JSON.stringify({ version: 1, items: [{ path: "x", agents: ["zed"] }] }));
     expect(await share$("plan", unknown)).toMatchObject({ code: 1, stderr: expect.stringContaining("unknown agents: zed") });
