@@ -11,23 +11,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { hashTree, realClient, realWorkspace, giveToAgent, type RealWorkspace } from "../helpers/real-toolhost.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { SWAPPER } from "../helpers/swapper.js";
 
 const RACE_SECONDS = 10;
 const isRoot = process.getuid?.() === 0;
 
-const SWAPPER = `
-import ctypes, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-AT_FDCWD, RENAME_EXCHANGE = -100, 2
-pairs = [(b"d1", b"l1"), (b"d2", b"l2")]
-end = time.time() + float(sys.argv[1])
-swaps = 0
-while time.time() < end:
-    for a, b in pairs:
-        if libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0:
-            swaps += 1
-print("swaps", swaps)
-`;
 
 async function race(mode: "bwrap" | "none"): Promise<void> {
   const workspace: RealWorkspace = await realWorkspace({ TOOLHOST_SANDBOX: mode, ALLOWED_COMMANDS: "python3,ln,mkdir", SHELL_MAX_TIMEOUT_MS: "60000" });

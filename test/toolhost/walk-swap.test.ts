@@ -12,23 +12,11 @@ import { EXPERIENCE_LINK_NAME } from "../../src/config/runtime-layout.js";
 import type { ToolResult } from "../../src/toolhost/protocol.js";
 import { giveToAgent, realClient, realWorkspace } from "../helpers/real-toolhost.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { SWAPPER } from "../helpers/swapper.js";
 
 const RACE_SECONDS = 6;
 const isRoot = process.getuid?.() === 0;
 
-const SWAPPER = `
-import ctypes, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-AT_FDCWD, RENAME_EXCHANGE = -100, 2
-pairs = [(b"d1", b"l1"), (b"d2", b"l2")]
-end = time.time() + float(sys.argv[1])
-swaps = 0
-while time.time() < end:
-    for a, b in pairs:
-        if libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0:
-            swaps += 1
-print("swaps", swaps)
-`;
 
 /** Every name A's own folder holds (the session's link to its library too); anything else in an answer came from outside it. */
 const OWN_NAMES = new Set(["d1", "d2", "l1", "l2", "swap.py", "mine-1.txt", "sub", "mine-2.txt", EXPERIENCE_LINK_NAME]);
