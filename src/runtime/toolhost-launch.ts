@@ -7,10 +7,11 @@
  * - bwrap: the child runs in its jail and every command in a nested sandbox; a probe that
  *   fails stops start-up with the reason and what to change;
  * - auto: bwrap when the probe passes, otherwise none, said as a warning the console shows;
- * - none as root: "no bubblewrap per command", never "no isolation": the child runs as the
- *   agent's uid in its jail (own mount, pid and network namespaces), each command in a pid
- *   namespace of its own; where the jail cannot start, start-up stops and names the fixes
- *   (auto too, unless only the operator at the terminal uses the bot);
+ * - none as root: no sandbox narrowing each command's files, never "no isolation": the
+ *   child runs as the agent's uid in its jail (own mount, pid and network namespaces), each
+ *   command in user, pid and ipc namespaces of its own with a read-only /proc; where the
+ *   jail cannot start, start-up stops and names the fixes (auto too, unless only the
+ *   operator at the terminal uses the bot);
  * - none-unsafe as root: the child runs as the agent's uid without a jail (agents kept
  *   apart by uid only), unless that uid cannot reach its trees (a mode-700 parent such as
  *   /root): then in a jail, or, without bubblewrap, start-up names the folder and the fixes;
