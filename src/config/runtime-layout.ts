@@ -26,6 +26,8 @@ export type RuntimeLayout = {
   baseSkillsDir: string;
   dataDir: string;
   databaseFile: string;
+  /** What the store opens: DATABASE_URL when set, else the SQLite file. */
+  databaseTarget: string;
   /** Where logs go while chatting on a terminal (LOG_DIR). */
   logDir: string;
   shareDir: string;
@@ -56,6 +58,7 @@ export function createRuntimeLayout(workspaceDir: string, config: Config): Runti
     baseSkillsDir: join(workspaceDir, "skills"),
     dataDir,
     databaseFile: join(dataDir, "laoding.db"),
+    databaseTarget: config.DATABASE_URL ?? join(dataDir, "laoding.db"),
     logDir: resolveInWorkspace(workspaceDir, config.LOG_DIR),
     shareDir,
     experienceRoot,

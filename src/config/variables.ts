@@ -37,6 +37,8 @@ const list = () =>
   );
 const httpUrl = () =>
   z.string().refine((value) => /^https?:\/\/[^\s]+$/.test(value), { message: "not an http(s) URL" });
+const postgresUrl = () =>
+  z.string().refine((value) => /^postgres(ql)?:\/\/[^\s]+$/i.test(value), { message: "not a postgres:// URL" });
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { message: `not one of ${values.join(" | ")}` });
 
@@ -378,6 +380,35 @@ export const VARIABLES = {
     defaultValue: String(1024 * 1024),
     group: "Admin",
     doc: "Largest agent document the admin API reads (a document GET); the size is checked before reading, and a larger file is refused with 413 DOC_TOO_LARGE.",
+  },
+
+  // Database (docs/scale-out.md)
+  DATABASE_URL: {
+    schema: postgresUrl(),
+    expected: "a postgres:// URL such as postgres://laoding:secret@db.internal:5432/laoding?sslmode=require",
+    secret: true,
+    group: "Database",
+    doc: "PostgreSQL for several bot replicas (docs/scale-out.md); TLS options (sslmode, sslrootcert, sslcert, sslkey) are passed through in the URL. Unset: the embedded SQLite file data/laoding.db, for one process.",
+  },
+  DATABASE_POOL_MAX: {
+    schema: integer(1, 200),
+    expected: "a whole number from 1 to 200",
+    defaultValue: "10",
+    group: "Database",
+    doc: "Connections each replica keeps open to PostgreSQL at most (ignored on SQLite).",
+  },
+  REPLICA_LEASE_MS: {
+    schema: integer(2_000, 600_000),
+    expected: "milliseconds from 2000 to 600000",
+    defaultValue: "30000",
+    group: "Database",
+    doc: "How long a replica's claim on a chat, the Telegram poller or the Feishu connection lasts without renewal: a replica that dies is replaced within this time (renewed every third of it).",
+  },
+  REPLICA_NAME: {
+    schema: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$/, { message: "not a name of letters, digits, '.', '_', ':' or '-' (at most 63)" }),
+    expected: "a name of letters, digits, '.', '_', ':' or '-' (at most 63 characters)",
+    group: "Database",
+    doc: "This replica's name in leases, logs and /v1/health. Default: the host name and process id.",
   },
 
   // Logging

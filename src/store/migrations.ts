@@ -2,7 +2,14 @@
  * Numbered schema migrations. A migration is never edited once released: add a new one.
  * Times are stored as integer milliseconds since the epoch.
  */
-export type Migration = { version: number; name: string; sql: string };
+export type Migration = {
+  version: number;
+  name: string;
+  /** SQLite's text; PostgreSQL runs it through toPostgresSchema (INTEGER → BIGINT, row ids → identity columns). */
+  sql: string;
+  /** PostgreSQL's own text, only where a statement cannot be shared. */
+  postgres?: string;
+};
 
 export const MIGRATIONS: Migration[] = [
   {

@@ -13,12 +13,20 @@ import { createGapsStore, type GapsStore } from "./gaps-store.js";
 import { createImportedRowsStore, type ImportedRowsStore } from "./imported-rows-store.js";
 import { createMessagesStore, type MessagesStore } from "./messages-store.js";
 import { createModelCallsStore, type ModelCallsStore } from "./model-calls-store.js";
-import { openDatabase, type Db } from "./open-database.js";
+import { isPostgresUrl } from "./sql/database-url.js";
+import { migrate } from "./sql/migrate.js";
+import { openPostgresDriver } from "./sql/postgres-driver.js";
+import type { Engine, SqlDriver } from "./sql/sql-driver.js";
+import { openSqliteDriver } from "./sql/sqlite-driver.js";
 import { createSessionsStore, type SessionsStore } from "./sessions-store.js";
 import { createToolCallsStore, type ToolCallsStore } from "./tool-calls-store.js";
 
 export type Store = {
-  db: Db;
+  /** The engine under every repository (SQLite file or PostgreSQL pool). */
+  sql: SqlDriver;
+  engine: Engine;
+  /** Runs `work` in one transaction; every repository call from its async context joins it. */
+  transaction<T>(work: () => Promise<T>): Promise<T>;
   sessions: SessionsStore;
   messages: MessagesStore;
   gaps: GapsStore;
@@ -34,17 +42,38 @@ export type Store = {
   rules: RulesStore;
   skillVersions: SkillVersionsStore;
   importedRows: ImportedRowsStore;
-  close(): void;
+  close(): Promise<void>;
 };
 
-export function openStore(file: string, clock: Clock): Store {
-  const db = openDatabase({ file });
+export type OpenStoreOptions = {
+  /** Hears of a pooled PostgreSQL connection the server dropped while idle (the next query opens another). */
+  onIdleError?: (error: Error) => void;
+  /** Pool size on PostgreSQL. */
+  maxConnections?: number;
+};
+
+/**
+ * Opens the store at `target` — a `postgres://` URL (DATABASE_URL) or the SQLite file's
+ * path — and brings its schema up to date.
+ */
+export async function openStore(target: string, clock: Clock, options: OpenStoreOptions = {}): Promise<Store> {
+  const db = isPostgresUrl(target)
+    ? await openPostgresDriver({ url: target, ...(options.onIdleError ? { onIdleError: options.onIdleError } : {}), ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}) })
+    : openSqliteDriver({ file: target });
+  try {
+    await migrate(db);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
   let closed = false;
   const ledger = createLedgerStore(db, clock);
   const toolCalls = createToolCallsStore(db, clock);
   const unhook = flushOnExit(() => toolCalls.flush());
   return {
-    db,
+    sql: db,
+    engine: db.engine,
+    transaction: (work) => db.transaction(work),
     sessions: createSessionsStore(db, clock),
     messages: createMessagesStore(db, clock),
     gaps: createGapsStore(db, clock),
@@ -60,14 +89,14 @@ export function openStore(file: string, clock: Clock): Store {
     rules: createRulesStore(db, clock, ledger),
     skillVersions: createSkillVersionsStore(db, clock, ledger),
     importedRows: createImportedRowsStore(db, clock),
-    close() {
+    async close() {
       if (closed) return;
       closed = true;
       unhook();
       try {
-        toolCalls.flush();
+        await toolCalls.flush();
       } finally {
-        db.close();
+        await db.close();
       }
     },
   };

@@ -1,0 +1,136 @@
+/**
+ * PostgreSQL through a `pg` pool. The connection string is passed through as given, TLS
+ * options (`sslmode`, `sslrootcert`, …) included. Results look like SQLite's: 64-bit
+ * integers, sums and averages are numbers (ids and millisecond times fit in 2^53), and
+ * booleans are 1/0, so repositories see one shape whatever the engine.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import pg from "pg";
+import { describeDatabaseUrl } from "./database-url.js";
+import { toPostgresQuery, type PostgresQuery } from "./postgres-dialect.js";
+import { StoreError, type SqlDriver, type SqlParams, type SqlValue } from "./sql-driver.js";
+
+export type PostgresDriver = SqlDriver & {
+  readonly engine: "postgres";
+  readonly pool: pg.Pool;
+  /** A connection of its own (LISTEN, session advisory locks); the caller releases it. */
+  connect(): Promise<pg.PoolClient>;
+};
+
+export type PostgresDriverOptions = { url: string; maxConnections?: number; applicationName?: string; onIdleError?: (error: Error) => void };
+
+const INT8 = 20;
+const NUMERIC = 1700;
+const BOOL = 16;
+
+const types = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
+    if (oid === BOOL) return (value: string) => (value === "t" ? 1 : 0);
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+/** Opens the pool and makes one round trip, so a wrong address or password stops start-up here with the server's words. */
+export async function openPostgresDriver(options: PostgresDriverOptions): Promise<PostgresDriver> {
+  const label = describeDatabaseUrl(options.url);
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.maxConnections ?? 10,
+    types,
+    application_name: options.applicationName ?? "laoding",
+    connectionTimeoutMillis: 10_000,
+  });
+  // An idle connection the server drops must not end the process; the next query opens a new one.
+  pool.on("error", (error) => options.onIdleError?.(error));
+  try {
+    await pool.query("SELECT 1");
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw new StoreError(`cannot reach PostgreSQL at ${label}: ${serverWords(error)}. Check DATABASE_URL (host, port, user, password, database) and that the server is running`, { cause: error });
+  }
+
+  const queries = new Map<string, PostgresQuery>();
+  const context = new AsyncLocalStorage<pg.PoolClient>();
+  let closed = false;
+
+  async function query<Row>(sql: string, params?: SqlParams): Promise<pg.QueryResult<Row & pg.QueryResultRow>> {
+    let prepared = queries.get(sql);
+    if (!prepared) {
+      prepared = toPostgresQuery(sql);
+      queries.set(sql, prepared);
+    }
+    const values = bindValues(prepared, params, sql);
+    const client = context.getStore();
+    try {
+      return client ? await client.query<Row & pg.QueryResultRow>(prepared.text, values) : await pool.query<Row & pg.QueryResultRow>(prepared.text, values);
+    } catch (error) {
+      throw new StoreError(`PostgreSQL at ${label} refused a statement: ${serverWords(error)} (statement: ${sql.replace(/\s+/g, " ").trim().slice(0, 160)})`, { cause: error });
+    }
+  }
+
+  return {
+    engine: "postgres",
+    label,
+    pool,
+    connect: () => pool.connect(),
+    async all<Row>(sql: string, params?: SqlParams) {
+      return (await query<Row>(sql, params)).rows;
+    },
+    async get<Row>(sql: string, params?: SqlParams) {
+      return (await query<Row>(sql, params)).rows[0];
+    },
+    async run(sql: string, params?: SqlParams) {
+      return { changes: (await query(sql, params)).rowCount ?? 0 };
+    },
+    async exec(sql: string) {
+      const client = context.getStore();
+      await (client ? client.query(sql) : pool.query(sql));
+    },
+    async transaction<T>(work: () => Promise<T>): Promise<T> {
+      if (context.getStore()) return work();
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        try {
+          const result = await context.run(client, work);
+          await client.query("COMMIT");
+          return result;
+        } catch (error) {
+          await client.query("ROLLBACK").catch(() => (broken = true));
+          throw error;
+        }
+      } finally {
+        client.release(broken);
+      }
+    },
+    inTransaction: () => context.getStore() !== undefined,
+    get closed() {
+      return closed;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+}
+
+function bindValues(query: PostgresQuery, params: SqlParams | undefined, sql: string): SqlValue[] {
+  if (params === undefined) return [];
+  if (Array.isArray(params)) return params as SqlValue[];
+  const named = params as Readonly<Record<string, SqlValue>>;
+  return (query.names ?? []).map((name) => {
+    if (!(name in named)) throw new StoreError(`no value for @${name} in: ${sql.slice(0, 120)}`);
+    return named[name] as SqlValue;
+  });
+}
+
+/** What the server (or the network) said, without the connection string. */
+export function serverWords(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return serverWords(error.errors[0]);
+  const err = error as { message?: string; code?: string };
+  const message = err.message && err.message.length > 0 ? err.message : String(error);
+  return err.code ? `${message} (${err.code})` : message;
+}
