@@ -5,25 +5,24 @@
  * the agent's next message without a restart.
  */
 import type { Clock } from "./clock.js";
-import type { Db } from "./open-database.js";
+import type { SqlDriver } from "./sql/sql-driver.js";
 
 export type AgentSettingsStore = ReturnType<typeof createAgentSettingsStore>;
 
-export function createAgentSettingsStore(db: Db, clock: Clock) {
-  const libraryOf = db.prepare<[string], { enabled: number | null }>("SELECT experience_library_enabled AS enabled FROM agent_settings WHERE agent_id = ?");
-  const setLibrary = db.prepare(
-    `INSERT INTO agent_settings (agent_id, experience_library_enabled, updated_at) VALUES (?, ?, ?)
-     ON CONFLICT (agent_id) DO UPDATE SET experience_library_enabled = excluded.experience_library_enabled, updated_at = excluded.updated_at`,
-  );
+const LIBRARY_OF = "SELECT experience_library_enabled AS enabled FROM agent_settings WHERE agent_id = ?";
+const SET_LIBRARY = `INSERT INTO agent_settings (agent_id, experience_library_enabled, updated_at) VALUES (?, ?, ?)
+  ON CONFLICT (agent_id) DO UPDATE SET experience_library_enabled = excluded.experience_library_enabled, updated_at = excluded.updated_at`;
+
+export function createAgentSettingsStore(sql: SqlDriver, clock: Clock) {
   return {
     /** The library override of an agent: true, false, or undefined when agents.json decides. */
-    experienceLibrary(agentId: string): boolean | undefined {
-      const row = libraryOf.get(agentId);
+    async experienceLibrary(agentId: string): Promise<boolean | undefined> {
+      const row = await sql.get<{ enabled: number | null }>(LIBRARY_OF, [agentId]);
       return row?.enabled === null || row?.enabled === undefined ? undefined : row.enabled === 1;
     },
     /** Sets (true/false) or clears (undefined) the override. */
-    setExperienceLibrary(agentId: string, enabled: boolean | undefined): void {
-      setLibrary.run(agentId, enabled === undefined ? null : enabled ? 1 : 0, clock.now());
+    async setExperienceLibrary(agentId: string, enabled: boolean | undefined): Promise<void> {
+      await sql.run(SET_LIBRARY, [agentId, enabled === undefined ? null : enabled ? 1 : 0, clock.now()]);
     },
   };
 }

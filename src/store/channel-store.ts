@@ -6,7 +6,7 @@
  * transaction, so a crash leaves either all of a step or none of it.
  */
 import type { Clock } from "./clock.js";
-import type { Db } from "./open-database.js";
+import type { SqlDriver } from "./sql/sql-driver.js";
 
 export type InboxStatus = "queued" | "answered" | "cancelled" | "failed";
 export type OutboxStatus = "pending" | "sent" | "failed";
@@ -42,51 +42,65 @@ const OUTBOX_COLUMNS = `id, bot_key AS botKey, chat_id AS chatId, inbox_id AS in
   thread_id AS threadId, status, attempts, last_error AS lastError, platform_message_id AS platformMessageId,
   created_at AS createdAt, sent_at AS sentAt`;
 
-export function createChannelStore(db: Db, clock: Clock, options: { dedupWindowMs: number } = { dedupWindowMs: CHANNEL_DEDUP_WINDOW_MS }) {
-  const seenAt = db.prepare<[string], { seenAt: number }>(`SELECT seen_at AS seenAt FROM channel_seen WHERE key = ?`);
-  const markSeen = db.prepare(`INSERT INTO channel_seen (key, seen_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at`);
-  const pruneSeen = db.prepare(`DELETE FROM channel_seen WHERE seen_at < ?`);
-  const insertInbox = db.prepare(`INSERT INTO channel_inbox (bot_key, chat_id, message, status, received_at) VALUES (?, ?, ?, 'queued', ?)`);
-  const finishInbox = db.prepare(`UPDATE channel_inbox SET status = ?, finished_at = ? WHERE id = ?`);
-  const queuedInbox = db.prepare<[string], InboxRow>(
-    `SELECT id, bot_key AS botKey, chat_id AS chatId, message, status, received_at AS receivedAt FROM channel_inbox WHERE bot_key = ? AND status = 'queued' ORDER BY id`,
-  );
-  const insertOutbox = db.prepare(
-    `INSERT INTO channel_outbox (bot_key, chat_id, inbox_id, part, parts, text, reply_to, thread_id, status, created_at)
-     VALUES (@botKey, @chatId, @inboxId, @part, @parts, @text, @replyTo, @threadId, 'pending', @createdAt)`,
-  );
-  const pendingOfChat = db.prepare<[string, string], OutboxRow>(`SELECT ${OUTBOX_COLUMNS} FROM channel_outbox WHERE bot_key = ? AND chat_id = ? AND status = 'pending' ORDER BY id`);
-  const pendingChats = db.prepare<[string], { chatId: string }>(`SELECT DISTINCT chat_id AS chatId FROM channel_outbox WHERE bot_key = ? AND status = 'pending' ORDER BY chat_id`);
-  const outboxById = db.prepare<[number], OutboxRow>(`SELECT ${OUTBOX_COLUMNS} FROM channel_outbox WHERE id = ?`);
-  const countAttempt = db.prepare(`UPDATE channel_outbox SET attempts = attempts + 1, last_error = ? WHERE id = ? AND status = 'pending'`);
-  const markSent = db.prepare(`UPDATE channel_outbox SET status = 'sent', attempts = attempts + 1, sent_at = ?, platform_message_id = ?, last_error = NULL WHERE id = ? AND status = 'pending'`);
-  const markFailed = db.prepare(`UPDATE channel_outbox SET status = 'failed', last_error = ? WHERE id = ? AND status = 'pending'`);
+const PRUNE_SEEN = `DELETE FROM channel_seen WHERE seen_at < ?`;
+/**
+ * The arbiter of a key: inserted when new, taken over when its last sighting is outside the
+ * window, left alone (no change) when it was seen within the window. Two replicas admitting
+ * the same key at once meet on the key's row: the second waits for the first to commit and
+ * then finds the key fresh, so exactly one of them takes the event in.
+ */
+const CLAIM_SEEN = `INSERT INTO channel_seen (key, seen_at) VALUES (?, ?)
+  ON CONFLICT (key) DO UPDATE SET seen_at = excluded.seen_at WHERE channel_seen.seen_at <= ?`;
+/** A key seen within the window is remembered again from now (the window slides, as it always did). */
+const RESEE = `UPDATE channel_seen SET seen_at = ? WHERE key = ? AND seen_at < ?`;
+const INSERT_INBOX = `INSERT INTO channel_inbox (bot_key, chat_id, message, status, received_at) VALUES (?, ?, ?, 'queued', ?) RETURNING id`;
+const FINISH_INBOX = `UPDATE channel_inbox SET status = ?, finished_at = ? WHERE id = ?`;
+const QUEUED_INBOX = `SELECT id, bot_key AS botKey, chat_id AS chatId, message, status, received_at AS receivedAt FROM channel_inbox WHERE bot_key = ? AND status = 'queued' ORDER BY id`;
+const INSERT_OUTBOX = `INSERT INTO channel_outbox (bot_key, chat_id, inbox_id, part, parts, text, reply_to, thread_id, status, created_at)
+  VALUES (@botKey, @chatId, @inboxId, @part, @parts, @text, @replyTo, @threadId, 'pending', @createdAt) RETURNING id`;
+const PENDING_OF_CHAT = `SELECT ${OUTBOX_COLUMNS} FROM channel_outbox WHERE bot_key = ? AND chat_id = ? AND status = 'pending' ORDER BY id`;
+const PENDING_CHATS = `SELECT DISTINCT chat_id AS chatId FROM channel_outbox WHERE bot_key = ? AND status = 'pending' ORDER BY chat_id`;
+const OUTBOX_BY_ID = `SELECT ${OUTBOX_COLUMNS} FROM channel_outbox WHERE id = ?`;
+const COUNT_ATTEMPT = `UPDATE channel_outbox SET attempts = attempts + 1, last_error = ? WHERE id = ? AND status = 'pending'`;
+const MARK_SENT = `UPDATE channel_outbox SET status = 'sent', attempts = attempts + 1, sent_at = ?, platform_message_id = ?, last_error = NULL WHERE id = ? AND status = 'pending'`;
+const MARK_FAILED = `UPDATE channel_outbox SET status = 'failed', last_error = ? WHERE id = ? AND status = 'pending'`;
 
+export function createChannelStore(sql: SqlDriver, clock: Clock, options: { dedupWindowMs: number } = { dedupWindowMs: CHANNEL_DEDUP_WINDOW_MS }) {
   let lastPruneAt = 0;
-  const fresh = (key: string, now: number) => {
-    const row = seenAt.get(key);
-    return row !== undefined && row.seenAt > now - options.dedupWindowMs;
+
+  const admit = async (keys: string[], inbox: { botKey: string; chatId: string; message: string } | undefined): Promise<{ duplicate: true } | { duplicate: false; inboxId?: number }> => {
+    const now = clock.now();
+    const cutoff = now - options.dedupWindowMs;
+    if (now - lastPruneAt > options.dedupWindowMs / 12) {
+      lastPruneAt = now;
+      // Housekeeping of its own, before the admission: only keys outside the window go, and it holds no key's row while the admission runs.
+      await sql.run(PRUNE_SEEN, [cutoff]);
+    }
+    // Each key once, in one order for every caller: two admissions sharing keys lock them in the same order and cannot deadlock.
+    const distinct = [...new Set(keys)].sort();
+    return sql.transaction(async () => {
+      let duplicate = false;
+      // Every key is remembered, also on a duplicate: a message re-sent under a new event id is still caught by its message id.
+      for (const key of distinct) {
+        const claimed = (await sql.run(CLAIM_SEEN, [key, now, cutoff])).changes === 1;
+        if (!claimed) {
+          duplicate = true;
+          await sql.run(RESEE, [now, key, now]);
+        }
+      }
+      if (duplicate) return { duplicate: true } as const;
+      if (!inbox) return { duplicate: false } as const;
+      const row = (await sql.get<{ id: number }>(INSERT_INBOX, [inbox.botKey, inbox.chatId, inbox.message, now])) as { id: number };
+      return { duplicate: false, inboxId: row.id } as const;
+    });
   };
 
-  const admit = db.transaction((keys: string[], inbox: { botKey: string; chatId: string; message: string } | undefined): { duplicate: true } | { duplicate: false; inboxId?: number } => {
-    const now = clock.now();
-    if (now - lastPruneAt > options.dedupWindowMs / 12) {
-      pruneSeen.run(now - options.dedupWindowMs);
-      lastPruneAt = now;
-    }
-    const duplicate = keys.some((key) => fresh(key, now));
-    // Every key is remembered, also on a duplicate: a message re-sent under a new event id is still caught by its message id.
-    for (const key of keys) markSeen.run(key, now);
-    if (duplicate) return { duplicate: true };
-    if (!inbox) return { duplicate: false };
-    return { duplicate: false, inboxId: Number(insertInbox.run(inbox.botKey, inbox.chatId, inbox.message, now).lastInsertRowid) };
-  });
-
-  const storeReply = db.transaction((reply: NewReply): number[] => {
-    const now = clock.now();
-    const ids = reply.parts.map((text, index) =>
-      Number(
-        insertOutbox.run({
+  const storeReply = (reply: NewReply): Promise<number[]> =>
+    sql.transaction(async () => {
+      const now = clock.now();
+      const ids: number[] = [];
+      for (const [index, text] of reply.parts.entries()) {
+        const row = (await sql.get<{ id: number }>(INSERT_OUTBOX, {
           botKey: reply.botKey,
           chatId: reply.chatId,
           inboxId: reply.inboxId ?? null,
@@ -96,12 +110,12 @@ export function createChannelStore(db: Db, clock: Clock, options: { dedupWindowM
           replyTo: reply.replyTo ?? null,
           threadId: reply.threadId ?? null,
           createdAt: now,
-        }).lastInsertRowid,
-      ),
-    );
-    if (reply.inboxId !== undefined) finishInbox.run("answered", now, reply.inboxId);
-    return ids;
-  });
+        })) as { id: number };
+        ids.push(row.id);
+      }
+      if (reply.inboxId !== undefined) await sql.run(FINISH_INBOX, ["answered", now, reply.inboxId]);
+      return ids;
+    });
 
   return {
     /**
@@ -110,15 +124,23 @@ export function createChannelStore(db: Db, clock: Clock, options: { dedupWindowM
      */
     admit: (keys: string[], inbox?: { botKey: string; chatId: string; message: string }) => admit(keys, inbox),
     /** Messages taken in but not answered yet (the bot stopped first), oldest first. */
-    queued: (botKey: string): InboxRow[] => queuedInbox.all(botKey),
-    finish: (inboxId: number, status: Exclude<InboxStatus, "queued">) => void finishInbox.run(status, clock.now(), inboxId),
+    queued: (botKey: string): Promise<InboxRow[]> => sql.all<InboxRow>(QUEUED_INBOX, [botKey]),
+    finish: async (inboxId: number, status: Exclude<InboxStatus, "queued">): Promise<void> => {
+      await sql.run(FINISH_INBOX, [status, clock.now(), inboxId]);
+    },
     /** Stores a reply (one row per part) and marks its message answered; returns the outbox ids. */
-    storeReply: (reply: NewReply): number[] => storeReply(reply),
-    pendingOf: (botKey: string, chatId: string): OutboxRow[] => pendingOfChat.all(botKey, chatId),
-    chatsWithPending: (botKey: string): string[] => pendingChats.all(botKey).map((row) => row.chatId),
-    outbox: (id: number): OutboxRow | undefined => outboxById.get(id),
-    attemptFailed: (id: number, reason: string) => void countAttempt.run(reason, id),
-    sent: (id: number, platformMessageId: string | undefined) => void markSent.run(clock.now(), platformMessageId ?? null, id),
-    failed: (id: number, reason: string) => void markFailed.run(reason, id),
+    storeReply: (reply: NewReply): Promise<number[]> => storeReply(reply),
+    pendingOf: (botKey: string, chatId: string): Promise<OutboxRow[]> => sql.all<OutboxRow>(PENDING_OF_CHAT, [botKey, chatId]),
+    chatsWithPending: async (botKey: string): Promise<string[]> => (await sql.all<{ chatId: string }>(PENDING_CHATS, [botKey])).map((row) => row.chatId),
+    outbox: (id: number): Promise<OutboxRow | undefined> => sql.get<OutboxRow>(OUTBOX_BY_ID, [id]),
+    attemptFailed: async (id: number, reason: string): Promise<void> => {
+      await sql.run(COUNT_ATTEMPT, [reason, id]);
+    },
+    sent: async (id: number, platformMessageId: string | undefined): Promise<void> => {
+      await sql.run(MARK_SENT, [clock.now(), platformMessageId ?? null, id]);
+    },
+    failed: async (id: number, reason: string): Promise<void> => {
+      await sql.run(MARK_FAILED, [reason, id]);
+    },
   };
 }

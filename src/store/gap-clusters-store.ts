@@ -5,7 +5,7 @@
  */
 import type { Clock } from "./clock.js";
 import type { GapClass } from "./gaps-store.js";
-import type { Db } from "./open-database.js";
+import type { SqlDriver } from "./sql/sql-driver.js";
 
 export type ClusterKey = { agentId: string; intentKey: string; reason: string };
 
@@ -32,64 +32,58 @@ export type DraftRow = {
 
 export type GapClustersStore = ReturnType<typeof createGapClustersStore>;
 
-const STATS = `count(*) AS count, count(DISTINCT session_id) AS sessions, count(DISTINCT coalesce(user_id, session_id)) AS users,
+// A gap without a user counts its session as the user: the session id is tagged so it never equals a user id (PostgreSQL's COALESCE needs one type).
+const STATS = `count(*) AS count, count(DISTINCT session_id) AS sessions, count(DISTINCT coalesce(user_id, 'session:' || CAST(session_id AS TEXT))) AS users,
   min(created_at) AS firstSeen, max(created_at) AS lastSeen`;
 const DRAFT_COLUMNS = `id, agent_id AS agentId, intent_key AS intentKey, status, skill_name AS skillName, path, cluster_size AS clusterSize, reason, created_at AS createdAt`;
 
-export function createGapClustersStore(db: Db, clock: Clock) {
-  const cluster = db.prepare<[string, string, string, number], Omit<ClusterStats, keyof ClusterKey | "gapClass"> & { gapClass: GapClass | null }>(
-    `SELECT ${STATS}, max(class) AS gapClass FROM capability_gaps WHERE agent_id = ? AND intent_key = ? AND reason = ? AND created_at >= ?`,
-  );
-  const top = db.prepare<[string, number, number], ClusterStats>(
-    `SELECT agent_id AS agentId, intent_key AS intentKey, reason, max(class) AS gapClass, ${STATS}
-     FROM capability_gaps WHERE agent_id = ? AND created_at >= ?
-     GROUP BY intent_key, reason ORDER BY count DESC, lastSeen DESC LIMIT ?`,
-  );
-  const samples = db.prepare<[string, string, string, number, number], { userText: string | null; detail: string | null; tool: string | null; errorCode: string | null }>(
-    `SELECT user_text AS userText, detail, tool, error_code AS errorCode FROM capability_gaps
-     WHERE agent_id = ? AND intent_key = ? AND reason = ? AND created_at >= ? ORDER BY created_at DESC LIMIT ?`,
-  );
-  const keysBySignature = db.prepare<[string, string], { intentKey: string }>(`SELECT intent_key AS intentKey FROM intent_keys WHERE agent_id = ? AND signature = ? ORDER BY last_seen DESC LIMIT 1`);
-  const recentKeys = db.prepare<[string, number], { intentKey: string; signature: string }>(
-    `SELECT intent_key AS intentKey, signature FROM intent_keys WHERE agent_id = ? AND last_seen >= ? ORDER BY last_seen DESC LIMIT 500`,
-  );
-  const upsertKey = db.prepare(
-    `INSERT INTO intent_keys (agent_id, intent_key, signature, last_seen) VALUES (?, ?, ?, ?)
-     ON CONFLICT (agent_id, intent_key) DO UPDATE SET last_seen = excluded.last_seen`,
-  );
-  const draftFor = db.prepare<[string, string], DraftRow>(`SELECT ${DRAFT_COLUMNS} FROM skill_drafts WHERE agent_id = ? AND intent_key = ?`);
-  const drafts = db.prepare<[string], DraftRow>(`SELECT ${DRAFT_COLUMNS} FROM skill_drafts WHERE agent_id = ? ORDER BY id`);
-  const claim = db.prepare(
-    `INSERT OR IGNORE INTO skill_drafts (agent_id, intent_key, status, skill_name, cluster_size, created_at, updated_at) VALUES (?, ?, 'drafting', ?, ?, ?, ?)`,
-  );
-  const settle = db.prepare(`UPDATE skill_drafts SET status = ?, skill_name = ?, path = ?, reason = ?, updated_at = ? WHERE agent_id = ? AND intent_key = ?`);
-  const release = db.prepare(`DELETE FROM skill_drafts WHERE agent_id = ? AND intent_key = ? AND status = 'drafting'`);
+const CLUSTER = `SELECT ${STATS}, max(class) AS gapClass FROM capability_gaps WHERE agent_id = ? AND intent_key = ? AND reason = ? AND created_at >= ?`;
+// Ordered by the aggregates themselves: PostgreSQL keeps the quoted camelCase aliases out of reach of an unquoted ORDER BY.
+const TOP = `SELECT agent_id AS agentId, intent_key AS intentKey, reason, max(class) AS gapClass, ${STATS}
+  FROM capability_gaps WHERE agent_id = ? AND created_at >= ?
+  GROUP BY agent_id, intent_key, reason ORDER BY count(*) DESC, max(created_at) DESC LIMIT ?`;
+const SAMPLES = `SELECT user_text AS userText, detail, tool, error_code AS errorCode FROM capability_gaps
+  WHERE agent_id = ? AND intent_key = ? AND reason = ? AND created_at >= ? ORDER BY created_at DESC LIMIT ?`;
+const KEY_BY_SIGNATURE = `SELECT intent_key AS intentKey FROM intent_keys WHERE agent_id = ? AND signature = ? ORDER BY last_seen DESC LIMIT 1`;
+const RECENT_KEYS = `SELECT intent_key AS intentKey, signature FROM intent_keys WHERE agent_id = ? AND last_seen >= ? ORDER BY last_seen DESC LIMIT 500`;
+const UPSERT_KEY = `INSERT INTO intent_keys (agent_id, intent_key, signature, last_seen) VALUES (?, ?, ?, ?)
+  ON CONFLICT (agent_id, intent_key) DO UPDATE SET last_seen = excluded.last_seen`;
+const DRAFT_FOR = `SELECT ${DRAFT_COLUMNS} FROM skill_drafts WHERE agent_id = ? AND intent_key = ?`;
+const DRAFTS = `SELECT ${DRAFT_COLUMNS} FROM skill_drafts WHERE agent_id = ? ORDER BY id`;
+// skill_drafts_one_per_intent arbitrates between concurrent claims (replicas included): one insert wins.
+const CLAIM = `INSERT INTO skill_drafts (agent_id, intent_key, status, skill_name, cluster_size, created_at, updated_at) VALUES (?, ?, 'drafting', ?, ?, ?, ?)
+  ON CONFLICT (agent_id, intent_key) DO NOTHING`;
+const SETTLE = `UPDATE skill_drafts SET status = ?, skill_name = ?, path = ?, reason = ?, updated_at = ? WHERE agent_id = ? AND intent_key = ?`;
+const RELEASE = `DELETE FROM skill_drafts WHERE agent_id = ? AND intent_key = ? AND status = 'drafting'`;
 
+type Sample = { userText: string | null; detail: string | null; tool: string | null; errorCode: string | null };
+
+export function createGapClustersStore(sql: SqlDriver, clock: Clock) {
   return {
-    cluster(key: ClusterKey, sinceMs: number): ClusterStats | undefined {
-      const row = cluster.get(key.agentId, key.intentKey, key.reason, sinceMs);
+    async cluster(key: ClusterKey, sinceMs: number): Promise<ClusterStats | undefined> {
+      const row = await sql.get<Omit<ClusterStats, keyof ClusterKey | "gapClass"> & { gapClass: GapClass | null }>(CLUSTER, [key.agentId, key.intentKey, key.reason, sinceMs]);
       if (!row || row.count === 0 || row.gapClass === null) return undefined;
       return { ...key, ...row, gapClass: row.gapClass };
     },
-    top: (agentId: string, sinceMs: number, limit: number): ClusterStats[] => top.all(agentId, sinceMs, limit),
-    samples: (key: ClusterKey, sinceMs: number, limit = 5) => samples.all(key.agentId, key.intentKey, key.reason, sinceMs, limit),
-    keyWithSignature: (agentId: string, signature: string): string | undefined => keysBySignature.get(agentId, signature)?.intentKey,
-    recentKeys: (agentId: string, sinceMs: number) => recentKeys.all(agentId, sinceMs),
-    rememberKey: (agentId: string, intentKey: string, signature: string): void => {
-      upsertKey.run(agentId, intentKey, signature, clock.now());
+    top: (agentId: string, sinceMs: number, limit: number): Promise<ClusterStats[]> => sql.all<ClusterStats>(TOP, [agentId, sinceMs, limit]),
+    samples: (key: ClusterKey, sinceMs: number, limit = 5): Promise<Sample[]> => sql.all<Sample>(SAMPLES, [key.agentId, key.intentKey, key.reason, sinceMs, limit]),
+    keyWithSignature: async (agentId: string, signature: string): Promise<string | undefined> => (await sql.get<{ intentKey: string }>(KEY_BY_SIGNATURE, [agentId, signature]))?.intentKey,
+    recentKeys: (agentId: string, sinceMs: number): Promise<Array<{ intentKey: string; signature: string }>> => sql.all<{ intentKey: string; signature: string }>(RECENT_KEYS, [agentId, sinceMs]),
+    rememberKey: async (agentId: string, intentKey: string, signature: string): Promise<void> => {
+      await sql.run(UPSERT_KEY, [agentId, intentKey, signature, clock.now()]);
     },
-    draftFor: (agentId: string, intentKey: string): DraftRow | undefined => draftFor.get(agentId, intentKey),
-    drafts: (agentId: string): DraftRow[] => drafts.all(agentId),
+    draftFor: (agentId: string, intentKey: string): Promise<DraftRow | undefined> => sql.get<DraftRow>(DRAFT_FOR, [agentId, intentKey]),
+    drafts: (agentId: string): Promise<DraftRow[]> => sql.all<DraftRow>(DRAFTS, [agentId]),
     /** Claims the right to draft for an intent; false when another claim or draft exists. */
-    claimDraft: (agentId: string, intentKey: string, skillName: string, clusterSize: number): boolean => {
+    claimDraft: async (agentId: string, intentKey: string, skillName: string, clusterSize: number): Promise<boolean> => {
       const now = clock.now();
-      return claim.run(agentId, intentKey, skillName, clusterSize, now, now).changes === 1;
+      return (await sql.run(CLAIM, [agentId, intentKey, skillName, clusterSize, now, now])).changes === 1;
     },
-    settleDraft: (agentId: string, intentKey: string, outcome: { status: "drafted" | "linked" | "rejected"; skillName: string; path?: string; reason?: string }): void => {
-      settle.run(outcome.status, outcome.skillName, outcome.path ?? null, outcome.reason ?? null, clock.now(), agentId, intentKey);
+    settleDraft: async (agentId: string, intentKey: string, outcome: { status: "drafted" | "linked" | "rejected"; skillName: string; path?: string; reason?: string }): Promise<void> => {
+      await sql.run(SETTLE, [outcome.status, outcome.skillName, outcome.path ?? null, outcome.reason ?? null, clock.now(), agentId, intentKey]);
     },
-    releaseDraft: (agentId: string, intentKey: string): void => {
-      release.run(agentId, intentKey);
+    releaseDraft: async (agentId: string, intentKey: string): Promise<void> => {
+      await sql.run(RELEASE, [agentId, intentKey]);
     },
   };
 }

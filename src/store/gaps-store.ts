@@ -1,5 +1,5 @@
 import type { Clock } from "./clock.js";
-import type { Db } from "./open-database.js";
+import type { SqlDriver } from "./sql/sql-driver.js";
 
 export type GapClass = "capability" | "environment";
 
@@ -45,45 +45,42 @@ export type GapsStore = ReturnType<typeof createGapsStore>;
 const COLUMNS = `id, agent_id AS agentId, session_id AS sessionId, trace_id AS traceId, intent_key AS intentKey, raw_intent_key AS rawIntentKey, reason,
   class AS gapClass, tool, error_code AS errorCode, detail, user_text AS userText, user_id AS userId, created_at AS createdAt`;
 
-export function createGapsStore(db: Db, clock: Clock) {
-  const insert = db.prepare(
-    `INSERT INTO capability_gaps (agent_id, session_id, trace_id, intent_key, raw_intent_key, reason, class, tool, error_code, detail, user_text, user_id, created_at)
-     VALUES (@agentId, @sessionId, @traceId, @intentKey, @rawIntentKey, @reason, @gapClass, @tool, @errorCode, @detail, @userText, @userId, @createdAt)`,
-  );
-  const byId = db.prepare<[number], GapRow>(`SELECT ${COLUMNS} FROM capability_gaps WHERE id = ?`);
-  const byTrace = db.prepare<[string], GapRow>(`SELECT ${COLUMNS} FROM capability_gaps WHERE trace_id = ? ORDER BY id`);
-  const recent = db.prepare<[string, number, number], GapRow>(
-    `SELECT ${COLUMNS} FROM capability_gaps WHERE agent_id = ? AND created_at >= ? ORDER BY id DESC LIMIT ?`,
-  );
-  const countSince = db.prepare<[string, number], { count: number }>(`SELECT count(*) AS count FROM capability_gaps WHERE agent_id = ? AND created_at >= ?`);
+const INSERT = `INSERT INTO capability_gaps (agent_id, session_id, trace_id, intent_key, raw_intent_key, reason, class, tool, error_code, detail, user_text, user_id, created_at)
+  VALUES (@agentId, @sessionId, @traceId, @intentKey, @rawIntentKey, @reason, @gapClass, @tool, @errorCode, @detail, @userText, @userId, @createdAt)
+  RETURNING id`;
+const BY_ID = `SELECT ${COLUMNS} FROM capability_gaps WHERE id = ?`;
+const BY_TRACE = `SELECT ${COLUMNS} FROM capability_gaps WHERE trace_id = ? ORDER BY id`;
+const RECENT = `SELECT ${COLUMNS} FROM capability_gaps WHERE agent_id = ? AND created_at >= ? ORDER BY id DESC LIMIT ?`;
+const COUNT_SINCE = `SELECT count(*) AS count FROM capability_gaps WHERE agent_id = ? AND created_at >= ?`;
 
-  const run = (gap: NewGap, createdAt: number): number =>
-    Number(
-      insert.run({
-        agentId: gap.agentId,
-        sessionId: gap.sessionId ?? null,
-        traceId: gap.traceId,
-        intentKey: gap.intentKey,
-        rawIntentKey: gap.rawIntentKey ?? null,
-        reason: gap.reason,
-        gapClass: gap.gapClass,
-        tool: gap.tool ?? null,
-        errorCode: gap.errorCode ?? null,
-        detail: gap.detail?.slice(0, GAP_DETAIL_MAX_CHARS) ?? null,
-        userText: gap.userText?.slice(0, GAP_USER_TEXT_MAX_CHARS) ?? null,
-        userId: gap.userId ?? null,
-        createdAt,
-      }).lastInsertRowid,
-    );
+export function createGapsStore(sql: SqlDriver, clock: Clock) {
+  const run = async (gap: NewGap, createdAt: number): Promise<number> => {
+    const row = await sql.get<{ id: number }>(INSERT, {
+      agentId: gap.agentId,
+      sessionId: gap.sessionId ?? null,
+      traceId: gap.traceId,
+      intentKey: gap.intentKey,
+      rawIntentKey: gap.rawIntentKey ?? null,
+      reason: gap.reason,
+      gapClass: gap.gapClass,
+      tool: gap.tool ?? null,
+      errorCode: gap.errorCode ?? null,
+      detail: gap.detail?.slice(0, GAP_DETAIL_MAX_CHARS) ?? null,
+      userText: gap.userText?.slice(0, GAP_USER_TEXT_MAX_CHARS) ?? null,
+      userId: gap.userId ?? null,
+      createdAt,
+    });
+    return (row as { id: number }).id;
+  };
 
   return {
-    record: (gap: NewGap): number => run(gap, clock.now()),
+    record: (gap: NewGap): Promise<number> => run(gap, clock.now()),
     /** A gap from another install with its own time (`laoding import go`), so it counts in its cluster's window. */
-    importRow: (gap: NewGap & { createdAt: number }): number => run(gap, gap.createdAt),
-    get: (id: number): GapRow | undefined => byId.get(id),
-    byTrace: (traceId: string): GapRow[] => byTrace.all(traceId),
-    recent: (agentId: string, sinceMs: number, limit = 100): GapRow[] => recent.all(agentId, sinceMs, limit),
+    importRow: (gap: NewGap & { createdAt: number }): Promise<number> => run(gap, gap.createdAt),
+    get: (id: number): Promise<GapRow | undefined> => sql.get<GapRow>(BY_ID, [id]),
+    byTrace: (traceId: string): Promise<GapRow[]> => sql.all<GapRow>(BY_TRACE, [traceId]),
+    recent: (agentId: string, sinceMs: number, limit = 100): Promise<GapRow[]> => sql.all<GapRow>(RECENT, [agentId, sinceMs, limit]),
     /** How many gaps an agent recorded since a time (an index range scan of gaps_recent). */
-    countSince: (agentId: string, sinceMs: number): number => countSince.get(agentId, sinceMs)?.count ?? 0,
+    countSince: async (agentId: string, sinceMs: number): Promise<number> => (await sql.get<{ count: number }>(COUNT_SINCE, [agentId, sinceMs]))?.count ?? 0,
   };
 }

@@ -1,5 +1,5 @@
 import type { Clock } from "./clock.js";
-import type { Db } from "./open-database.js";
+import type { SqlDriver } from "./sql/sql-driver.js";
 
 export type MessageRole = "user" | "assistant" | "tool" | "system";
 /** chat: what the user and bot said; scratch: tool calls and results of a turn; command: slash commands. */
@@ -36,22 +36,22 @@ export type MessagesStore = ReturnType<typeof createMessagesStore>;
 const COLUMNS = `id, session_id AS sessionId, role, kind, content, tool_calls AS toolCalls,
   tool_call_id AS toolCallId, trace_id AS traceId, user_id AS userId, created_at AS createdAt`;
 
-export function createMessagesStore(db: Db, clock: Clock) {
-  const insert = db.prepare(
-    `INSERT OR IGNORE INTO messages (session_id, role, kind, content, tool_calls, tool_call_id, trace_id, user_id, dedupe_key, created_at)
-     VALUES (@sessionId, @role, @kind, @content, @toolCalls, @toolCallId, @traceId, @userId, @dedupeKey, @createdAt)`,
-  );
-  const chatAfter = db.prepare<[number, number], MessageRow>(
-    `SELECT ${COLUMNS} FROM messages WHERE session_id = ? AND kind = 'chat' AND id > ? ORDER BY id`,
-  );
-  const bySession = db.prepare<[number], MessageRow>(`SELECT ${COLUMNS} FROM messages WHERE session_id = ? ORDER BY id`);
-  const byTrace = db.prepare<[string], MessageRow>(`SELECT ${COLUMNS} FROM messages WHERE trace_id = ? ORDER BY id`);
-  const byDedupe = db.prepare<[string], { id: number }>(`SELECT id FROM messages WHERE dedupe_key = ?`);
+// The partial unique index messages_dedupe is the only one a new row can hit: no row back means the key was seen.
+const INSERT = `INSERT INTO messages (session_id, role, kind, content, tool_calls, tool_call_id, trace_id, user_id, dedupe_key, created_at)
+  VALUES (@sessionId, @role, @kind, @content, @toolCalls, @toolCallId, @traceId, @userId, @dedupeKey, @createdAt)
+  ON CONFLICT DO NOTHING RETURNING id`;
+const CHAT_AFTER = `SELECT ${COLUMNS} FROM messages WHERE session_id = ? AND kind = 'chat' AND id > ? ORDER BY id`;
+const BY_SESSION = `SELECT ${COLUMNS} FROM messages WHERE session_id = ? ORDER BY id`;
+const BY_TRACE = `SELECT ${COLUMNS} FROM messages WHERE trace_id = ? ORDER BY id`;
+const BY_DEDUPE = `SELECT id FROM messages WHERE dedupe_key = ?`;
+
+export function createMessagesStore(sql: SqlDriver, clock: Clock) {
+  const insert = async (values: Record<string, string | number | null>): Promise<number | undefined> => (await sql.get<{ id: number }>(INSERT, values))?.id;
 
   return {
     /** Stores a message; returns its id, or undefined when the dedupe key was seen before. */
-    append(message: NewMessage): number | undefined {
-      const result = insert.run({
+    append(message: NewMessage): Promise<number | undefined> {
+      return insert({
         sessionId: message.sessionId,
         role: message.role,
         kind: message.kind ?? "chat",
@@ -63,14 +63,13 @@ export function createMessagesStore(db: Db, clock: Clock) {
         dedupeKey: message.dedupeKey ?? null,
         createdAt: clock.now(),
       });
-      return result.changes === 0 ? undefined : Number(result.lastInsertRowid);
     },
     /**
      * Stores a message from another install with its own time (`laoding import go`); the
      * dedupe key makes a second import of the same row a no-op (undefined).
      */
-    importRow(message: NewMessage & { createdAt: number; dedupeKey: string }): number | undefined {
-      const result = insert.run({
+    importRow(message: NewMessage & { createdAt: number; dedupeKey: string }): Promise<number | undefined> {
+      return insert({
         sessionId: message.sessionId,
         role: message.role,
         kind: message.kind ?? "chat",
@@ -82,12 +81,11 @@ export function createMessagesStore(db: Db, clock: Clock) {
         dedupeKey: message.dedupeKey,
         createdAt: message.createdAt,
       });
-      return result.changes === 0 ? undefined : Number(result.lastInsertRowid);
     },
     /** Chat messages of a session after a message id (0 = from the start), oldest first. */
-    chatAfter: (sessionId: number, afterId = 0): MessageRow[] => chatAfter.all(sessionId, afterId),
-    bySession: (sessionId: number): MessageRow[] => bySession.all(sessionId),
-    byTrace: (traceId: string): MessageRow[] => byTrace.all(traceId),
-    seen: (dedupeKey: string): boolean => byDedupe.get(dedupeKey) !== undefined,
+    chatAfter: (sessionId: number, afterId = 0): Promise<MessageRow[]> => sql.all<MessageRow>(CHAT_AFTER, [sessionId, afterId]),
+    bySession: (sessionId: number): Promise<MessageRow[]> => sql.all<MessageRow>(BY_SESSION, [sessionId]),
+    byTrace: (traceId: string): Promise<MessageRow[]> => sql.all<MessageRow>(BY_TRACE, [traceId]),
+    seen: async (dedupeKey: string): Promise<boolean> => (await sql.get<{ id: number }>(BY_DEDUPE, [dedupeKey])) !== undefined,
   };
 }

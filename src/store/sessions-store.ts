@@ -1,5 +1,5 @@
 import type { Clock } from "./clock.js";
-import type { Db } from "./open-database.js";
+import type { SqlDriver } from "./sql/sql-driver.js";
 
 export type SessionRow = {
   id: number;
@@ -18,52 +18,56 @@ export type SessionsStore = ReturnType<typeof createSessionsStore>;
 const COLUMNS = `id, agent_id AS agentId, channel, chat_id AS chatId, status, summary,
   summary_until_message_id AS summaryUntilMessageId, created_at AS createdAt, updated_at AS updatedAt`;
 
-export function createSessionsStore(db: Db, clock: Clock) {
-  const findActive = db.prepare<[string, string, string], SessionRow>(
-    `SELECT ${COLUMNS} FROM sessions WHERE agent_id = ? AND channel = ? AND chat_id = ? AND status = 'active'`,
-  );
-  const byId = db.prepare<[number], SessionRow>(`SELECT ${COLUMNS} FROM sessions WHERE id = ?`);
-  const insert = db.prepare(
-    `INSERT INTO sessions (agent_id, channel, chat_id, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)`,
-  );
-  const close = db.prepare(`UPDATE sessions SET status = 'closed', updated_at = ? WHERE id = ? AND status = 'active'`);
-  const summary = db.prepare(`UPDATE sessions SET summary = ?, summary_until_message_id = ?, updated_at = ? WHERE id = ?`);
+const FIND_ACTIVE = `SELECT ${COLUMNS} FROM sessions WHERE agent_id = ? AND channel = ? AND chat_id = ? AND status = 'active'`;
+const BY_ID = `SELECT ${COLUMNS} FROM sessions WHERE id = ?`;
+// The partial unique index sessions_one_active arbitrates: a replica that loses the race inserts nothing and reads the winner's row.
+const INSERT_ACTIVE = `INSERT INTO sessions (agent_id, channel, chat_id, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)
+  ON CONFLICT DO NOTHING RETURNING id`;
+const CLOSE = `UPDATE sessions SET status = 'closed', updated_at = ? WHERE id = ? AND status = 'active'`;
+const SET_SUMMARY = `UPDATE sessions SET summary = ?, summary_until_message_id = ?, updated_at = ? WHERE id = ?`;
+const INSERT_IMPORTED = `INSERT INTO sessions (agent_id, channel, chat_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`;
+const COUNT_MESSAGES = `SELECT count(*) AS count FROM messages WHERE session_id = ?`;
 
-  const getOrCreate = db.transaction((agentId: string, channel: string, chatId: string): SessionRow => {
-    const existing = findActive.get(agentId, channel, chatId);
-    if (existing) return existing;
-    const now = clock.now();
-    const id = Number(insert.run(agentId, channel, chatId, now, now).lastInsertRowid);
-    return byId.get(id) as SessionRow;
-  });
+export function createSessionsStore(sql: SqlDriver, clock: Clock) {
+  const findActive = (agentId: string, channel: string, chatId: string) => sql.get<SessionRow>(FIND_ACTIVE, [agentId, channel, chatId]);
+  const byId = (id: number) => sql.get<SessionRow>(BY_ID, [id]);
 
-  const insertImported = db.prepare(`INSERT INTO sessions (agent_id, channel, chat_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`);
-  const countMessages = db.prepare<[number], { count: number }>(`SELECT count(*) AS count FROM messages WHERE session_id = ?`);
+  const getOrCreate = (agentId: string, channel: string, chatId: string): Promise<SessionRow> =>
+    sql.transaction(async () => {
+      const existing = await findActive(agentId, channel, chatId);
+      if (existing) return existing;
+      const now = clock.now();
+      const inserted = await sql.get<{ id: number }>(INSERT_ACTIVE, [agentId, channel, chatId, now, now]);
+      if (inserted) return (await byId(inserted.id)) as SessionRow;
+      // Another replica opened the chat's session between the read and the insert.
+      return (await findActive(agentId, channel, chatId)) as SessionRow;
+    });
 
   return {
     /** The chat's active session, if it has one (nothing is created). */
-    findActive: (agentId: string, channel: string, chatId: string): SessionRow | undefined => findActive.get(agentId, channel, chatId),
+    findActive: (agentId: string, channel: string, chatId: string): Promise<SessionRow | undefined> => findActive(agentId, channel, chatId),
     /**
      * A session for history imported from another install, with that history's times:
      * active (the chat continues in it) or closed (kept for history, when the chat already
      * has an active session of its own).
      */
-    createImported: (session: { agentId: string; channel: string; chatId: string; status: SessionRow["status"]; createdAt: number; updatedAt: number }): SessionRow => {
-      const id = Number(insertImported.run(session.agentId, session.channel, session.chatId, session.status, session.createdAt, session.updatedAt).lastInsertRowid);
-      return byId.get(id) as SessionRow;
+    createImported: async (session: { agentId: string; channel: string; chatId: string; status: SessionRow["status"]; createdAt: number; updatedAt: number }): Promise<SessionRow> => {
+      const inserted = (await sql.get<{ id: number }>(INSERT_IMPORTED, [session.agentId, session.channel, session.chatId, session.status, session.createdAt, session.updatedAt])) as { id: number };
+      return (await byId(inserted.id)) as SessionRow;
     },
-    messageCount: (id: number): number => countMessages.get(id)?.count ?? 0,
+    messageCount: async (id: number): Promise<number> => (await sql.get<{ count: number }>(COUNT_MESSAGES, [id]))?.count ?? 0,
     /** The chat's active session, created when there is none. */
-    activeSession: (agentId: string, channel: string, chatId: string): SessionRow => getOrCreate(agentId, channel, chatId),
-    get: (id: number): SessionRow | undefined => byId.get(id),
+    activeSession: (agentId: string, channel: string, chatId: string): Promise<SessionRow> => getOrCreate(agentId, channel, chatId),
+    get: (id: number): Promise<SessionRow | undefined> => byId(id),
     /** Closes the active session (kept for history); the next message opens a new one. */
-    closeActive: db.transaction((agentId: string, channel: string, chatId: string): SessionRow | undefined => {
-      const existing = findActive.get(agentId, channel, chatId);
-      if (existing) close.run(clock.now(), existing.id);
-      return existing;
-    }),
-    setSummary: (id: number, text: string, untilMessageId: number): void => {
-      summary.run(text, untilMessageId, clock.now(), id);
+    closeActive: (agentId: string, channel: string, chatId: string): Promise<SessionRow | undefined> =>
+      sql.transaction(async () => {
+        const existing = await findActive(agentId, channel, chatId);
+        if (existing) await sql.run(CLOSE, [clock.now(), existing.id]);
+        return existing;
+      }),
+    setSummary: async (id: number, text: string, untilMessageId: number): Promise<void> => {
+      await sql.run(SET_SUMMARY, [text, untilMessageId, clock.now(), id]);
     },
   };
 }
