@@ -341,4 +341,36 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 9,
+    name: "replicas on one database: leases, the replica registry, outbox claims",
+    sql: `
+      -- A named claim with an expiry: a chat's turns, the Telegram poller, the Feishu long
+      -- connection, once-per-day jobs. Taken and renewed by one atomic upsert; a holder that
+      -- dies stops renewing and another replica takes the name once it has expired.
+      CREATE TABLE leases (
+        name TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        acquired_at INTEGER NOT NULL
+      );
+      CREATE INDEX leases_by_holder ON leases (holder);
+
+      -- Every replica that runs on this database, with a fingerprint of its configuration
+      -- per variable (never the values), so a replica configured differently is named.
+      CREATE TABLE replicas (
+        name TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        config_fingerprint TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        seen_at INTEGER NOT NULL
+      );
+
+      -- A part being sent is claimed by one replica until the claim expires.
+      ALTER TABLE channel_outbox ADD COLUMN claimed_by TEXT;
+      ALTER TABLE channel_outbox ADD COLUMN claim_expires_at INTEGER;
+      CREATE INDEX channel_inbox_by_chat ON channel_inbox (bot_key, chat_id, status, id);
+    `,
+  },
 ];

@@ -1,11 +1,14 @@
 /** The store's public face: one object holding every repository over one database. */
 import { createAgentSettingsStore, type AgentSettingsStore } from "./agent-settings-store.js";
 import { createChannelStore, type ChannelStore } from "./channel-store.js";
+import { createChatWorkStore, type ChatWorkStore } from "./chat-work-store.js";
 import type { Clock } from "./clock.js";
 import { createDistillRunsStore, type DistillRunsStore } from "./distill-runs-store.js";
 import { createExperiencesStore, type ExperiencesStore } from "./experiences-store.js";
 import { createInjectionsStore, type InjectionsStore } from "./injections-store.js";
+import { createLeasesStore, type LeasesStore } from "./leases-store.js";
 import { createLedgerStore, type LedgerStore } from "./ledger-store.js";
+import { createReplicasStore, type ReplicasStore } from "./replicas-store.js";
 import { createRulesStore, type RulesStore } from "./rules-store.js";
 import { createSkillVersionsStore, type SkillVersionsStore } from "./skill-versions-store.js";
 import { createGapClustersStore, type GapClustersStore } from "./gap-clusters-store.js";
@@ -42,6 +45,9 @@ export type Store = {
   rules: RulesStore;
   skillVersions: SkillVersionsStore;
   importedRows: ImportedRowsStore;
+  leases: LeasesStore;
+  chatWork: ChatWorkStore;
+  replicas: ReplicasStore;
   close(): Promise<void>;
 };
 
@@ -89,6 +95,9 @@ export async function openStore(target: string, clock: Clock, options: OpenStore
     rules: createRulesStore(db, clock, ledger),
     skillVersions: createSkillVersionsStore(db, clock, ledger),
     importedRows: createImportedRowsStore(db, clock),
+    leases: createLeasesStore(db, clock),
+    chatWork: createChatWorkStore(db, clock),
+    replicas: createReplicasStore(db, clock),
     async close() {
       if (closed) return;
       closed = true;

@@ -1,0 +1,105 @@
+/**
+ * News one replica must pass to the others: skills changed (a draft, /reload_skills), a
+ * library switched. File watchers do not cross hosts, so on PostgreSQL the news travels by
+ * LISTEN/NOTIFY on one dedicated connection (reconnected with back-off when it drops); on
+ * SQLite there is one process and the news stays in it. A replica hears its own news at
+ * once, in process, and ignores its echo.
+ */
+import type { Logger } from "pino";
+import type pg from "pg";
+import type { PostgresDriver } from "../store/sql/postgres-driver.js";
+import type { SqlDriver } from "../store/sql/sql-driver.js";
+
+export const BUS_CHANNEL = "laoding_events";
+
+export type ReplicaEvent = { topic: "skills-changed" | "library-switched"; agentId: string };
+
+export type ReplicaBus = {
+  publish(event: ReplicaEvent): Promise<void>;
+  subscribe(listener: (event: ReplicaEvent, from: string) => void): () => void;
+  /** Resolves once the bus listens (PostgreSQL) or at once (SQLite). */
+  readonly ready: Promise<void>;
+  close(): Promise<void>;
+};
+
+type Envelope = { from: string; event: ReplicaEvent };
+
+export function createReplicaBus(sql: SqlDriver, replica: string, logger: Logger): ReplicaBus {
+  const listeners = new Set<(event: ReplicaEvent, from: string) => void>();
+  const deliver = (event: ReplicaEvent, from: string) => {
+    for (const listener of listeners) {
+      try {
+        listener(event, from);
+      } catch (error) {
+        logger.error({ err: error, topic: event.topic }, "a replica event listener failed");
+      }
+    }
+  };
+  let closed = false;
+  let client: pg.PoolClient | undefined;
+  let retryMs = 500;
+
+  async function listen(): Promise<void> {
+    const driver = sql as PostgresDriver;
+    const connection = await driver.connect();
+    connection.on("notification", (message) => {
+      if (message.channel !== BUS_CHANNEL || !message.payload) return;
+      let envelope: Envelope;
+      try {
+        envelope = JSON.parse(message.payload) as Envelope;
+      } catch {
+        logger.warn({ payload: message.payload.slice(0, 200) }, "unreadable replica event ignored");
+        return;
+      }
+      if (envelope.from === replica) return;
+      logger.info({ topic: envelope.event.topic, agentId: envelope.event.agentId, from: envelope.from }, "news from another replica");
+      deliver(envelope.event, envelope.from);
+    });
+    connection.on("error", (error) => {
+      logger.warn({ err: error }, "the replica bus connection dropped; reconnecting");
+      connection.release(true);
+      if (client === connection) client = undefined;
+      reconnect();
+    });
+    await connection.query(`LISTEN ${BUS_CHANNEL}`);
+    client = connection;
+    retryMs = 500;
+  }
+
+  function reconnect(): void {
+    if (closed) return;
+    const timer = setTimeout(() => {
+      listen().catch((error: unknown) => {
+        logger.warn({ err: error, retryMs }, "the replica bus cannot listen yet; trying again");
+        retryMs = Math.min(retryMs * 2, 30_000);
+        reconnect();
+      });
+    }, retryMs);
+    timer.unref();
+  }
+
+  const ready = sql.engine === "postgres" ? listen() : Promise.resolve();
+
+  return {
+    ready,
+    async publish(event) {
+      deliver(event, replica);
+      if (sql.engine !== "postgres") return;
+      const envelope: Envelope = { from: replica, event };
+      await sql.run(`SELECT pg_notify('${BUS_CHANNEL}', ?)`, [JSON.stringify(envelope)]);
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async close() {
+      closed = true;
+      const connection = client;
+      client = undefined;
+      if (connection) {
+        await connection.query(`UNLISTEN ${BUS_CHANNEL}`).catch(() => undefined);
+        connection.release();
+      }
+    },
+  };
+}
