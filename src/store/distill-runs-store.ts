@@ -4,7 +4,7 @@
  */
 import type { Clock } from "./clock.js";
 import type { TaskOutcome } from "./injections-store.js";
-import type { Db } from "./open-database.js";
+import type { SqlDriver } from "./sql/sql-driver.js";
 
 export type DistillRunStatus = "skipped" | "distilled" | "failed";
 
@@ -30,21 +30,24 @@ export type DistillRunsStore = ReturnType<typeof createDistillRunsStore>;
 const COLUMNS = `id, agent_id AS agentId, trace_id AS traceId, prompt_version AS promptVersion, status, skip_reason AS skipReason, source, outcome, tags,
   operations, refused, phantom_citations AS phantomCitations, tokens, created_at AS createdAt`;
 
-export function createDistillRunsStore(db: Db, clock: Clock) {
-  const upsert = db.prepare(
-    `INSERT INTO distill_runs (agent_id, trace_id, prompt_version, status, skip_reason, source, outcome, tags, operations, refused, phantom_citations, tokens, created_at)
+const UPSERT = `INSERT INTO distill_runs (agent_id, trace_id, prompt_version, status, skip_reason, source, outcome, tags, operations, refused, phantom_citations, tokens, created_at)
      VALUES (@agentId, @traceId, @promptVersion, @status, @skipReason, @source, @outcome, @tags, @operations, @refused, @phantomCitations, @tokens, @now)
      ON CONFLICT (trace_id, prompt_version) DO UPDATE SET status = excluded.status, skip_reason = excluded.skip_reason, source = excluded.source,
-       outcome = excluded.outcome, operations = excluded.operations, refused = excluded.refused, tokens = excluded.tokens`,
-  );
-  const get = db.prepare<[string, number], DistillRunRow>(`SELECT ${COLUMNS} FROM distill_runs WHERE trace_id = ? AND prompt_version = ?`);
-  const byAgent = db.prepare<[string, number], DistillRunRow>(`SELECT ${COLUMNS} FROM distill_runs WHERE agent_id = ? AND created_at >= ? ORDER BY id`);
+       outcome = excluded.outcome, operations = excluded.operations, refused = excluded.refused, tokens = excluded.tokens`;
+const GET = `SELECT ${COLUMNS} FROM distill_runs WHERE trace_id = ? AND prompt_version = ?`;
+const BY_AGENT = `SELECT ${COLUMNS} FROM distill_runs WHERE agent_id = ? AND created_at >= ? ORDER BY id`;
+
+export function createDistillRunsStore(sql: SqlDriver, clock: Clock) {
   return {
-    record(run: DistillRun): void {
-      upsert.run({
-        ...run,
+    async record(run: DistillRun): Promise<void> {
+      await sql.run(UPSERT, {
+        agentId: run.agentId,
+        traceId: run.traceId,
+        promptVersion: run.promptVersion,
+        status: run.status,
         skipReason: run.skipReason ?? null,
         source: run.source ?? null,
+        outcome: run.outcome,
         tags: run.tags.join(" "),
         operations: run.operations ?? 0,
         refused: run.refused ?? 0,
@@ -53,7 +56,7 @@ export function createDistillRunsStore(db: Db, clock: Clock) {
         now: clock.now(),
       });
     },
-    get: (traceId: string, promptVersion: number): DistillRunRow | undefined => get.get(traceId, promptVersion),
-    byAgent: (agentId: string, sinceMs = 0): DistillRunRow[] => byAgent.all(agentId, sinceMs),
+    get: (traceId: string, promptVersion: number): Promise<DistillRunRow | undefined> => sql.get<DistillRunRow>(GET, [traceId, promptVersion]),
+    byAgent: (agentId: string, sinceMs = 0): Promise<DistillRunRow[]> => sql.all<DistillRunRow>(BY_AGENT, [agentId, sinceMs]),
   };
 }

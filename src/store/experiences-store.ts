@@ -6,7 +6,7 @@
  */
 import type { Clock } from "./clock.js";
 import type { LedgerStore } from "./ledger-store.js";
-import type { Db } from "./open-database.js";
+import type { SqlDriver } from "./sql/sql-driver.js";
 
 export const EXPERIENCE_SOURCES = ["task_completion", "error_correction", "review_finding", "manual"] as const;
 export const EXPERIENCE_CATEGORIES = ["pitfall", "best_practice", "pattern", "anti_pattern"] as const;
@@ -78,58 +78,86 @@ function ledgerView(row: ExperienceRow): Record<string, unknown> {
   return { status: row.status, confidence: row.confidence, pinned: row.pinned, supportCount: row.supportCount, contradictCount: row.contradictCount, deprecatedReason: row.deprecatedReason, skillName: row.skillName, approvedBy: row.approvedBy };
 }
 
-export function createExperiencesStore(db: Db, clock: Clock, ledger: LedgerStore) {
-  const insert = db.prepare(
-    `INSERT INTO experiences (agent_id, source, task_trace_id, summary, category, confidence, status, created_by, approved_by, content_hash, created_at, updated_at)
-     VALUES (@agentId, @source, @taskTraceId, @summary, @category, @confidence, @status, @createdBy, @approvedBy, @contentHash, @now, @now)`,
-  );
-  const insertTag = db.prepare("INSERT OR IGNORE INTO experience_tags (experience_id, tag) VALUES (?, ?)");
-  const byId = db.prepare<[number], ExperienceRow>(`SELECT ${COLUMNS} FROM experiences WHERE id = ?`);
-  const byHash = db.prepare<[string, string], ExperienceRow>(`SELECT ${COLUMNS} FROM experiences WHERE agent_id = ? AND content_hash = ?`);
-  const tagsOf = db.prepare<[number], { tag: string }>("SELECT tag FROM experience_tags WHERE experience_id = ? ORDER BY tag");
-  const byAgent = db.prepare<[string], ExperienceRow>(`SELECT ${COLUMNS} FROM experiences WHERE agent_id = ? ORDER BY id`);
-  const agents = db.prepare<[], { agentId: string }>("SELECT DISTINCT agent_id AS agentId FROM experiences ORDER BY agent_id");
-  const countInjected = db.prepare("UPDATE experiences SET injected_count = injected_count + 1 WHERE id = ?");
-  const countUsed = db.prepare("UPDATE experiences SET usage_count = usage_count + 1, last_used_at = ? WHERE id = ?");
+const INSERT = `INSERT INTO experiences (agent_id, source, task_trace_id, summary, category, confidence, status, created_by, approved_by, content_hash, created_at, updated_at)
+     VALUES (@agentId, @source, @taskTraceId, @summary, @category, @confidence, @status, @createdBy, @approvedBy, @contentHash, @now, @now) RETURNING id`;
+const INSERT_TAG = "INSERT INTO experience_tags (experience_id, tag) VALUES (?, ?) ON CONFLICT DO NOTHING";
+const BY_ID = `SELECT ${COLUMNS} FROM experiences WHERE id = ?`;
+const BY_HASH = `SELECT ${COLUMNS} FROM experiences WHERE agent_id = ? AND content_hash = ?`;
+const TAGS_OF = "SELECT tag FROM experience_tags WHERE experience_id = ? ORDER BY tag";
+const BY_AGENT = `SELECT ${COLUMNS} FROM experiences WHERE agent_id = ? ORDER BY id`;
+const AGENTS = "SELECT DISTINCT agent_id AS agentId FROM experiences ORDER BY agent_id";
+const COUNT_INJECTED = "UPDATE experiences SET injected_count = injected_count + 1 WHERE id = ?";
+const COUNT_USED = "UPDATE experiences SET usage_count = usage_count + 1, last_used_at = ? WHERE id = ?";
+const UPDATE = `UPDATE experiences SET status = @status, confidence = @confidence, pinned = @pinned, support_count = @supportCount, contradict_count = @contradictCount,
+       deprecated_reason = @deprecatedReason, skill_name = @skillName, approved_by = @approvedBy, updated_at = @updatedAt WHERE id = @id`;
 
-  const withTags = (row: ExperienceRow): Experience => ({ ...row, tags: tagsOf.all(row.id).map((tag) => tag.tag) });
-  const get = (id: number): Experience | undefined => {
-    const row = byId.get(id);
+type ExperiencePatch = Partial<Pick<ExperienceRow, "status" | "confidence" | "pinned" | "supportCount" | "contradictCount" | "deprecatedReason" | "skillName" | "approvedBy">>;
+
+export function createExperiencesStore(sql: SqlDriver, clock: Clock, ledger: LedgerStore) {
+  const withTags = async (row: ExperienceRow): Promise<Experience> => ({ ...row, tags: (await sql.all<{ tag: string }>(TAGS_OF, [row.id])).map((tag) => tag.tag) });
+  const get = async (id: number): Promise<Experience | undefined> => {
+    const row = await sql.get<ExperienceRow>(BY_ID, [id]);
     return row ? withTags(row) : undefined;
   };
 
   /** Applies `patch` to a lesson and ledgers the change, in one transaction. */
-  const change = db.transaction((id: number, patch: Partial<Pick<ExperienceRow, "status" | "confidence" | "pinned" | "supportCount" | "contradictCount" | "deprecatedReason" | "skillName" | "approvedBy">>, entry: { action: string; reason?: string; actor: string }): Experience => {
-    const before = byId.get(id);
-    if (!before) throw new Error(`no lesson ${formatExperienceId(id)}`);
-    const after: ExperienceRow = { ...before, ...patch, updatedAt: clock.now() };
-    db.prepare(
-      `UPDATE experiences SET status = @status, confidence = @confidence, pinned = @pinned, support_count = @supportCount, contradict_count = @contradictCount,
-       deprecated_reason = @deprecatedReason, skill_name = @skillName, approved_by = @approvedBy, updated_at = @updatedAt WHERE id = @id`,
-    ).run(after);
-    ledger.append({ agentId: before.agentId, subject: "experience", subjectId: formatExperienceId(id), action: entry.action, before: ledgerView(before), after: ledgerView(after), ...(entry.reason ? { reason: entry.reason } : {}), actor: entry.actor });
-    return withTags(after);
-  });
+  const change = (id: number, patch: ExperiencePatch, entry: { action: string; reason?: string; actor: string }): Promise<Experience> =>
+    sql.transaction(async () => {
+      const before = await sql.get<ExperienceRow>(BY_ID, [id]);
+      if (!before) throw new Error(`no lesson ${formatExperienceId(id)}`);
+      const after: ExperienceRow = { ...before, ...patch, updatedAt: clock.now() };
+      await sql.run(UPDATE, {
+        id,
+        status: after.status,
+        confidence: after.confidence,
+        pinned: after.pinned,
+        supportCount: after.supportCount,
+        contradictCount: after.contradictCount,
+        deprecatedReason: after.deprecatedReason,
+        skillName: after.skillName,
+        approvedBy: after.approvedBy,
+        updatedAt: after.updatedAt,
+      });
+      await ledger.append({ agentId: before.agentId, subject: "experience", subjectId: formatExperienceId(id), action: entry.action, before: ledgerView(before), after: ledgerView(after), ...(entry.reason ? { reason: entry.reason } : {}), actor: entry.actor });
+      return withTags(after);
+    });
 
   return {
-    add: db.transaction((lesson: NewExperience): Experience => {
-      const id = Number(
-        insert.run({ ...lesson, taskTraceId: lesson.taskTraceId ?? null, status: lesson.status ?? "draft", approvedBy: lesson.approvedBy ?? null, now: clock.now() }).lastInsertRowid,
-      );
-      for (const tag of lesson.tags) insertTag.run(id, tag);
-      const created = get(id) as Experience;
-      ledger.append({ agentId: lesson.agentId, subject: "experience", subjectId: formatExperienceId(id), action: "create", after: { ...ledgerView(created), summary: created.summary, tags: created.tags, source: created.source }, actor: lesson.createdBy });
-      return created;
-    }),
+    add: (lesson: NewExperience): Promise<Experience> =>
+      sql.transaction(async () => {
+        const inserted = await sql.get<{ id: number }>(INSERT, {
+          agentId: lesson.agentId,
+          source: lesson.source,
+          taskTraceId: lesson.taskTraceId ?? null,
+          summary: lesson.summary,
+          category: lesson.category,
+          confidence: lesson.confidence,
+          status: lesson.status ?? "draft",
+          createdBy: lesson.createdBy,
+          approvedBy: lesson.approvedBy ?? null,
+          contentHash: lesson.contentHash,
+          now: clock.now(),
+        });
+        const id = Number(inserted?.id);
+        for (const tag of lesson.tags) await sql.run(INSERT_TAG, [id, tag]);
+        const created = (await get(id)) as Experience;
+        await ledger.append({ agentId: lesson.agentId, subject: "experience", subjectId: formatExperienceId(id), action: "create", after: { ...ledgerView(created), summary: created.summary, tags: created.tags, source: created.source }, actor: lesson.createdBy });
+        return created;
+      }),
     get,
-    byHash: (agentId: string, hash: string): Experience | undefined => {
-      const row = byHash.get(agentId, hash);
+    byHash: async (agentId: string, hash: string): Promise<Experience | undefined> => {
+      const row = await sql.get<ExperienceRow>(BY_HASH, [agentId, hash]);
       return row ? withTags(row) : undefined;
     },
-    list: (agentId: string, status?: ExperienceStatus): Experience[] => byAgent.all(agentId).filter((row) => !status || row.status === status).map(withTags),
-    agents: (): string[] => agents.all().map((row) => row.agentId),
+    list: async (agentId: string, status?: ExperienceStatus): Promise<Experience[]> => {
+      const rows = (await sql.all<ExperienceRow>(BY_AGENT, [agentId])).filter((row) => !status || row.status === status);
+      const lessons: Experience[] = [];
+      for (const row of rows) lessons.push(await withTags(row));
+      return lessons;
+    },
+    agents: async (): Promise<string[]> => (await sql.all<{ agentId: string }>(AGENTS)).map((row) => row.agentId),
     change,
-    countInjected: (id: number): void => void countInjected.run(id),
-    countUsed: (id: number): void => void countUsed.run(clock.now(), id),
+    countInjected: async (id: number): Promise<void> => void (await sql.run(COUNT_INJECTED, [id])),
+    countUsed: async (id: number): Promise<void> => void (await sql.run(COUNT_USED, [clock.now(), id])),
   };
 }

@@ -4,7 +4,7 @@
  * are all computed from these rows, never from the distiller's opinion.
  */
 import type { Clock } from "./clock.js";
-import type { Db } from "./open-database.js";
+import type { SqlDriver } from "./sql/sql-driver.js";
 
 export type InjectionArm = "treatment" | "holdout";
 export type TaskOutcome = "success" | "failure";
@@ -15,29 +15,35 @@ export type InjectionsStore = ReturnType<typeof createInjectionsStore>;
 
 const COLUMNS = "id, agent_id AS agentId, trace_id AS traceId, experience_id AS experienceId, rank, arm, cited, outcome, created_at AS createdAt";
 
-export function createInjectionsStore(db: Db, clock: Clock) {
-  const insert = db.prepare("INSERT OR IGNORE INTO experience_injections (agent_id, trace_id, experience_id, rank, arm, created_at) VALUES (?, ?, ?, ?, ?, ?)");
-  const cite = db.prepare("UPDATE experience_injections SET cited = 1 WHERE trace_id = ? AND experience_id = ? AND arm = 'treatment'");
-  const settle = db.prepare("UPDATE experience_injections SET outcome = ? WHERE trace_id = ?");
-  const byTrace = db.prepare<[string], InjectionRow>(`SELECT ${COLUMNS} FROM experience_injections WHERE trace_id = ? ORDER BY rank`);
-  const byExperience = db.prepare<[number], InjectionRow>(`SELECT ${COLUMNS} FROM experience_injections WHERE experience_id = ? ORDER BY id`);
-  const byAgent = db.prepare<[string, number], InjectionRow>(`SELECT ${COLUMNS} FROM experience_injections WHERE agent_id = ? AND created_at >= ? ORDER BY id`);
-  // A holdout task once, with the tags its settlement recorded.
-  const holdoutTasks = db.prepare<[string], { traceId: string; outcome: TaskOutcome; tags: string | null }>(
-    `SELECT DISTINCT i.trace_id AS traceId, i.outcome, r.tags FROM experience_injections i LEFT JOIN distill_runs r ON r.trace_id = i.trace_id
-     WHERE i.agent_id = ? AND i.arm = 'holdout' AND i.outcome IS NOT NULL ORDER BY i.id`,
-  );
+const INSERT = "INSERT INTO experience_injections (agent_id, trace_id, experience_id, rank, arm, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING";
+const CITE = "UPDATE experience_injections SET cited = 1 WHERE trace_id = ? AND experience_id = ? AND arm = 'treatment'";
+const SETTLE = "UPDATE experience_injections SET outcome = ? WHERE trace_id = ?";
+const BY_TRACE = `SELECT ${COLUMNS} FROM experience_injections WHERE trace_id = ? ORDER BY rank`;
+const BY_EXPERIENCE = `SELECT ${COLUMNS} FROM experience_injections WHERE experience_id = ? ORDER BY id`;
+const BY_AGENT = `SELECT ${COLUMNS} FROM experience_injections WHERE agent_id = ? AND created_at >= ? ORDER BY id`;
+// A holdout task once, with the tags its settlement recorded, in the order of its first
+// injection row (PostgreSQL refuses SELECT DISTINCT ordered by a column it does not select).
+const HOLDOUT_TASKS = `SELECT i.trace_id AS traceId, i.outcome, r.tags FROM experience_injections i LEFT JOIN distill_runs r ON r.trace_id = i.trace_id
+     WHERE i.agent_id = ? AND i.arm = 'holdout' AND i.outcome IS NOT NULL GROUP BY i.trace_id, i.outcome, r.tags ORDER BY MIN(i.id)`;
+
+export function createInjectionsStore(sql: SqlDriver, clock: Clock) {
   return {
-    holdoutTasks: (agentId: string): { traceId: string; outcome: TaskOutcome; tags: string[] }[] =>
-      holdoutTasks.all(agentId).map((row) => ({ traceId: row.traceId, outcome: row.outcome, tags: (row.tags ?? "").split(" ").filter(Boolean) })),
-    record: db.transaction((agentId: string, traceId: string, arm: InjectionArm, experienceIds: number[]): void => {
-      experienceIds.forEach((experienceId, index) => insert.run(agentId, traceId, experienceId, index + 1, arm, clock.now()));
-    }),
+    holdoutTasks: async (agentId: string): Promise<{ traceId: string; outcome: TaskOutcome; tags: string[] }[]> =>
+      (await sql.all<{ traceId: string; outcome: TaskOutcome; tags: string | null }>(HOLDOUT_TASKS, [agentId])).map((row) => ({ traceId: row.traceId, outcome: row.outcome, tags: (row.tags ?? "").split(" ").filter(Boolean) })),
+    record: (agentId: string, traceId: string, arm: InjectionArm, experienceIds: number[]): Promise<void> =>
+      sql.transaction(async () => {
+        for (const [index, experienceId] of experienceIds.entries()) await sql.run(INSERT, [agentId, traceId, experienceId, index + 1, arm, clock.now()]);
+      }),
     /** Marks the cited lessons of a treatment task; returns the ids that were really injected. */
-    cite: db.transaction((traceId: string, experienceIds: number[]): number[] => experienceIds.filter((id) => cite.run(traceId, id).changes > 0)),
-    settle: (traceId: string, outcome: TaskOutcome): void => void settle.run(outcome, traceId),
-    byTrace: (traceId: string): InjectionRow[] => byTrace.all(traceId),
-    byExperience: (experienceId: number): InjectionRow[] => byExperience.all(experienceId),
-    byAgent: (agentId: string, sinceMs = 0): InjectionRow[] => byAgent.all(agentId, sinceMs),
+    cite: (traceId: string, experienceIds: number[]): Promise<number[]> =>
+      sql.transaction(async () => {
+        const cited: number[] = [];
+        for (const id of experienceIds) if ((await sql.run(CITE, [traceId, id])).changes > 0) cited.push(id);
+        return cited;
+      }),
+    settle: async (traceId: string, outcome: TaskOutcome): Promise<void> => void (await sql.run(SETTLE, [outcome, traceId])),
+    byTrace: (traceId: string): Promise<InjectionRow[]> => sql.all<InjectionRow>(BY_TRACE, [traceId]),
+    byExperience: (experienceId: number): Promise<InjectionRow[]> => sql.all<InjectionRow>(BY_EXPERIENCE, [experienceId]),
+    byAgent: (agentId: string, sinceMs = 0): Promise<InjectionRow[]> => sql.all<InjectionRow>(BY_AGENT, [agentId, sinceMs]),
   };
 }

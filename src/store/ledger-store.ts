@@ -4,7 +4,7 @@
  * by the loop, so any change can be read back and undone.
  */
 import type { Clock } from "./clock.js";
-import type { Db } from "./open-database.js";
+import type { SqlDriver } from "./sql/sql-driver.js";
 
 export type LedgerSubject = "experience" | "skill" | "rule";
 
@@ -25,18 +25,18 @@ export type LedgerStore = ReturnType<typeof createLedgerStore>;
 
 const COLUMNS = "id, agent_id AS agentId, subject, subject_id AS subjectId, action, before, after, reason, actor, created_at AS createdAt";
 
-export function createLedgerStore(db: Db, clock: Clock) {
-  const insert = db.prepare(
-    "INSERT INTO memory_ledger (agent_id, subject, subject_id, action, before, after, reason, actor, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-  );
-  const bySubject = db.prepare<[string, string], LedgerRow>(`SELECT ${COLUMNS} FROM memory_ledger WHERE subject = ? AND subject_id = ? ORDER BY id`);
-  const byAgent = db.prepare<[string, number], LedgerRow>(`SELECT ${COLUMNS} FROM memory_ledger WHERE agent_id = ? AND created_at >= ? ORDER BY id`);
+const INSERT = "INSERT INTO memory_ledger (agent_id, subject, subject_id, action, before, after, reason, actor, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id";
+const BY_SUBJECT = `SELECT ${COLUMNS} FROM memory_ledger WHERE subject = ? AND subject_id = ? ORDER BY id`;
+const BY_AGENT = `SELECT ${COLUMNS} FROM memory_ledger WHERE agent_id = ? AND created_at >= ? ORDER BY id`;
+
+export function createLedgerStore(sql: SqlDriver, clock: Clock) {
   return {
-    append(entry: LedgerEntry): number {
+    async append(entry: LedgerEntry): Promise<number> {
       const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
-      return Number(insert.run(entry.agentId, entry.subject, entry.subjectId, entry.action, json(entry.before), json(entry.after), entry.reason ?? null, entry.actor, clock.now()).lastInsertRowid);
+      const row = await sql.get<{ id: number }>(INSERT, [entry.agentId, entry.subject, entry.subjectId, entry.action, json(entry.before), json(entry.after), entry.reason ?? null, entry.actor, clock.now()]);
+      return Number(row?.id);
     },
-    bySubject: (subject: LedgerSubject, subjectId: string): LedgerRow[] => bySubject.all(subject, subjectId),
-    byAgent: (agentId: string, sinceMs = 0): LedgerRow[] => byAgent.all(agentId, sinceMs),
+    bySubject: (subject: LedgerSubject, subjectId: string): Promise<LedgerRow[]> => sql.all<LedgerRow>(BY_SUBJECT, [subject, subjectId]),
+    byAgent: (agentId: string, sinceMs = 0): Promise<LedgerRow[]> => sql.all<LedgerRow>(BY_AGENT, [agentId, sinceMs]),
   };
 }

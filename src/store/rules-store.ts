@@ -4,7 +4,7 @@
  */
 import type { Clock } from "./clock.js";
 import type { LedgerStore } from "./ledger-store.js";
-import type { Db } from "./open-database.js";
+import type { SqlDriver } from "./sql/sql-driver.js";
 
 export const RULE_MAX_CHARS = 300;
 export const MAX_RULES_PER_AGENT = 5;
@@ -19,31 +19,39 @@ export type RulesStore = ReturnType<typeof createRulesStore>;
 
 const COLUMNS = "id, agent_id AS agentId, text, status, source, created_at AS createdAt, updated_at AS updatedAt";
 
-export function createRulesStore(db: Db, clock: Clock, ledger: LedgerStore) {
-  const active = db.prepare<[string], RuleRow>(`SELECT ${COLUMNS} FROM rules WHERE agent_id = ? AND status = 'active' ORDER BY id`);
-  const byId = db.prepare<[number], RuleRow>(`SELECT ${COLUMNS} FROM rules WHERE id = ?`);
-  const all = db.prepare<[string], RuleRow>(`SELECT ${COLUMNS} FROM rules WHERE agent_id = ? ORDER BY id`);
+const ACTIVE = `SELECT ${COLUMNS} FROM rules WHERE agent_id = ? AND status = 'active' ORDER BY id`;
+const BY_ID = `SELECT ${COLUMNS} FROM rules WHERE id = ?`;
+const ALL = `SELECT ${COLUMNS} FROM rules WHERE agent_id = ? ORDER BY id`;
+const INSERT = "INSERT INTO rules (agent_id, text, status, source, created_at, updated_at) VALUES (?, ?, 'active', ?, ?, ?) RETURNING id";
+const REMOVE = "UPDATE rules SET status = 'removed', updated_at = ? WHERE id = ?";
+
+export function createRulesStore(sql: SqlDriver, clock: Clock, ledger: LedgerStore) {
+  const active = (agentId: string): Promise<RuleRow[]> => sql.all<RuleRow>(ACTIVE, [agentId]);
+  const byId = (id: number): Promise<RuleRow | undefined> => sql.get<RuleRow>(BY_ID, [id]);
   return {
-    active: (agentId: string): RuleRow[] => active.all(agentId),
-    list: (agentId: string): RuleRow[] => all.all(agentId),
-    get: (id: number): RuleRow | undefined => byId.get(id),
-    add: db.transaction((agentId: string, text: string, source: string, actor: string): RuleRow => {
-      const rule = text.replace(/\s+/g, " ").trim();
-      if (rule.length === 0 || [...rule].length > RULE_MAX_CHARS) throw new RuleError(`a rule is 1-${RULE_MAX_CHARS} characters; this one has ${[...rule].length}: shorten it with --text`);
-      if (active.all(agentId).length >= MAX_RULES_PER_AGENT) throw new RuleError(`agent ${agentId} already has ${MAX_RULES_PER_AGENT} rules; remove one first (laoding rules remove <id>)`);
-      if (active.all(agentId).some((existing) => existing.text === rule)) throw new RuleError("the same rule is active already");
-      const now = clock.now();
-      const id = Number(db.prepare("INSERT INTO rules (agent_id, text, status, source, created_at, updated_at) VALUES (?, ?, 'active', ?, ?, ?)").run(agentId, rule, source, now, now).lastInsertRowid);
-      const row = byId.get(id) as RuleRow;
-      ledger.append({ agentId, subject: "rule", subjectId: String(id), action: "accept", after: { text: rule, status: "active", source }, actor });
-      return row;
-    }),
-    remove: db.transaction((id: number, actor: string): RuleRow => {
-      const before = byId.get(id);
-      if (!before || before.status !== "active") throw new RuleError(`no active rule ${id}; list them with \`laoding rules list\``);
-      db.prepare("UPDATE rules SET status = 'removed', updated_at = ? WHERE id = ?").run(clock.now(), id);
-      ledger.append({ agentId: before.agentId, subject: "rule", subjectId: String(id), action: "remove", before: { text: before.text, status: "active" }, after: { status: "removed" }, actor });
-      return byId.get(id) as RuleRow;
-    }),
+    active,
+    list: (agentId: string): Promise<RuleRow[]> => sql.all<RuleRow>(ALL, [agentId]),
+    get: byId,
+    add: (agentId: string, text: string, source: string, actor: string): Promise<RuleRow> =>
+      sql.transaction(async () => {
+        const rule = text.replace(/\s+/g, " ").trim();
+        if (rule.length === 0 || [...rule].length > RULE_MAX_CHARS) throw new RuleError(`a rule is 1-${RULE_MAX_CHARS} characters; this one has ${[...rule].length}: shorten it with --text`);
+        const current = await active(agentId);
+        if (current.length >= MAX_RULES_PER_AGENT) throw new RuleError(`agent ${agentId} already has ${MAX_RULES_PER_AGENT} rules; remove one first (laoding rules remove <id>)`);
+        if (current.some((existing) => existing.text === rule)) throw new RuleError("the same rule is active already");
+        const now = clock.now();
+        const id = Number((await sql.get<{ id: number }>(INSERT, [agentId, rule, source, now, now]))?.id);
+        const row = (await byId(id)) as RuleRow;
+        await ledger.append({ agentId, subject: "rule", subjectId: String(id), action: "accept", after: { text: rule, status: "active", source }, actor });
+        return row;
+      }),
+    remove: (id: number, actor: string): Promise<RuleRow> =>
+      sql.transaction(async () => {
+        const before = await byId(id);
+        if (!before || before.status !== "active") throw new RuleError(`no active rule ${id}; list them with \`laoding rules list\``);
+        await sql.run(REMOVE, [clock.now(), id]);
+        await ledger.append({ agentId: before.agentId, subject: "rule", subjectId: String(id), action: "remove", before: { text: before.text, status: "active" }, after: { status: "removed" }, actor });
+        return (await byId(id)) as RuleRow;
+      }),
   };
 }
