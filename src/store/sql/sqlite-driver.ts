@@ -55,10 +55,11 @@ export function openSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
   const context = new AsyncLocalStorage<Transaction>();
   let active: Transaction | undefined;
 
-  /** Resolves when no transaction of another async context is open. */
-  async function turn(): Promise<void> {
-    while (active && context.getStore() !== active) await active.done;
-  }
+  /**
+   * Each method checks for another context's transaction and runs its statement with no
+   * await in between (the `while` below), so a transaction begun meanwhile can neither
+   * absorb the statement nor be begun twice.
+   */
   const bind = (params: SqlParams | undefined): unknown[] => (params === undefined ? [] : Array.isArray(params) ? (params as unknown[]) : [params]);
 
   return {
@@ -66,24 +67,25 @@ export function openSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
     label: options.file,
     database: db,
     async all<Row>(sql: string, params?: SqlParams) {
-      if (active) await turn();
+      while (active && context.getStore() !== active) await active.done;
       return prepare(sql).all(...bind(params)) as Row[];
     },
     async get<Row>(sql: string, params?: SqlParams) {
-      if (active) await turn();
+      while (active && context.getStore() !== active) await active.done;
       return prepare(sql).get(...bind(params)) as Row | undefined;
     },
     async run(sql: string, params?: SqlParams) {
-      if (active) await turn();
+      while (active && context.getStore() !== active) await active.done;
       return { changes: prepare(sql).run(...bind(params)).changes };
     },
     async exec(sql: string) {
-      if (active) await turn();
+      while (active && context.getStore() !== active) await active.done;
       db.exec(sql);
     },
     async transaction<T>(work: () => Promise<T>): Promise<T> {
       if (active && context.getStore() === active) return work();
-      await turn();
+      // Checked and taken with no await in between: two callers woken by one commit cannot both begin.
+      while (active) await active.done;
       let finish!: () => void;
       const transaction: Transaction = { done: new Promise<void>((resolve) => (finish = resolve)) };
       active = transaction;
