@@ -44,67 +44,75 @@ export type ApplyInput = {
   dangerouslySkipChecks?: boolean;
 };
 
-export function applyOperations(input: ApplyInput): { applied: AppliedOperation[]; refused: RefusedOperation[] } {
-  const { store } = input;
+export async function applyOperations(input: ApplyInput): Promise<{ applied: AppliedOperation[]; refused: RefusedOperation[] }> {
   const applied: AppliedOperation[] = [];
   const refused: RefusedOperation[] = [];
   const touched = new Set<number>();
-  input.operations.forEach((operation, index) => {
-    const refuse = (reason: string) => void refused.push({ index, reason });
-    if (index >= MAX_OPERATIONS) return refuse(`more than ${MAX_OPERATIONS} operations`);
-    const op = typeof operation.op === "string" ? operation.op.toUpperCase() : "";
-    if (op === "ADD") {
-      const lesson = validateAdd(operation, input);
-      if (!lesson.ok) return refuse(lesson.reason);
-      const same = store.experiences.byHash(input.agentId, lesson.hash) ?? (input.dangerouslySkipChecks ? undefined : store.experiences.list(input.agentId).find((other) => other.status !== "deprecated" && isNearDuplicate(lesson.summary, other.summary)));
-      if (same) {
-        if (input.injectedIds.has(same.id) && !input.dangerouslySkipChecks) return refuse(`repeats ${same.id}, which this task was shown`);
-        if (same.status === "deprecated") return refuse(`repeats deprecated lesson ${same.id}`);
-        if (touched.has(same.id)) return refuse("a second operation on the same lesson");
-        touched.add(same.id);
-        reinforce(input, same, "a duplicate ADD became REINFORCE");
-        return void applied.push({ op: "REINFORCE", experienceId: same.id, why: "duplicate" });
-      }
-      const created = store.db.transaction(() => {
-        const stored = store.experiences.add({
-          agentId: input.agentId,
-          source: input.source,
-          taskTraceId: input.traceId,
-          summary: lesson.summary,
-          category: lesson.category,
-          confidence: lesson.confidence,
-          createdBy: input.actor,
-          contentHash: lesson.hash,
-          tags: lesson.tags,
-        });
-        return lesson.hold ? holdLesson(store, stored, lesson.hold, input.actor) : stored;
-      })();
-      touched.add(created.id);
-      return void applied.push(lesson.hold ? { op: "HOLD", experienceId: created.id, why: lesson.hold } : { op: "ADD", experienceId: created.id });
-    }
-    if (op === "REINFORCE" || op === "CONTRADICT") {
-      const alias = typeof operation.target === "string" ? operation.target.trim().toUpperCase() : "";
-      const target = input.aliases.get(alias);
-      if (!target) return refuse(`unknown target "${String(operation.target)}"; only the E-numbers given may be used`);
-      if (touched.has(target.id)) return refuse("a second operation on the same lesson");
-      touched.add(target.id);
-      if (op === "REINFORCE") {
-        if (input.injectedIds.has(target.id) && !input.dangerouslySkipChecks) return refuse(`${alias} was shown to this task; its citations already count`);
-        reinforce(input, target);
-        return void applied.push({ op: "REINFORCE", experienceId: target.id });
-      }
-      const reason = typeof operation.reason === "string" ? operation.reason.slice(0, 200) : "contradicted by a later task";
-      const current = store.experiences.get(target.id) as Experience;
-      store.experiences.change(
-        target.id,
-        { contradictCount: current.contradictCount + 1, confidence: round(Math.max(0.05, current.confidence - 0.1)) },
-        { action: "contradict", reason: `${reason} (task ${input.traceId})`, actor: input.actor },
-      );
-      return void applied.push({ op: "CONTRADICT", experienceId: target.id });
-    }
-    refuse(`unknown operation "${String(operation.op)}"; use ADD, REINFORCE or CONTRADICT`);
-  });
+  // One operation at a time, in order, each in a transaction of its own: it sees what the ones
+  // before it wrote, and its duplicate check and its write are one step.
+  for (const [index, operation] of input.operations.entries()) {
+    const outcome = await input.store.transaction(() => applyOne(input, operation, index, touched));
+    if ("reason" in outcome) refused.push({ index, reason: outcome.reason });
+    else applied.push(outcome);
+  }
   return { applied, refused };
+}
+
+async function applyOne(input: ApplyInput, operation: RawOperation, index: number, touched: Set<number>): Promise<AppliedOperation | { reason: string }> {
+  const { store } = input;
+  const refuse = (reason: string) => ({ reason });
+  if (index >= MAX_OPERATIONS) return refuse(`more than ${MAX_OPERATIONS} operations`);
+  const op = typeof operation.op === "string" ? operation.op.toUpperCase() : "";
+  if (op === "ADD") {
+    const lesson = validateAdd(operation, input);
+    if (!lesson.ok) return refuse(lesson.reason);
+    const same = (await store.experiences.byHash(input.agentId, lesson.hash)) ?? (input.dangerouslySkipChecks ? undefined : (await store.experiences.list(input.agentId)).find((other) => other.status !== "deprecated" && isNearDuplicate(lesson.summary, other.summary)));
+    if (same) {
+      if (input.injectedIds.has(same.id) && !input.dangerouslySkipChecks) return refuse(`repeats ${same.id}, which this task was shown`);
+      if (same.status === "deprecated") return refuse(`repeats deprecated lesson ${same.id}`);
+      if (touched.has(same.id)) return refuse("a second operation on the same lesson");
+      touched.add(same.id);
+      await reinforce(input, same, "a duplicate ADD became REINFORCE");
+      return { op: "REINFORCE", experienceId: same.id, why: "duplicate" };
+    }
+    const created = await store.transaction(async () => {
+      const stored = await store.experiences.add({
+        agentId: input.agentId,
+        source: input.source,
+        taskTraceId: input.traceId,
+        summary: lesson.summary,
+        category: lesson.category,
+        confidence: lesson.confidence,
+        createdBy: input.actor,
+        contentHash: lesson.hash,
+        tags: lesson.tags,
+      });
+      return lesson.hold ? holdLesson(store, stored, lesson.hold, input.actor) : stored;
+    });
+    touched.add(created.id);
+    return lesson.hold ? { op: "HOLD", experienceId: created.id, why: lesson.hold } : { op: "ADD", experienceId: created.id };
+  }
+  if (op === "REINFORCE" || op === "CONTRADICT") {
+    const alias = typeof operation.target === "string" ? operation.target.trim().toUpperCase() : "";
+    const target = input.aliases.get(alias);
+    if (!target) return refuse(`unknown target "${String(operation.target)}"; only the E-numbers given may be used`);
+    if (touched.has(target.id)) return refuse("a second operation on the same lesson");
+    touched.add(target.id);
+    if (op === "REINFORCE") {
+      if (input.injectedIds.has(target.id) && !input.dangerouslySkipChecks) return refuse(`${alias} was shown to this task; its citations already count`);
+      await reinforce(input, target);
+      return { op: "REINFORCE", experienceId: target.id };
+    }
+    const reason = typeof operation.reason === "string" ? operation.reason.slice(0, 200) : "contradicted by a later task";
+    const current = (await store.experiences.get(target.id)) as Experience;
+    await store.experiences.change(
+      target.id,
+      { contradictCount: current.contradictCount + 1, confidence: round(Math.max(0.05, current.confidence - 0.1)) },
+      { action: "contradict", reason: `${reason} (task ${input.traceId})`, actor: input.actor },
+    );
+    return { op: "CONTRADICT", experienceId: target.id };
+  }
+  return refuse(`unknown operation "${String(operation.op)}"; use ADD, REINFORCE or CONTRADICT`);
 }
 
 type ValidLesson = { ok: true; summary: string; category: ExperienceCategory; confidence: number; tags: string[]; hash: string; hold?: string } | { ok: false; reason: string };
@@ -127,10 +135,10 @@ function validateAdd(operation: RawOperation, input: ApplyInput): ValidLesson {
   return { ok: true, summary, category: category as ExperienceCategory, confidence: round(skip ? confidence : Math.min(confidence, MODEL_CONFIDENCE_CAP)), tags, hash: contentHash(summary), ...(hold ? { hold } : {}) };
 }
 
-function reinforce(input: ApplyInput, lesson: Experience, reason?: string): void {
-  const current = input.store.experiences.get(lesson.id) as Experience;
+async function reinforce(input: ApplyInput, lesson: Experience, reason?: string): Promise<void> {
+  const current = (await input.store.experiences.get(lesson.id)) as Experience;
   const cap = current.status === "active" ? 0.9 : MODEL_CONFIDENCE_CAP;
-  input.store.experiences.change(
+  await input.store.experiences.change(
     lesson.id,
     { supportCount: current.supportCount + 1, confidence: round(Math.min(cap, Math.max(current.confidence, current.confidence + 0.05))) },
     { action: "reinforce", reason: `${reason ?? "supported by a later task"} (task ${input.traceId})`, actor: input.actor },

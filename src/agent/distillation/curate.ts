@@ -16,33 +16,38 @@ export type CurateChange = { experienceId: number; from: string; to: string; rea
 /** Confidence a lesson gets when evidence (citations in real tasks) promotes it. */
 export const PROMOTED_CONFIDENCE = 0.7;
 
-export function curateLessons(store: Store, lessons: readonly Experience[], now: number, actor = "lifecycle"): CurateChange[] {
+export async function curateLessons(store: Store, lessons: readonly Experience[], now: number, actor = "lifecycle"): Promise<CurateChange[]> {
   const changes: CurateChange[] = [];
   for (const lesson of lessons) {
-    const current = store.experiences.get(lesson.id);
-    if (!current || current.status === "deprecated") continue;
-    const check = checkLessonText(current.summary);
-    if (!check.ok && !(check.hold && current.approvedBy !== null)) {
-      const reason = check.hold ? check.reason : `refused by today's lesson checks: ${check.reason}`;
-      if (check.hold) holdLesson(store, current, reason, actor);
-      else store.experiences.change(current.id, { status: "deprecated", deprecatedReason: reason }, { action: "refuse", reason, actor });
-      changes.push({ experienceId: current.id, from: current.status, to: "deprecated", reason });
-      continue;
-    }
-    const transition = nextTransition(current, lessonStats(store, current, now));
-    if (!transition) continue;
-    store.experiences.change(
-      current.id,
-      transition.to === "deprecated"
-        ? { status: "deprecated", deprecatedReason: transition.reason }
-        : { status: transition.to, confidence: Math.max(current.confidence, PROMOTED_CONFIDENCE) },
-      { action: transition.action, reason: transition.reason, actor },
-    );
-    changes.push({ experienceId: current.id, from: current.status, to: transition.to, reason: transition.reason });
+    // One lesson at a time, read and changed in one transaction: a lesson curated twice at once changes once.
+    const change = await store.transaction(() => curateOne(store, lesson.id, now, actor));
+    if (change) changes.push(change);
   }
   return changes;
 }
 
-export function curateAgent(store: Store, agentId: string, now: number, actor = "lifecycle"): CurateChange[] {
-  return curateLessons(store, store.experiences.list(agentId).filter((lesson) => lesson.status !== "deprecated"), now, actor);
+async function curateOne(store: Store, id: number, now: number, actor: string): Promise<CurateChange | undefined> {
+  const current = await store.experiences.get(id);
+  if (!current || current.status === "deprecated") return undefined;
+  const check = checkLessonText(current.summary);
+  if (!check.ok && !(check.hold && current.approvedBy !== null)) {
+    const reason = check.hold ? check.reason : `refused by today's lesson checks: ${check.reason}`;
+    if (check.hold) await holdLesson(store, current, reason, actor);
+    else await store.experiences.change(current.id, { status: "deprecated", deprecatedReason: reason }, { action: "refuse", reason, actor });
+    return { experienceId: current.id, from: current.status, to: "deprecated", reason };
+  }
+  const transition = nextTransition(current, await lessonStats(store, current, now));
+  if (!transition) return undefined;
+  await store.experiences.change(
+    current.id,
+    transition.to === "deprecated"
+      ? { status: "deprecated", deprecatedReason: transition.reason }
+      : { status: transition.to, confidence: Math.max(current.confidence, PROMOTED_CONFIDENCE) },
+    { action: transition.action, reason: transition.reason, actor },
+  );
+  return { experienceId: current.id, from: current.status, to: transition.to, reason: transition.reason };
+}
+
+export async function curateAgent(store: Store, agentId: string, now: number, actor = "lifecycle"): Promise<CurateChange[]> {
+  return curateLessons(store, (await store.experiences.list(agentId)).filter((lesson) => lesson.status !== "deprecated"), now, actor);
 }

@@ -63,7 +63,7 @@ export type DistillationLoop = {
   settleQuiet(): Promise<SettleResult[]>;
   /** Settles every waiting task now (shutdown, tests, the eval harness). */
   flush(): Promise<SettleResult[]>;
-  curate(agentId: string): CurateChange[];
+  curate(agentId: string): Promise<CurateChange[]>;
   idle(): Promise<void>;
 };
 
@@ -81,36 +81,39 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
   }
 
   const lessons: TurnLessons = {
-    select(task) {
+    async select(task) {
       // A new message settles the chat's previous task: it may be the user correcting it.
       const previous = waiting.get(task.sessionKey);
+      const current: TaskState = { agentId: task.agentId, traceId: task.traceId, sessionKey: task.sessionKey, userText: task.userText, selected: [], cited: [], phantom: 0 };
       if (previous) {
         if (looksLikeCorrection(task.userText)) previous.correction = task.userText;
-        settleInBackground(previous);
-      }
-      const current: TaskState = { agentId: task.agentId, traceId: task.traceId, sessionKey: task.sessionKey, userText: task.userText, selected: [], cited: [], phantom: 0 };
-      remember(current);
+        const recorded = settleInBackground(previous);
+        remember(current);
+        // The previous task's outcome and curation are in the store before this task's lessons are
+        // chosen (its distiller call, if any, still runs in the background).
+        await recorded;
+      } else remember(current);
       // A correction follows up the previous task; it is not a new task to show lessons to.
       if (previous && previous.correction === task.userText) return undefined;
-      const chosen = selectLessons(task.userText, store.experiences.list(task.agentId).filter((lesson) => lesson.status !== "deprecated"));
+      const chosen = selectLessons(task.userText, (await store.experiences.list(task.agentId)).filter((lesson) => lesson.status !== "deprecated"));
       if (chosen.length === 0) return undefined;
       current.selected = chosen.map((candidate) => candidate.lesson.id);
       current.arm = isHoldout(task.traceId, settings.holdoutPercent) ? "holdout" : "treatment";
-      store.db.transaction(() => {
-        store.injections.record(task.agentId, task.traceId, current.arm as "treatment" | "holdout", current.selected);
-        if (current.arm === "treatment") for (const id of current.selected) store.experiences.countInjected(id);
-      })();
+      await store.transaction(async () => {
+        await store.injections.record(task.agentId, task.traceId, current.arm as "treatment" | "holdout", current.selected);
+        if (current.arm === "treatment") for (const id of current.selected) await store.experiences.countInjected(id);
+      });
       logger.info({ traceId: task.traceId, arm: current.arm, lessons: current.selected.map(formatExperienceId) }, current.arm === "holdout" ? "lessons held out" : "lessons injected");
       return current.arm === "treatment" ? lessonsSection(chosen.map((candidate) => candidate.lesson), settings.locale) : undefined;
     },
-    strip(task, answer) {
+    async strip(task, answer) {
       const { answer: clean, cited } = extractCitations(answer);
       if (cited.length === 0) return clean;
-      const real = store.db.transaction(() => {
-        const injected = store.injections.cite(task.traceId, cited);
-        for (const id of injected) store.experiences.countUsed(id);
+      const real = await store.transaction(async () => {
+        const injected = await store.injections.cite(task.traceId, cited);
+        for (const id of injected) await store.experiences.countUsed(id);
         return injected;
-      })();
+      });
       const current = state(task.traceId);
       if (current) {
         current.cited = real;
@@ -132,19 +135,34 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
     return promise;
   }
 
-  function settleInBackground(task: TaskState): void {
-    void track(settle(task)).catch((error: unknown) => logger.error({ err: error, traceId: task.traceId }, "settling a task failed"));
+  /**
+   * Settles `task` off the caller's path. The returned promise (it never rejects) resolves
+   * once the task's outcome is recorded and, when it is not distilled, its shown lessons
+   * curated; or, when it is, just before the distiller call, which is never waited for.
+   */
+  function settleInBackground(task: TaskState): Promise<void> {
+    let recorded!: () => void;
+    const untilRecorded = new Promise<void>((resolve) => (recorded = resolve));
+    void track(settle(task, recorded))
+      .catch((error: unknown) => logger.error({ err: error, traceId: task.traceId }, "settling a task failed"))
+      .finally(recorded);
+    return untilRecorded;
   }
 
-  async function settle(task: TaskState): Promise<SettleResult> {
+  /** A task still waiting for its outcome; a task another caller began settling is not settled twice. */
+  function isWaiting(task: TaskState): boolean {
+    return waiting.get(task.sessionKey) === task;
+  }
+
+  async function settle(task: TaskState, beforeDistillerCall?: () => void): Promise<SettleResult> {
     waiting.delete(task.sessionKey);
     tasks.delete(task.traceId);
     const report = task.report as TurnReport;
-    const priorRun = store.distillRuns.get(task.traceId, DISTILL_PROMPT_VERSION);
+    const priorRun = await store.distillRuns.get(task.traceId, DISTILL_PROMPT_VERSION);
     const facts: TaskFacts = {
       kind: report.kind,
-      gapClasses: store.gaps.byTrace(task.traceId).map((gap) => gap.gapClass),
-      toolCalls: store.toolCalls.byTrace(task.traceId).map((call) => ({ ok: Boolean(call.ok) })),
+      gapClasses: (await store.gaps.byTrace(task.traceId)).map((gap) => gap.gapClass),
+      toolCalls: (await store.toolCalls.byTrace(task.traceId)).map((call) => ({ ok: Boolean(call.ok) })),
       ...(task.correction !== undefined ? { correction: task.correction } : {}),
       ...(task.feedback ? { feedback: task.feedback } : {}),
       alreadyDistilled: priorRun?.status === "distilled",
@@ -153,21 +171,21 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
     const tags = taskTags(report);
     const gate = gateTask(facts);
     const runBase = { agentId: task.agentId, traceId: task.traceId, promptVersion: DISTILL_PROMPT_VERSION, outcome, tags, phantomCitations: task.phantom };
-    store.injections.settle(task.traceId, outcome);
+    await store.injections.settle(task.traceId, outcome);
     const distilledSkills = (report.route?.skills ?? []).filter((name) => name.startsWith("distilled-"));
     if (options.skills && distilledSkills.length > 0) await options.skills.recordUse(task.agentId, distilledSkills, outcome === "success");
     const skipGates = settings.dangerouslySkipGates === true && !facts.alreadyDistilled;
     if ((!gate.distill && !skipGates) || !options.model) {
       const reason = gate.distill ? "no model configured" : gate.reason;
-      if (!facts.alreadyDistilled) store.distillRuns.record({ ...runBase, status: "skipped", skipReason: reason });
-      return { traceId: task.traceId, outcome, skipped: reason, curated: curateShown(task) };
+      if (!facts.alreadyDistilled) await store.distillRuns.record({ ...runBase, status: "skipped", skipReason: reason });
+      return { traceId: task.traceId, outcome, skipped: reason, curated: await curateShown(task) };
     }
     // The lessons this task was shown come first among the aliases, so a failure can contradict them.
-    const shown = task.selected.flatMap((id) => store.experiences.get(id) ?? []);
-    const similar = similarLessons(task.agentId, `${task.userText} ${tags.join(" ")}`, shown);
+    const shown = await lessonsById(task.selected);
+    const similar = await similarLessons(task.agentId, `${task.userText} ${tags.join(" ")}`, shown);
     const aliases = aliasLessons([...shown, ...similar]);
     const injectedIds = new Set(task.arm === "treatment" ? task.selected : []);
-    const messages = store.messages.byTrace(task.traceId);
+    const messages = await store.messages.byTrace(task.traceId);
     const transcript = distillTranscript(messages, shown.filter((lesson) => injectedIds.has(lesson.id)).map((lesson) => lesson.summary), task.correction);
     const evidence = [
       ...(task.correction !== undefined ? [`the user's next message corrected the answer: ${task.correction.slice(0, 300)}`] : []),
@@ -175,16 +193,17 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
       ...(facts.toolCalls.some((call) => !call.ok) ? ["a tool call failed during the task"] : []),
     ];
     const source = gate.distill ? gate.source : "task_completion";
+    beforeDistillerCall?.();
     const reply = await proposeOperations(options.model, { agentId: task.agentId, traceId: task.traceId, source, outcome, tags, transcript, evidence }, aliases);
     if (!reply.ok) {
       // Recorded in distill_runs for operators (`laoding experiences`); at info, so a chat
       // user on the console who just typed /feedback never sees an internal warning.
       logger.info({ traceId: task.traceId, problem: reply.error }, "distillation failed");
-      store.distillRuns.record({ ...runBase, status: "failed", skipReason: reply.error, source, tokens: reply.tokens });
-      return { traceId: task.traceId, outcome, skipped: reply.error, curated: curateShown(task) };
+      await store.distillRuns.record({ ...runBase, status: "failed", skipReason: reply.error, source, tokens: reply.tokens });
+      return { traceId: task.traceId, outcome, skipped: reply.error, curated: await curateShown(task) };
     }
-    const result = applyOperations({ store, agentId: task.agentId, traceId: task.traceId, source, taskTags: tags, aliases, injectedIds, operations: reply.operations, actor: "distiller", ...(settings.dangerouslySkipGates ? { dangerouslySkipChecks: true } : {}) });
-    store.distillRuns.record({ ...runBase, status: "distilled", source, operations: result.applied.length, refused: result.refused.length, tokens: reply.tokens });
+    const result = await applyOperations({ store, agentId: task.agentId, traceId: task.traceId, source, taskTags: tags, aliases, injectedIds, operations: reply.operations, actor: "distiller", ...(settings.dangerouslySkipGates ? { dangerouslySkipChecks: true } : {}) });
+    await store.distillRuns.record({ ...runBase, status: "distilled", source, operations: result.applied.length, refused: result.refused.length, tokens: reply.tokens });
     if (result.refused.length > 0) logger.info({ traceId: task.traceId, refused: result.refused }, "distiller operations refused");
     // Listed for operators (`laoding experiences list --status held`, the admin page): info, as above.
     for (const held of result.applied.filter((op) => op.op === "HOLD")) logger.info({ traceId: task.traceId, lesson: formatExperienceId(held.experienceId), why: held.why }, "lesson held for an operator's approval");
@@ -192,19 +211,27 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
     if (options.skills && result.applied.some((op) => op.op === "ADD")) {
       for (const outcomeOfSkill of await options.skills.maybeTrigger(task.agentId, tags)) logger.info({ traceId: task.traceId, ...outcomeOfSkill }, "skill distillation");
     }
-    return { traceId: task.traceId, outcome, applied: result.applied.length, refused: result.refused.map((refusal) => refusal.reason), curated: curateShown(task) };
+    return { traceId: task.traceId, outcome, applied: result.applied.length, refused: result.refused.map((refusal) => refusal.reason), curated: await curateShown(task) };
   }
 
-  function curateShown(task: TaskState): CurateChange[] {
-    const shown = task.selected.flatMap((id) => store.experiences.get(id) ?? []);
-    return curateLessons(store, shown, clock.now());
+  /** The lessons with these ids that still exist, in the order given. */
+  async function lessonsById(ids: readonly number[]): Promise<Experience[]> {
+    const lessons: Experience[] = [];
+    for (const id of ids) {
+      const lesson = await store.experiences.get(id);
+      if (lesson) lessons.push(lesson);
+    }
+    return lessons;
   }
 
-  function similarLessons(agentId: string, text: string, exclude: readonly Experience[]): Experience[] {
+  async function curateShown(task: TaskState): Promise<CurateChange[]> {
+    return curateLessons(store, await lessonsById(task.selected), clock.now());
+  }
+
+  async function similarLessons(agentId: string, text: string, exclude: readonly Experience[]): Promise<Experience[]> {
     const excluded = new Set(exclude.map((lesson) => lesson.id));
     const query = terms(text);
-    return store.experiences
-      .list(agentId)
+    return (await store.experiences.list(agentId))
       // The distiller's prompt is a prompt too: a lesson the gate would not show is not an alias.
       .filter((lesson) => lesson.status !== "deprecated" && !excluded.has(lesson.id) && lessonMayBeShown(lesson))
       .map((lesson) => ({ lesson, score: relevance(query, lesson) }))
@@ -217,7 +244,7 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
   /** The chat request: every tag with at least 3 live lessons, debounce waived. */
   async function distillAsked(agentId: string): Promise<void> {
     const counts = new Map<string, number>();
-    for (const lesson of store.experiences.list(agentId)) if (lesson.status !== "deprecated") for (const tag of lesson.tags) counts.set(tag, (counts.get(tag) ?? 0) + 1);
+    for (const lesson of await store.experiences.list(agentId)) if (lesson.status !== "deprecated") for (const tag of lesson.tags) counts.set(tag, (counts.get(tag) ?? 0) + 1);
     for (const [tag, count] of [...counts].sort((left, right) => right[1] - left[1] || left[0].localeCompare(right[0]))) {
       if (count >= 3) logger.info({ agentId, tag, ...(await options.skills?.distill(agentId, tag, { asked: true })) }, "skill distillation asked in chat");
     }
@@ -231,9 +258,10 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
       task.endedAt = clock.now();
       if (options.skills && report.message.isOperator && DISTIL_REQUEST.test(report.message.text)) void track(distillAsked(report.message.agentId)).catch((error: unknown) => logger.error({ err: error }, "asked skill distillation failed"));
       const previous = waiting.get(report.sessionKey);
-      if (previous && previous !== task) settleInBackground(previous);
+      // Registering the task is instant: the previous one settles in the background.
+      if (previous && previous !== task) void settleInBackground(previous);
       waiting.set(report.sessionKey, task);
-      if (waiting.size > MAX_PENDING_TASKS) settleInBackground(waiting.values().next().value as TaskState);
+      if (waiting.size > MAX_PENDING_TASKS) void settleInBackground(waiting.values().next().value as TaskState);
     },
     async feedback(sessionKey, verdict, text) {
       const task = waiting.get(sessionKey);
@@ -244,12 +272,12 @@ export function createDistillationLoop(options: { store: Store; model: ChatModel
     async settleQuiet() {
       const due = [...waiting.values()].filter((task) => (task.endedAt ?? 0) + settings.settleQuietMs <= clock.now());
       const results: SettleResult[] = [];
-      for (const task of due) results.push(await track(settle(task)));
+      for (const task of due) if (isWaiting(task)) results.push(await track(settle(task)));
       return results;
     },
     async flush() {
       const results: SettleResult[] = [];
-      for (const task of [...waiting.values()]) results.push(await track(settle(task)));
+      for (const task of [...waiting.values()]) if (isWaiting(task)) results.push(await track(settle(task)));
       return results;
     },
     curate: (agentId) => curateAgent(store, agentId, clock.now()),

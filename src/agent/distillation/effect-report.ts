@@ -45,22 +45,22 @@ export function compare(treatment: Rate, holdout: Rate, minGroupSize = MIN_GROUP
 
 type TaskArm = { traceId: string; arm: "treatment" | "holdout"; outcome: string; experienceIds: number[] };
 
-export function effectReport(store: Store, agentId: string, sinceMs = 0): EffectReport {
-  const rows = store.injections.byAgent(agentId, sinceMs).filter((row) => row.outcome !== null);
+export async function effectReport(store: Store, agentId: string, sinceMs = 0): Promise<EffectReport> {
+  const rows = (await store.injections.byAgent(agentId, sinceMs)).filter((row) => row.outcome !== null);
   const tasks = new Map<string, TaskArm>();
   for (const row of rows) {
     const task = tasks.get(row.traceId) ?? { traceId: row.traceId, arm: row.arm, outcome: row.outcome as string, experienceIds: [] };
     task.experienceIds.push(row.experienceId);
     tasks.set(row.traceId, task);
   }
-  const runs = store.distillRuns.byAgent(agentId, sinceMs);
+  const runs = await store.distillRuns.byAgent(agentId, sinceMs);
   const tagsOf = new Map(runs.map((run) => [run.traceId, run.tags.split(" ").filter(Boolean)]));
   const group = (filter: (task: TaskArm) => boolean) => {
     const chosen = [...tasks.values()].filter(filter);
     return compare(rate(chosen.filter((task) => task.arm === "treatment").map((task) => task.outcome)), rate(chosen.filter((task) => task.arm === "holdout").map((task) => task.outcome)));
   };
   const tags = [...new Set([...tasks.keys()].flatMap((traceId) => tagsOf.get(traceId) ?? []))].sort();
-  const lessons = store.experiences.list(agentId).map((lesson) => {
+  const lessons = (await store.experiences.list(agentId)).map((lesson) => {
     const own = rows.filter((row) => row.experienceId === lesson.id);
     const treatment = own.filter((row) => row.arm === "treatment");
     const cited = treatment.filter((row) => row.cited === 1);
@@ -75,7 +75,7 @@ export function effectReport(store: Store, agentId: string, sinceMs = 0): Effect
       comparison: compare(rate(treatment.map((row) => row.outcome as string)), rate(own.filter((row) => row.arm === "holdout").map((row) => row.outcome as string))),
     };
   });
-  const ledger = store.ledger.byAgent(agentId, sinceMs).filter((entry) => entry.subject === "experience");
+  const ledger = (await store.ledger.byAgent(agentId, sinceMs)).filter((entry) => entry.subject === "experience");
   const count = (action: string) => ledger.filter((entry) => entry.action === action).length;
   return {
     agentId,

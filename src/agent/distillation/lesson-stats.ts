@@ -8,23 +8,23 @@ import type { Store } from "../../store/store.js";
 import { isConflicting } from "./lesson-rules.js";
 import { LIFECYCLE, type LessonStats } from "./lifecycle.js";
 
-export function statusSince(store: Store, lesson: Experience): number {
-  const changes = store.ledger.bySubject("experience", formatExperienceId(lesson.id)).filter((entry) => ["promote", "restore", "rollback"].includes(entry.action) || entry.action.startsWith("manual"));
+export async function statusSince(store: Store, lesson: Experience): Promise<number> {
+  const changes = (await store.ledger.bySubject("experience", formatExperienceId(lesson.id))).filter((entry) => ["promote", "restore", "rollback"].includes(entry.action) || entry.action.startsWith("manual"));
   return changes.at(-1)?.createdAt ?? 0;
 }
 
-export function lessonStats(store: Store, lesson: Experience, now: number): LessonStats {
-  const since = statusSince(store, lesson);
-  const rows = store.injections.byExperience(lesson.id).filter((row) => row.createdAt >= since);
+export async function lessonStats(store: Store, lesson: Experience, now: number): Promise<LessonStats> {
+  const since = await statusSince(store, lesson);
+  const rows = (await store.injections.byExperience(lesson.id)).filter((row) => row.createdAt >= since);
   const treatment = rows.filter((row) => row.arm === "treatment");
   const recent = treatment.filter((row) => row.createdAt >= now - LIFECYCLE.staleWindowMs);
   const citing = treatment.filter((row) => row.cited === 1);
   const tags = new Set(lesson.tags);
   // The holdout on the lesson's own tags when it is big enough to judge by, else the agent's whole holdout.
-  const allHoldout = store.injections.holdoutTasks(lesson.agentId);
+  const allHoldout = await store.injections.holdoutTasks(lesson.agentId);
   const onTags = allHoldout.filter((task) => task.tags.some((tag) => tags.has(tag)));
   const holdout = onTags.length >= LIFECYCLE.harmfulMinN ? onTags : allHoldout;
-  const conflicting = lesson.status === "draft" ? store.experiences.list(lesson.agentId, "active").find((other) => other.id !== lesson.id && isConflicting(other.summary, lesson.summary)) : undefined;
+  const conflicting = lesson.status === "draft" ? (await store.experiences.list(lesson.agentId, "active")).find((other) => other.id !== lesson.id && isConflicting(other.summary, lesson.summary)) : undefined;
   return {
     ...(conflicting ? { conflictingActive: formatExperienceId(conflicting.id) } : {}),
     injected: treatment.length,

@@ -21,15 +21,15 @@ export function lessonView(lesson: Experience) {
 
 export type LessonView = ReturnType<typeof lessonView>;
 
-export function findLesson(store: Store, idText: string): Experience {
+export async function findLesson(store: Store, idText: string): Promise<Experience> {
   const id = parseExperienceId(idText) ?? (/^\d+$/.test(idText) ? Number(idText) : undefined);
-  const lesson = id === undefined ? undefined : store.experiences.get(id);
+  const lesson = id === undefined ? undefined : await store.experiences.get(id);
   if (!lesson) throw new LessonActionError(`no lesson "${idText}"; list them with \`laoding experiences list\``);
   return lesson;
 }
 
 /** Retires a lesson; on a held lesson this is the rejection, and the reason replaces the hold. */
-export function deprecateLesson(store: Store, lesson: Experience, reason: string, actor = "operator"): Experience {
+export async function deprecateLesson(store: Store, lesson: Experience, reason: string, actor = "operator"): Promise<Experience> {
   if (isHeld(lesson)) return store.experiences.change(lesson.id, { deprecatedReason: `rejected: ${reason}` }, { action: "reject", reason, actor });
   if (lesson.status === "deprecated") throw new LessonActionError(`${formatExperienceId(lesson.id)} is already deprecated`);
   return store.experiences.change(lesson.id, { status: "deprecated", deprecatedReason: reason }, { action: "deprecate", reason, actor });
@@ -39,7 +39,7 @@ export function deprecateLesson(store: Store, lesson: Experience, reason: string
  * Back to draft. A lesson whose text today's gate refuses stays deprecated; one the gate
  * holds (it names a command run from the network) is approved by this, the approver kept.
  */
-export function restoreLesson(store: Store, lesson: Experience, actor = "operator"): Experience {
+export async function restoreLesson(store: Store, lesson: Experience, actor = "operator"): Promise<Experience> {
   if (lesson.status !== "deprecated") throw new LessonActionError(`${formatExperienceId(lesson.id)} is ${lesson.status}, not deprecated`);
   const check = checkLessonText(lesson.summary);
   if (!check.ok && !check.hold) throw new LessonActionError(`${formatExperienceId(lesson.id)} cannot be restored; its text is refused: ${check.reason}`);
@@ -47,15 +47,18 @@ export function restoreLesson(store: Store, lesson: Experience, actor = "operato
   return store.experiences.change(lesson.id, { status: "draft", deprecatedReason: null }, { action: "restore", reason: "restored by an operator", actor });
 }
 
-export function pinLesson(store: Store, lesson: Experience, pinned: boolean, actor = "operator"): Experience {
+export async function pinLesson(store: Store, lesson: Experience, pinned: boolean, actor = "operator"): Promise<Experience> {
   return store.experiences.change(lesson.id, { pinned: pinned ? 1 : 0 }, { action: pinned ? "pin" : "unpin", actor });
 }
 
-export function addManualLesson(store: Store, input: { agentId: string; summary: string; tags: string[]; category: Experience["category"] }, actor = "operator"): Experience {
+export async function addManualLesson(store: Store, input: { agentId: string; summary: string; tags: string[]; category: Experience["category"] }, actor = "operator"): Promise<Experience> {
   const check = checkLessonText(input.summary);
   if (!check.ok && !check.hold) throw new LessonActionError(`lesson refused: ${check.reason}`);
   const hash = contentHash(input.summary);
-  if (store.experiences.byHash(input.agentId, hash)) throw new LessonActionError("the same lesson exists already");
-  // An operator who writes a command run from the network has approved it by writing it.
-  return store.experiences.add({ agentId: input.agentId, source: "manual", summary: input.summary, category: input.category, confidence: 0.8, status: "active", createdBy: actor, ...(check.ok ? {} : { approvedBy: actor }), contentHash: hash, tags: normalizeTags(input.tags) });
+  // The duplicate check and the write are one step.
+  return store.transaction(async () => {
+    if (await store.experiences.byHash(input.agentId, hash)) throw new LessonActionError("the same lesson exists already");
+    // An operator who writes a command run from the network has approved it by writing it.
+    return store.experiences.add({ agentId: input.agentId, source: "manual", summary: input.summary, category: input.category, confidence: 0.8, status: "active", createdBy: actor, ...(check.ok ? {} : { approvedBy: actor }), contentHash: hash, tags: normalizeTags(input.tags) });
+  });
 }

@@ -29,7 +29,7 @@ export function skillCommands(options: { store: Store; skills: SkillLoop }): Cha
         const tag = args.trim().toLowerCase();
         if (!tag) return text(locale, "distillUsage");
         // The usual answer, worded here: the loop's own reasons for skipping are English detail.
-        const tagged = options.store.experiences.list(message.agentId).some((lesson) => lesson.status !== "deprecated" && lesson.tags.includes(tag));
+        const tagged = (await options.store.experiences.list(message.agentId)).some((lesson) => lesson.status !== "deprecated" && lesson.tags.includes(tag));
         if (!tagged) return text(locale, "distillNoLessons", { tag });
         return describeSkillOutcome(await options.skills.distill(message.agentId, tag, { asked: true }), locale);
       },
@@ -41,7 +41,7 @@ export function skillCommands(options: { store: Store; skills: SkillLoop }): Cha
       async run({ args, message, locale }) {
         const [name, action, version] = args.trim().split(/\s+/);
         if (!name || (action !== undefined && action !== "activate")) return text(locale, "skillVersionsUsage");
-        const versions = options.store.skillVersions.versions(message.agentId, name);
+        const versions = await options.store.skillVersions.versions(message.agentId, name);
         if (versions.length === 0) return text(locale, "skillNoVersions", { skill: name });
         if (action === "activate") {
           const wanted = versions.find((row) => String(row.version) === version);
@@ -77,7 +77,7 @@ export function describeSkillOutcome(outcome: SkillOutcome, locale: Locale): str
  * bot's timer calls this). The outcome is read back by the CLI, which speaks English.
  */
 export async function handleDistillRequests(store: Store, skills: SkillLoop): Promise<number> {
-  const pending = store.skillVersions.pendingRequests();
+  const pending = await store.skillVersions.pendingRequests();
   for (const request of pending) {
     let outcome: string;
     try {
@@ -85,7 +85,7 @@ export async function handleDistillRequests(store: Store, skills: SkillLoop): Pr
     } catch (error) {
       outcome = `failed: ${(error as Error).message}`;
     }
-    store.skillVersions.handleRequest(request.id, outcome);
+    await store.skillVersions.handleRequest(request.id, outcome);
   }
   return pending.length;
 }

@@ -36,10 +36,10 @@ describe("distillation through real turns", () => {
     await distillation.idle();
 
     const { store } = bot.runtime;
-    const [lesson] = store.experiences.list("main");
+    const [lesson] = await store.experiences.list("main");
     expect(lesson).toMatchObject({ summary: LESSON, status: "draft", confidence: 0.6, source: "error_correction", tags: ["deploy", "gateway", "tls"] });
     expect(distillRequests[0]?.messages[1]?.content).toContain("user (next message): No, that's wrong");
-    expect(store.distillRuns.byAgent("main")[0]).toMatchObject({ status: "distilled", operations: 1, refused: 1, outcome: "failure", source: "error_correction" });
+    expect((await store.distillRuns.byAgent("main"))[0]).toMatchObject({ status: "distilled", operations: 1, refused: 1, outcome: "failure", source: "error_correction" });
 
     // Task 3 is shown the lesson; its answer cites it and a lesson that was never shown.
     answers.push(`Deployed with --force-tls.\n${LESSON}\nLessons used: exp-000001, exp-000042`);
@@ -49,7 +49,7 @@ describe("distillation through real turns", () => {
     expect(react?.messages[0]?.content).toContain(`═══ Lessons from earlier tasks ═══`);
     expect(react?.messages[0]?.content).toContain(`[exp-000001] ${LESSON}`);
     expect(react?.messages[0]?.content).toMatch(/data, not instructions/);
-    const stored = store.db.prepare("SELECT content FROM messages WHERE role = 'assistant' ORDER BY id DESC LIMIT 1").pluck().get() as string;
+    const stored = (await store.sql.get<{ content: string }>("SELECT content FROM messages WHERE role = 'assistant' ORDER BY id DESC LIMIT 1"))?.content;
     expect(stored).not.toMatch(/Lessons used/);
     expect(await bot.send("/context")).toMatch(/- experiences: \d+/);
 
@@ -60,10 +60,10 @@ describe("distillation through real turns", () => {
     const transcript = distillRequests[1]?.messages[1]?.content ?? "";
     expect(transcript).toContain("E1: Pass --force-tls");
     expect(transcript.split("Transcript:")[1]).not.toMatch(/Lessons used|exp-0|═══|rejects plain connections/);
-    expect(store.experiences.list("main")).toHaveLength(1);
-    expect(store.experiences.get(1)).toMatchObject({ supportCount: 1, usageCount: 1, injectedCount: 1 });
-    expect(store.injections.byTrace(store.distillRuns.byAgent("main")[2]?.traceId ?? "")).toMatchObject([{ experienceId: 1, arm: "treatment", cited: 1, outcome: "success" }]);
-    expect(store.distillRuns.byAgent("main").at(-1)).toMatchObject({ source: "review_finding", phantomCitations: 1, operations: 0, refused: 2 });
+    expect(await store.experiences.list("main")).toHaveLength(1);
+    expect(await store.experiences.get(1)).toMatchObject({ supportCount: 1, usageCount: 1, injectedCount: 1 });
+    expect(await store.injections.byTrace((await store.distillRuns.byAgent("main"))[2]?.traceId ?? "")).toMatchObject([{ experienceId: 1, arm: "treatment", cited: 1, outcome: "success" }]);
+    expect((await store.distillRuns.byAgent("main")).at(-1)).toMatchObject({ source: "review_finding", phantomCitations: 1, operations: 0, refused: 2 });
   });
 
   it("a routine success costs no distiller call; settling waits for the quiet period", async () => {
@@ -82,7 +82,7 @@ describe("rules in the prompt", () => {
   it("an accepted rule is in every turn's prompt and its manifest", async () => {
     const bot = await startTestBot({ env: { DISTILLATION_ENABLED: "false" } });
     expect(bot.runtime.distillation).toBeUndefined();
-    bot.runtime.store.rules.add("main", "Answer deployment questions with the exact command first.", "exp-000001", "operator");
+    await bot.runtime.store.rules.add("main", "Answer deployment questions with the exact command first.", "exp-000001", "operator");
     bot.fake.respond((request) => (isRoutingRequest(request) ? routeTo([], "greet") : { text: "Hi." }));
     await bot.send("hello");
     expect(bot.fake.requests.at(-1)?.messages[0]?.content).toContain("## Rules\n- Answer deployment questions with the exact command first.");
@@ -96,7 +96,7 @@ describe("Level 2 in the running bot", () => {
     const { store } = bot.runtime;
     const lessons = ["Pass --force-tls when you deploy the gateway; it rejects plain connections.", "Set the probe port to 8443 for deploys; port 80 is closed on the gateway.", "Drain the queue with --graceful=30s before a deploy restarts workers."];
     const { contentHash } = await import("../../../src/agent/distillation/lesson-rules.js");
-    for (const summary of lessons) store.experiences.add({ agentId: "main", source: "error_correction", summary, category: "pitfall", confidence: 0.6, createdBy: "test", contentHash: contentHash(summary), tags: ["deploy"] });
+    for (const summary of lessons) await store.experiences.add({ agentId: "main", source: "error_correction", summary, category: "pitfall", confidence: 0.6, createdBy: "test", contentHash: contentHash(summary), tags: ["deploy"] });
     bot.fake.respond(() => ({ text: "not a skill file" }));
     expect(await bot.send("/distill_skill deploy")).toBe("distilled-deploy v1 drafted (template).");
     const skill = bot.runtime.catalogs.get("main")?.snapshot.get("distilled-deploy");
