@@ -14,7 +14,7 @@ import { openSqliteDriver, type SqliteDriver } from "../../src/store/sql/sqlite-
 import { openStore, type Store } from "../../src/store/store.js";
 import { PASSWORD_ROLE_GROUP } from "../helpers/postgres-global-setup.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { STORE_ENGINES, testDatabaseUrl } from "../helpers/test-store.js";
+import { STORE_ENGINES, openTestStore, testDatabaseUrl } from "../helpers/test-store.js";
 
 const clock = { now: () => 1_700_000_000_000 };
 
@@ -175,6 +175,45 @@ describe.each(STORE_ENGINES)("migrations on %s", (engine) => {
       expect(await schemaVersion(again)).toBe(3);
     });
   }
+});
+
+// The first repository checks, kept from open-database.test.ts when the store became async.
+describe.each(STORE_ENGINES)("repositories on %s", (engine) => {
+  async function store(): Promise<Store> {
+    const fresh = await openTestStore(engine, { clock });
+    opened.push(fresh);
+    return fresh;
+  }
+
+  it("keeps one active session per chat and a fresh one after closing", async () => {
+    const db = await store();
+    const first = await db.sessions.activeSession("main", "telegram", "42");
+    expect((await db.sessions.activeSession("main", "telegram", "42")).id).toBe(first.id);
+    expect((await db.sessions.activeSession("other", "telegram", "42")).id).not.toBe(first.id);
+    await db.sessions.closeActive("main", "telegram", "42");
+    const second = await db.sessions.activeSession("main", "telegram", "42");
+    expect(second.id).not.toBe(first.id);
+    expect((await db.sessions.get(first.id))?.status).toBe("closed");
+  });
+
+  it("drops a message whose dedupe key was seen before", async () => {
+    const db = await store();
+    const session = await db.sessions.activeSession("main", "telegram", "42");
+    const first = await db.messages.append({ sessionId: session.id, role: "user", content: "a", traceId: "t1", dedupeKey: "telegram:42:7" });
+    const again = await db.messages.append({ sessionId: session.id, role: "user", content: "a", traceId: "t2", dedupeKey: "telegram:42:7" });
+    expect(first).toBeTypeOf("number");
+    expect(again).toBeUndefined();
+    expect(await db.messages.seen("telegram:42:7")).toBe(true);
+  });
+
+  it("records gaps and tool calls by trace id, capping the user's text", async () => {
+    const db = await store();
+    const id = await db.gaps.record({ agentId: "main", traceId: "t9", intentKey: "deploy-docker", reason: "no_skill", gapClass: "capability", userText: "x".repeat(2_000) });
+    expect((await db.gaps.get(id))?.userText).toHaveLength(500);
+    void db.toolCalls.record({ traceId: "t9", agentId: "main", tool: "file.read", argsDigest: "abc", ok: false, errorCode: "PATH_NOT_FOUND", durationMs: 3.4 });
+    expect(await db.toolCalls.byTrace("t9")).toMatchObject([{ tool: "file.read", ok: 0, errorCode: "PATH_NOT_FOUND", durationMs: 3 }]);
+    expect(await db.gaps.byTrace("t9")).toHaveLength(1);
+  });
 });
 
 describe.skipIf(!STORE_ENGINES.includes("postgres"))("migrations on postgres, several processes", () => {
