@@ -3,189 +3,308 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/store/open-database.js";
-import { openStore } from "../../src/store/store.js";
+import { openPostgresDriver } from "../../src/store/sql/postgres-driver.js";
+import type { Engine } from "../../src/store/sql/sql-driver.js";
+import { openStore, type Store } from "../../src/store/store.js";
 import { createToolCallsStore } from "../../src/store/tool-calls-store.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { openTestStore, STORE_ENGINES, testDatabaseUrl } from "../helpers/test-store.js";
 
 const clock = { now: () => 1_700_000_000_000 };
 const call = (tool: string, ok = true) => ({ traceId: "t1", agentId: "main", tool, argsDigest: "d", ok, durationMs: 1.4 });
-const countRows = (file: string): number => {
-  const reader = new Database(file, { readonly: true });
-  try {
-    return (reader.prepare("SELECT count(*) AS n FROM tool_calls").get() as { n: number }).n;
-  } finally {
-    reader.close();
-  }
-};
+const storeModule = fileURLToPath(new URL("../../src/store/store.ts", import.meta.url));
 
-describe("tool-call audit trail", () => {
-  it("writes the rows recorded together in one transaction, and tells each caller once it is committed", async () => {
-    const db = openDatabase({ file: join(tempDir(), "laoding.db") });
-    const flushes: Array<() => void> = [];
-    const store = createToolCallsStore(db, clock, (flush) => void flushes.push(flush));
-    const committed: string[] = [];
-    const records = ["file.read", "file.write", "file.list"].map((tool, index) => store.record(call(tool, index !== 1)).then(() => void committed.push(tool)));
-    expect(flushes).toHaveLength(1);
-    expect(store.pending).toBe(3);
-    expect(db.prepare("SELECT count(*) FROM tool_calls").pluck().get()).toBe(0);
-    await Promise.resolve();
-    expect(committed).toEqual([]);
-    flushes[0]?.();
-    await Promise.all(records);
-    expect(committed).toEqual(["file.read", "file.write", "file.list"]);
-    expect(store.pending).toBe(0);
-    expect(store.byTrace("t1")).toMatchObject([
-      { tool: "file.read", ok: 1, durationMs: 1, createdAt: clock.now() },
-      { tool: "file.write", ok: 0 },
-      { tool: "file.list", ok: 1 },
-    ]);
-    db.close();
-  });
+/** Where a store of `engine` lives, kept after its close: a SQLite file, or a PostgreSQL database. */
+async function target(engine: Engine): Promise<string> {
+  return engine === "sqlite" ? join(tempDir(), "laoding.db") : testDatabaseUrl();
+}
 
-  it("a queue longer than one INSERT's rows is written whole and in order, every field in its column", () => {
-    const db = openDatabase({ file: join(tempDir(), "laoding.db") });
-    const flushes: Array<() => void> = [];
-    const store = createToolCallsStore(db, clock, (flush) => void flushes.push(flush));
-    for (let index = 0; index < 150; index += 1) {
-      void store.record({ traceId: "t1", agentId: "main", sessionId: index, tool: `tool-${index}`, argsDigest: `d${index}`, ok: index % 3 !== 0, ...(index % 3 === 0 ? { errorCode: "TIMEOUT" } : {}), durationMs: index + 0.4 });
+/** The rows in tool_calls as another connection sees them (not the store's own). */
+async function countRows(engine: Engine, where: string): Promise<number> {
+  if (engine === "sqlite") {
+    const reader = new Database(where, { readonly: true });
+    try {
+      return (reader.prepare("SELECT count(*) AS n FROM tool_calls").get() as { n: number }).n;
+    } finally {
+      reader.close();
     }
-    flushes[0]?.();
-    const rows = store.byTrace("t1");
-    expect(rows).toHaveLength(150);
-    expect(rows.map((row) => row.tool)).toEqual(Array.from({ length: 150 }, (_, index) => `tool-${index}`));
-    expect(rows[129]).toMatchObject({ traceId: "t1", agentId: "main", sessionId: 129, argsDigest: "d129", ok: 0, errorCode: "TIMEOUT", durationMs: 129, createdAt: clock.now() });
-    expect(rows[130]).toMatchObject({ sessionId: 130, ok: 1, errorCode: null });
-    db.close();
+  }
+  const reader = await openPostgresDriver({ url: where, maxConnections: 1 });
+  try {
+    return (await reader.get<{ n: number }>("SELECT count(*) AS n FROM tool_calls"))?.n ?? -1;
+  } finally {
+    await reader.close();
+  }
+}
+
+const countIn = async (store: Store): Promise<number> => (await store.sql.get<{ n: number }>("SELECT count(*) AS n FROM tool_calls"))?.n ?? -1;
+const toolsIn = async (store: Store): Promise<string[]> => (await store.sql.all<{ tool: string }>("SELECT tool FROM tool_calls ORDER BY id")).map((row) => row.tool);
+
+/** A trigger that refuses inserts into tool_calls with `message` (only rows of tool `onlyTool` when given). */
+async function refuseInserts(store: Store, name: string, message: string, onlyTool?: string): Promise<() => Promise<void>> {
+  if (store.engine === "sqlite") {
+    await store.sql.exec(`CREATE TRIGGER ${name} BEFORE INSERT ON tool_calls ${onlyTool ? `WHEN NEW.tool = '${onlyTool}' ` : ""}BEGIN SELECT RAISE(ABORT, '${message}'); END`);
+    return () => store.sql.exec(`DROP TRIGGER ${name}`);
+  }
+  const raise = `RAISE EXCEPTION '${message}';`;
+  await store.sql.exec(
+    `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${onlyTool ? `IF NEW.tool = '${onlyTool}' THEN ${raise} END IF;` : raise} RETURN NEW; END $$;
+     CREATE TRIGGER ${name} BEFORE INSERT ON tool_calls FOR EACH ROW EXECUTE FUNCTION ${name}()`,
+  );
+  return () => store.sql.exec(`DROP TRIGGER ${name} ON tool_calls`);
+}
+
+describe.each(STORE_ENGINES)("tool-call audit trail on %s", (engine) => {
+  it("writes the rows recorded together in one transaction, and tells each caller once it is committed", async () => {
+    const s = await openTestStore(engine, { clock });
+    try {
+      const flushes: Array<() => void> = [];
+      const store = createToolCallsStore(s.sql, clock, (flush) => void flushes.push(flush));
+      const committed: string[] = [];
+      const records = ["file.read", "file.write", "file.list"].map((tool, index) => store.record(call(tool, index !== 1)).then(() => void committed.push(tool)));
+      expect(flushes).toHaveLength(1);
+      expect(store.pending).toBe(3);
+      expect(await countIn(s)).toBe(0);
+      await Promise.resolve();
+      expect(committed).toEqual([]);
+      flushes[0]?.();
+      await Promise.all(records);
+      expect(committed).toEqual(["file.read", "file.write", "file.list"]);
+      expect(store.pending).toBe(0);
+      expect(await store.byTrace("t1")).toMatchObject([
+        { tool: "file.read", ok: 1, durationMs: 1, createdAt: clock.now() },
+        { tool: "file.write", ok: 0 },
+        { tool: "file.list", ok: 1 },
+      ]);
+    } finally {
+      await s.close();
+    }
   });
 
-  it("with the default schedule, a row is in the file, for every other reader, when its record resolves", async () => {
-    const file = join(tempDir(), "laoding.db");
-    const store = openStore(file, clock);
-    const both = [store.toolCalls.record(call("file.read")), store.toolCalls.record(call("file.write"))];
-    expect(countRows(file)).toBe(0);
-    await Promise.all(both);
-    expect(countRows(file)).toBe(2);
-    store.close();
+  it("a queue longer than one INSERT's rows is written whole and in order, every field in its column", async () => {
+    const s = await openTestStore(engine, { clock });
+    try {
+      const flushes: Array<() => void> = [];
+      const store = createToolCallsStore(s.sql, clock, (flush) => void flushes.push(flush));
+      for (let index = 0; index < 150; index += 1) {
+        void store.record({ traceId: "t1", agentId: "main", sessionId: index, tool: `tool-${index}`, argsDigest: `d${index}`, ok: index % 3 !== 0, ...(index % 3 === 0 ? { errorCode: "TIMEOUT" } : {}), durationMs: index + 0.4 });
+      }
+      flushes[0]?.();
+      const rows = await store.byTrace("t1");
+      expect(rows).toHaveLength(150);
+      expect(rows.map((row) => row.tool)).toEqual(Array.from({ length: 150 }, (_, index) => `tool-${index}`));
+      expect(rows[129]).toMatchObject({ traceId: "t1", agentId: "main", sessionId: 129, argsDigest: "d129", ok: 0, errorCode: "TIMEOUT", durationMs: 129, createdAt: clock.now() });
+      expect(rows[130]).toMatchObject({ sessionId: 130, ok: 1, errorCode: null });
+    } finally {
+      await s.close();
+    }
   });
 
-  it("a process killed the moment it has a recorded result keeps that row", () => {
-    const file = join(tempDir(), "laoding.db");
-    const storeModule = fileURLToPath(new URL("../../src/store/store.ts", import.meta.url));
+  it("with the default schedule, a row is in the database, for every other reader, when its record resolves", async () => {
+    const where = await target(engine);
+    const store = await openStore(where, clock);
+    try {
+      const both = [store.toolCalls.record(call("file.read")), store.toolCalls.record(call("file.write"))];
+      expect(store.toolCalls.pending).toBe(2);
+      // The SQLite reader counts synchronously, before the turn ends; a PostgreSQL reader's round trip would let the flush run first.
+      if (engine === "sqlite") expect(await countRows(engine, where)).toBe(0);
+      await Promise.all(both);
+      expect(await countRows(engine, where)).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("a process killed the moment it has a recorded result keeps that row", async () => {
+    const where = await target(engine);
     const script = `import { openStore } from ${JSON.stringify(storeModule)};
-      const store = openStore(${JSON.stringify(file)}, { now: () => 1 });
+      const store = await openStore(${JSON.stringify(where)}, { now: () => 1 });
       await store.toolCalls.record({ traceId: "t1", agentId: "main", tool: "file.write", argsDigest: "d", ok: true, durationMs: 1 });
       process.kill(process.pid, "SIGKILL");`;
     const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
     expect(run.signal, run.stderr).toBe("SIGKILL");
-    expect(countRows(file)).toBe(1);
+    expect(await countRows(engine, where)).toBe(1);
   });
 
-  it("a process that exits with the store open still writes its queued rows", () => {
-    const file = join(tempDir(), "laoding.db");
-    const storeModule = fileURLToPath(new URL("../../src/store/store.ts", import.meta.url));
+  // PostgreSQL cannot be written synchronously from the exit hook: there the rows are left (flushSync's header).
+  it.runIf(engine === "sqlite")("a process that exits with the store open still writes its queued rows", async () => {
+    const where = await target(engine);
     const script = `import { openStore } from ${JSON.stringify(storeModule)};
-      const store = openStore(${JSON.stringify(file)}, { now: () => 1 });
-      store.toolCalls.record({ traceId: "t1", agentId: "main", tool: "file.read", argsDigest: "d", ok: true, durationMs: 1 });
+      const store = await openStore(${JSON.stringify(where)}, { now: () => 1 });
+      void store.toolCalls.record({ traceId: "t1", agentId: "main", tool: "file.read", argsDigest: "d", ok: true, durationMs: 1 });
       process.exit(3);`;
     const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
     expect(run.status, run.stderr).toBe(3);
-    expect(countRows(file)).toBe(1);
+    expect(await countRows(engine, where)).toBe(1);
   });
 
-  it("a read of the trail and the store's close write what is still queued", () => {
-    const file = join(tempDir(), "laoding.db");
-    const store = openStore(file, clock);
+  it("flushSync writes the queue before it returns on SQLite, and leaves it for a later flush on PostgreSQL", async () => {
+    const where = await target(engine);
+    const s = await openStore(where, clock);
+    try {
+      const store = createToolCallsStore(s.sql, clock, () => undefined);
+      const record = store.record(call("file.read"));
+      store.flushSync();
+      if (engine === "sqlite") {
+        expect(store.pending).toBe(0);
+        expect(await countRows(engine, where)).toBe(1);
+      } else {
+        expect(store.pending).toBe(1);
+        await store.flush();
+        expect(await countRows(engine, where)).toBe(1);
+      }
+      await record;
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("a read of the trail and the store's close write what is still queued", async () => {
+    const where = await target(engine);
+    const store = await openStore(where, clock);
     void store.toolCalls.record(call("file.read"));
-    expect(store.toolCalls.byTrace("t1")).toHaveLength(1);
+    expect(await store.toolCalls.byTrace("t1")).toHaveLength(1);
     void store.toolCalls.record(call("file.write"));
-    store.close();
-    expect(countRows(file)).toBe(2);
+    await store.close();
+    expect(await countRows(engine, where)).toBe(2);
   });
 
   it("a call recorded after the store closed is refused, not left waiting", async () => {
-    const store = openStore(join(tempDir(), "laoding.db"), clock);
-    store.close();
+    const store = await openTestStore(engine, { clock });
+    await store.close();
     await expect(store.toolCalls.record(call("file.read"))).rejects.toThrow("the audit database is closed");
   });
 
   it("a failed write tells its callers, keeps the rows for the next try and reports the failure", async () => {
-    const db = openDatabase({ file: join(tempDir(), "laoding.db") });
-    const flushes: Array<() => void> = [];
-    const store = createToolCallsStore(db, clock, (flush) => void flushes.push(flush));
-    const failures: Array<{ message: string }> = [];
-    store.onFlushError((error, failure) => failures.push({ message: (error as Error).message, ...failure }));
-    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON tool_calls BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
-    const refused = [store.record(call("file.read")), store.record(call("file.write"))];
-    expect(flushes).toHaveLength(1);
-    flushes[0]?.();
-    expect(failures).toEqual([{ message: "disk says no", refused: 2, kept: 2, dropped: 0 }]);
-    for (const record of refused) await expect(record).rejects.toThrow("disk says no");
-    expect(store.pending).toBe(2);
-    expect(db.prepare("SELECT count(*) FROM tool_calls").pluck().get()).toBe(0);
-    db.exec("DROP TRIGGER refuse");
-    const later = store.record(call("file.list"));
-    flushes[1]?.();
-    await later;
-    expect(store.pending).toBe(0);
-    expect(db.prepare("SELECT tool FROM tool_calls ORDER BY id").pluck().all()).toEqual(["file.read", "file.write", "file.list"]);
-    db.close();
+    const s = await openTestStore(engine, { clock });
+    try {
+      const flushes: Array<() => void> = [];
+      const store = createToolCallsStore(s.sql, clock, (flush) => void flushes.push(flush));
+      const failures: Array<{ message: string }> = [];
+      store.onFlushError((error, failure) => failures.push({ message: (error as Error).message, ...failure }));
+      const allow = await refuseInserts(s, "refuse", "disk says no");
+      const refused = [store.record(call("file.read")), store.record(call("file.write"))];
+      expect(flushes).toHaveLength(1);
+      flushes[0]?.();
+      for (const record of refused) await expect(record).rejects.toThrow("disk says no");
+      expect(failures).toEqual([{ message: expect.stringContaining("disk says no") as string, refused: 2, kept: 2, dropped: 0 }]);
+      expect(store.pending).toBe(2);
+      expect(await countIn(s)).toBe(0);
+      await allow();
+      const later = store.record(call("file.list"));
+      flushes[1]?.();
+      await later;
+      expect(store.pending).toBe(0);
+      expect(await toolsIn(s)).toEqual(["file.read", "file.write", "file.list"]);
+    } finally {
+      await s.close();
+    }
   });
 
   it("a kept row that cannot be written fails no new caller, and is given up after three tries", async () => {
-    const db = openDatabase({ file: join(tempDir(), "laoding.db") });
-    const flushes: Array<() => void> = [];
-    const store = createToolCallsStore(db, clock, (flush) => void flushes.push(flush));
-    const failures: unknown[] = [];
-    store.onFlushError((error, failure) => failures.push({ message: (error as Error).message, ...failure }));
-    db.exec("CREATE TRIGGER refuse_bad BEFORE INSERT ON tool_calls WHEN NEW.tool = 'bad' BEGIN SELECT RAISE(ABORT, 'bad row'); END");
-    const bad = store.record(call("bad"));
-    flushes.shift()?.();
-    await expect(bad).rejects.toThrow("bad row");
-    for (const tool of ["good-1", "good-2"]) {
-      const good = store.record(call(tool));
+    const s = await openTestStore(engine, { clock });
+    try {
+      const flushes: Array<() => void> = [];
+      const store = createToolCallsStore(s.sql, clock, (flush) => void flushes.push(flush));
+      const failures: unknown[] = [];
+      store.onFlushError((error, failure) => failures.push({ message: (error as Error).message, ...failure }));
+      await refuseInserts(s, "refuse_bad", "bad row", "bad");
+      const bad = store.record(call("bad"));
       flushes.shift()?.();
-      await good;
+      await expect(bad).rejects.toThrow("bad row");
+      for (const tool of ["good-1", "good-2"]) {
+        const good = store.record(call(tool));
+        flushes.shift()?.();
+        await good;
+      }
+      const badRow = expect.stringContaining("bad row") as string;
+      expect(failures).toEqual([
+        { message: badRow, refused: 1, kept: 1, dropped: 0 },
+        { message: badRow, refused: 1, kept: 1, dropped: 0 },
+        { message: badRow, refused: 1, kept: 0, dropped: 1 },
+      ]);
+      expect(store.pending).toBe(0);
+      expect(await toolsIn(s)).toEqual(["good-1", "good-2"]);
+    } finally {
+      await s.close();
     }
-    expect(failures).toEqual([
-      { message: "bad row", refused: 1, kept: 1, dropped: 0 },
-      { message: "bad row", refused: 1, kept: 1, dropped: 0 },
-      { message: "bad row", refused: 1, kept: 0, dropped: 1 },
-    ]);
-    expect(store.pending).toBe(0);
-    expect(db.prepare("SELECT tool FROM tool_calls ORDER BY id").pluck().all()).toEqual(["good-1", "good-2"]);
-    db.close();
   });
 
-  it("a read of the trail whose flush is refused reports it and throws", () => {
-    const db = openDatabase({ file: join(tempDir(), "laoding.db") });
-    const store = createToolCallsStore(db, clock, () => undefined);
-    const failures: unknown[] = [];
-    store.onFlushError((error, failure) => failures.push({ message: (error as Error).message, ...failure }));
-    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON tool_calls BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
-    const refused = store.record(call("file.read"));
-    expect(() => store.byTrace("t1")).toThrow("disk says no");
-    expect(failures).toEqual([{ message: "disk says no", refused: 1, kept: 1, dropped: 0 }]);
-    db.close();
-    return expect(refused).rejects.toThrow("disk says no");
+  it("a read of the trail whose flush is refused reports it and throws", async () => {
+    const s = await openTestStore(engine, { clock });
+    try {
+      const store = createToolCallsStore(s.sql, clock, () => undefined);
+      const failures: unknown[] = [];
+      store.onFlushError((error, failure) => failures.push({ message: (error as Error).message, ...failure }));
+      await refuseInserts(s, "refuse", "disk says no");
+      const refused = store.record(call("file.read"));
+      await expect(store.byTrace("t1")).rejects.toThrow("disk says no");
+      expect(failures).toEqual([{ message: expect.stringContaining("disk says no") as string, refused: 1, kept: 1, dropped: 0 }]);
+      await expect(refused).rejects.toThrow("disk says no");
+    } finally {
+      await s.close();
+    }
   });
 
   it("a flush inside another transaction waits for it to end before telling anyone", async () => {
-    const db = openDatabase({ file: join(tempDir(), "laoding.db") });
-    const flushes: Array<() => void> = [];
-    const store = createToolCallsStore(db, clock, (flush) => void flushes.push(flush));
-    let committed = false;
-    const record = store.record(call("file.read")).then(() => (committed = true));
-    expect(() => db.transaction(() => {
-      store.flush();
-      throw new Error("the outer work fails");
-    })()).toThrow("the outer work fails");
-    await Promise.resolve();
-    expect(committed).toBe(false);
-    expect(db.prepare("SELECT count(*) FROM tool_calls").pluck().get()).toBe(0);
-    while (flushes.length > 0) flushes.shift()?.();
-    await record;
-    expect(db.prepare("SELECT count(*) FROM tool_calls").pluck().get()).toBe(1);
-    db.close();
+    const s = await openTestStore(engine, { clock });
+    try {
+      const flushes: Array<() => void> = [];
+      const store = createToolCallsStore(s.sql, clock, (flush) => void flushes.push(flush));
+      let committed = false;
+      const record = store.record(call("file.read")).then(() => (committed = true));
+      await expect(
+        s.transaction(async () => {
+          await store.flush();
+          throw new Error("the outer work fails");
+        }),
+      ).rejects.toThrow("the outer work fails");
+      await Promise.resolve();
+      expect(committed).toBe(false);
+      expect(await countIn(s)).toBe(0);
+      while (flushes.length > 0) flushes.shift()?.();
+      await record;
+      expect(await countIn(s)).toBe(1);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("a row recorded inside a transaction is written by a flush of its own, kept when that transaction rolls back", async () => {
+    const s = await openTestStore(engine, { clock });
+    try {
+      let record: Promise<void> | undefined;
+      await expect(
+        s.transaction(async () => {
+          record = s.toolCalls.record(call("file.read"));
+          // The turn ends: the scheduled flush starts (on SQLite it waits for this transaction).
+          await new Promise((resolve) => setImmediate(resolve));
+          await new Promise((resolve) => setImmediate(resolve));
+          throw new Error("the outer work fails");
+        }),
+      ).rejects.toThrow("the outer work fails");
+      await record;
+      expect(await toolsIn(s)).toEqual(["file.read"]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("runs one flush at a time: a flush asked for while one writes starts after it and is shared", async () => {
+    const s = await openTestStore(engine, { clock });
+    try {
+      const store = createToolCallsStore(s.sql, clock, () => undefined);
+      const first = store.record(call("file.read"));
+      const running = store.flush();
+      const second = store.record(call("file.write"));
+      const after = store.flush();
+      expect(store.flush()).toBe(after);
+      expect(after).not.toBe(running);
+      await Promise.all([running, after, first, second]);
+      expect(store.pending).toBe(0);
+      expect(await toolsIn(s)).toEqual(["file.read", "file.write"]);
+    } finally {
+      await s.close();
+    }
   });
 });
