@@ -53,15 +53,16 @@ export type TurnReport = {
  * sees or stores it.
  */
 export type TurnLessons = {
-  select(task: { agentId: string; traceId: string; sessionKey: string; userText: string }): PromptSection | undefined;
-  strip(task: { agentId: string; traceId: string }, answer: string): string;
+  select(task: { agentId: string; traceId: string; sessionKey: string; userText: string }): PromptSection | undefined | Promise<PromptSection | undefined>;
+  strip(task: { agentId: string; traceId: string }, answer: string): string | Promise<string>;
 };
 
 export type OrchestratorOptions = {
   store: Store;
   agents: AgentDefinition[];
   catalog: (agentId: string) => SkillCatalog;
-  toolhost: (agentId: string) => ToolhostClient;
+  /** The agent's toolhost client (the library switch may relaunch it first). */
+  toolhost: (agentId: string) => ToolhostClient | Promise<ToolhostClient>;
   /** Undefined when no model is configured: commands still work. */
   model: ChatModel | undefined;
   layout: RuntimeLayout;
@@ -76,11 +77,11 @@ export type OrchestratorOptions = {
   };
   logger: Logger;
   /** Always-on rules of an agent (distillation adds them). */
-  rules?: (agentId: string) => string[];
+  rules?: (agentId: string) => string[] | Promise<string[]>;
   /** The experience library's signpost, when the library is enabled for the agent (asked every turn). */
-  librarySignpost?: (agentId: string) => PromptSection | undefined;
+  librarySignpost?: (agentId: string) => PromptSection | undefined | Promise<PromptSection | undefined>;
   /** More prompt sections (distilled experiences): after the skills and the library signpost. */
-  extraSections?: (context: { agentId: string; userText: string }) => PromptSection[];
+  extraSections?: (context: { agentId: string; userText: string }) => PromptSection[] | Promise<PromptSection[]>;
   commands?: ChatCommand[];
   /** Records gaps (the gap loop's recorder merges keys and clusters); default: store only. */
   recordGap?: GapRecorder;
@@ -113,7 +114,9 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   for (const command of [
     ...builtinCommands({
       agent: (id) => agents.get(id),
-      startNewSession: (agentId, channel, chatId) => void store.sessions.closeActive(agentId, channel, chatId),
+      startNewSession: async (agentId, channel, chatId) => {
+        await store.sessions.closeActive(agentId, channel, chatId);
+      },
       lastPrompt: (key) => lastPrompts.get(key),
       operatorCommandsListed: () => operatorCommands.some((candidate) => candidate.operatorOnly),
       registered: () => operatorCommands,
@@ -129,9 +132,9 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     const traceId = (options.newTraceId ?? newTraceId)();
     const sessionKey = `${message.agentId}:${message.channel}:${message.chatId}`;
     const log = childFor(options.logger, { traceId, agentId: agent.id, sessionKey });
-    const session = store.sessions.activeSession(agent.id, message.channel, message.chatId);
+    const session = await store.sessions.activeSession(agent.id, message.channel, message.chatId);
     const command = parseCommand(message.text);
-    const userMessageId = store.messages.append({
+    const userMessageId = await store.messages.append({
       sessionId: session.id,
       role: "user",
       kind: command ? "command" : "chat",
@@ -148,7 +151,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
 
     if (command) {
       const reply = await runCommand(commands, command, { message, locale: settings.locale, sessionKey });
-      store.messages.append({ sessionId: session.id, role: "assistant", kind: "command", content: reply, traceId });
+      await store.messages.append({ sessionId: session.id, role: "assistant", kind: "command", content: reply, traceId });
       return reply;
     }
 
@@ -180,7 +183,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         } else if (error instanceof ModelError) {
           // One line: the adapter's message already says what failed; the stack adds nothing.
           log.error({ kind: error.kind, status: error.status, detail: error.message }, "model call failed");
-          recordGap({ agentId: agent.id, sessionId: session.id, traceId, intentKey: normalizeIntentKey("", message.text), reason: "model_failure", errorCode: error.kind, detail: error.message, userText: message.text, userId: message.userId });
+          await recordGap({ agentId: agent.id, sessionId: session.id, traceId, intentKey: normalizeIntentKey("", message.text), reason: "model_failure", errorCode: error.kind, detail: error.message, userText: message.text, userId: message.userId });
           kind = "model_failure";
           answer = modelFailureText(error);
         } else {
@@ -191,7 +194,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         }
       }
     }
-    store.messages.append({ sessionId: session.id, role: "assistant", kind: "chat", content: answer, traceId });
+    await store.messages.append({ sessionId: session.id, role: "assistant", kind: "chat", content: answer, traceId });
     log.info({ chars: answer.length }, "answer sent");
     try {
       await options.afterTurn?.({ message, traceId, sessionId: session.id, sessionKey, kind, ...(route ? { route } : {}), answer });
@@ -224,29 +227,29 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
 
   /** History -> route -> tools -> prompt -> loop -> answer (or an honest partial one). */
   async function runTurn(turn: TurnContext): Promise<{ answer: string; route: RouteDecision; kind: "answered" | "step_budget" }> {
-    const lessons = chooseLessons(turn);
+    const lessons = await chooseLessons(turn);
     const { history, summary } = await loadHistory(turn);
     // A snapshot for the whole turn: a reload during the turn does not change it.
     const snapshot = options.catalog(turn.agent.id).snapshot;
     const route = await routeTurn(turn, snapshot, history);
     const cwd = chatFolder(layout.agentTrees(turn.agent.id), turn.message.channel, turn.message.chatId);
-    const client = options.toolhost(turn.agent.id);
+    const client = await options.toolhost(turn.agent.id);
     const tools = await listTurnTools(turn, client, route);
-    const prompt = composePrompt(turn, { route, snapshot, summary, cwd, lessons });
+    const prompt = await composePrompt(turn, { route, snapshot, summary, cwd, lessons });
     const messages: ChatMessage[] = [{ role: "system", content: prompt.text }, ...history, { role: "user", content: turn.message.text }];
     const result = await runTurnLoop(turn, { route, client, tools, cwd, messages });
     if (result.stop === "final") {
-      return { answer: withoutCitations(turn, result.answer).trim() || text(settings.locale, "emptyAnswer"), route, kind: "answered" };
+      return { answer: (await withoutCitations(turn, result.answer)).trim() || text(settings.locale, "emptyAnswer"), route, kind: "answered" };
     }
     turn.log.warn({ steps: result.steps }, "step budget exhausted");
-    recordGap({ ...turn.gapBase, intentKey: route.intentKey, reason: "step_budget", detail: `tools used: ${result.toolsUsed.join(", ")}` });
-    return { answer: withoutCitations(turn, await partialAnswer({ turn, messages: result.messages, tools: tools.specs, steps: result.steps, toolsUsed: result.toolsUsed })), route, kind: "step_budget" };
+    await recordGap({ ...turn.gapBase, intentKey: route.intentKey, reason: "step_budget", detail: `tools used: ${result.toolsUsed.join(", ")}` });
+    return { answer: await withoutCitations(turn, await partialAnswer({ turn, messages: result.messages, tools: tools.specs, steps: result.steps, toolsUsed: result.toolsUsed })), route, kind: "step_budget" };
   }
 
   /** Before routing: the task's lessons (none when held out); a failure here never breaks the turn. */
-  function chooseLessons(turn: TurnContext): PromptSection | undefined {
+  async function chooseLessons(turn: TurnContext): Promise<PromptSection | undefined> {
     try {
-      return options.lessons?.select({ agentId: turn.agent.id, traceId: turn.traceId, sessionKey: turn.sessionKey, userText: turn.message.text });
+      return await options.lessons?.select({ agentId: turn.agent.id, traceId: turn.traceId, sessionKey: turn.sessionKey, userText: turn.message.text });
     } catch (error) {
       turn.log.error({ err: error }, "could not choose lessons; answering without them");
       return undefined;
@@ -254,11 +257,11 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   }
 
   /** The citation line is bookkeeping: parsed and removed before the user or the store sees the answer. */
-  function withoutCitations(turn: TurnContext, answer: string): string {
+  async function withoutCitations(turn: TurnContext, answer: string): Promise<string> {
     // Even with the loop off, a model that learned the habit never shows the line to a user.
     if (!options.lessons) return extractCitations(answer).answer;
     try {
-      return options.lessons.strip({ agentId: turn.agent.id, traceId: turn.traceId }, answer);
+      return await options.lessons.strip({ agentId: turn.agent.id, traceId: turn.traceId }, answer);
     } catch (error) {
       turn.log.error({ err: error }, "could not read the lesson citations");
       return answer;
@@ -267,14 +270,14 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
 
   /** The newest messages within the budget; older ones folded into the rolling summary. */
   async function loadHistory(turn: TurnContext): Promise<{ history: HistoryMessage[]; summary: string | null }> {
-    const rows = store.messages.chatAfter(turn.sessionId, turn.summaryUntil).filter((row) => row.id < turn.userMessageId);
+    const rows = (await store.messages.chatAfter(turn.sessionId, turn.summaryUntil)).filter((row) => row.id < turn.userMessageId);
     const { recent, overflow } = fitToBudget(rows, settings.contextBudgetChars);
     let summary = turn.summary;
     if (overflow.length > 0) {
       const folded = await summarize({ model: turn.model, previous: summary, overflow, traceId: turn.traceId, agentId: turn.agent.id, logger: turn.log });
       if (folded) {
         summary = folded;
-        store.sessions.setSummary(turn.sessionId, folded, (overflow.at(-1) as { id: number }).id);
+        await store.sessions.setSummary(turn.sessionId, folded, (overflow.at(-1) as { id: number }).id);
       }
     }
     return { history: recent.map((row) => ({ role: row.role as "user" | "assistant", content: row.content })), summary };
@@ -283,7 +286,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   async function routeTurn(turn: TurnContext, snapshot: SkillSnapshot, history: HistoryMessage[]): Promise<RouteDecision> {
     const route = await routeMessage({ model: turn.model, snapshot, userText: turn.message.text, recent: history, traceId: turn.traceId, agentId: turn.agent.id, logger: turn.log });
     turn.log.info({ skills: route.skills, intentKey: route.intentKey, confidence: route.confidence, catalogVersion: snapshot.version }, "routed");
-    if (route.gap) recordGap({ ...turn.gapBase, intentKey: route.intentKey, reason: route.gap, ...(route.unparsed ? { detail: `routing reply: ${route.unparsed}` } : {}) });
+    if (route.gap) await recordGap({ ...turn.gapBase, intentKey: route.intentKey, reason: route.gap, ...(route.unparsed ? { detail: `routing reply: ${route.unparsed}` } : {}) });
     return route;
   }
 
@@ -297,26 +300,29 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       };
     } catch (error) {
       turn.log.error({ err: error }, "tools unavailable; answering without them");
-      recordGap({ ...turn.gapBase, intentKey: route.intentKey, reason: "tool_failure", tool: "tool.list", errorCode: "TOOLHOST_UNAVAILABLE", detail: (error as Error).message });
+      await recordGap({ ...turn.gapBase, intentKey: route.intentKey, reason: "tool_failure", tool: "tool.list", errorCode: "TOOLHOST_UNAVAILABLE", detail: (error as Error).message });
       return { specs: [], names: new Map() };
     }
   }
 
   /** The system prompt from its named sections; its manifest is kept for `/context`. */
-  function composePrompt(turn: TurnContext, parts: { route: RouteDecision; snapshot: SkillSnapshot; summary: string | null; cwd: string; lessons: PromptSection | undefined }): { text: string; manifest: PromptManifest } {
+  async function composePrompt(turn: TurnContext, parts: { route: RouteDecision; snapshot: SkillSnapshot; summary: string | null; cwd: string; lessons: PromptSection | undefined }): Promise<{ text: string; manifest: PromptManifest }> {
     const { agent, message } = turn;
     const routedSkills = parts.route.skills.flatMap((name) => {
       const skill = parts.snapshot.get(name);
       return skill ? [skill] : [];
     });
-    const signpost = options.librarySignpost?.(agent.id);
+    const signpost = await options.librarySignpost?.(agent.id);
+    const persona = readPersona(agent);
+    const rules = (await options.rules?.(agent.id)) ?? [];
+    const extra = (await options.extraSections?.({ agentId: agent.id, userText: message.text })) ?? [];
     const sections: PromptSection[] = [
-      { name: "persona", content: readPersona(agent) },
-      { name: "rules", content: rulesSection(options.rules?.(agent.id) ?? []) },
+      { name: "persona", content: persona },
+      { name: "rules", content: rulesSection(rules) },
       skillsSection(routedSkills),
       ...(signpost ? [signpost] : []),
       ...(parts.lessons ? [parts.lessons] : []),
-      ...(options.extraSections?.({ agentId: agent.id, userText: message.text }) ?? []),
+      ...extra,
       toolGuidanceSection({ cwd: parts.cwd, locale: settings.locale }),
       agentAreaSection({ layout, agentId: agent.id, nowMs: (options.now ?? Date.now)() }),
       { name: "conversation-summary", content: parts.summary ? `## Earlier in this conversation\n${parts.summary}` : "" },
@@ -336,8 +342,9 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       signal: turn.signal,
       onCall: (tool) => turn.control.onProgress?.({ state: "tool", tool }),
       // A call cut short by a cancel says nothing about what the agent can do.
-      onFailure: (report) =>
-        turn.signal.aborted ? undefined : recordGap({ ...turn.gapBase, intentKey: parts.route.intentKey, reason: report.kind, tool: report.tool, errorCode: report.code, detail: report.reason }),
+      onFailure: async (report) => {
+        if (!turn.signal.aborted) await recordGap({ ...turn.gapBase, intentKey: parts.route.intentKey, reason: report.kind, tool: report.tool, errorCode: report.code, detail: report.reason });
+      },
     });
     return runReactLoop({
       model: turn.model,
@@ -386,9 +393,9 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     }
   }
 
-  function storeScratch(sessionId: number, traceId: string, message: ChatMessage): void {
+  async function storeScratch(sessionId: number, traceId: string, message: ChatMessage): Promise<void> {
     if (message.role === "assistant" && message.toolCalls && message.toolCalls.length > 0) {
-      store.messages.append({
+      await store.messages.append({
         sessionId,
         role: "assistant",
         kind: "scratch",
@@ -397,7 +404,7 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
         traceId,
       });
     } else if (message.role === "tool") {
-      store.messages.append({ sessionId, role: "tool", kind: "scratch", content: message.content, toolCallId: message.toolCallId, traceId });
+      await store.messages.append({ sessionId, role: "tool", kind: "scratch", content: message.content, toolCallId: message.toolCallId, traceId });
     }
   }
 

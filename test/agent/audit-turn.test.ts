@@ -5,14 +5,26 @@
  * have run, and is written later.
  */
 import { describe, expect, it } from "vitest";
+import type { Engine } from "../../src/store/sql/sql-driver.js";
 import { routeTo } from "../fakes/openai-server.js";
 import { startTestBot } from "../helpers/bot.js";
+
+/** A trigger that refuses every audit row the way a full disk would, and its removal, on each engine. */
+const REFUSE_AUDIT: Record<Engine, string> = {
+  sqlite: "CREATE TRIGGER refuse_audit BEFORE INSERT ON tool_calls BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END",
+  postgres: `CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'database or disk is full'; END $$;
+    CREATE TRIGGER refuse_audit BEFORE INSERT ON tool_calls FOR EACH ROW EXECUTE FUNCTION refuse_audit()`,
+};
+const ALLOW_AUDIT: Record<Engine, string> = {
+  sqlite: "DROP TRIGGER refuse_audit",
+  postgres: "DROP TRIGGER refuse_audit ON tool_calls; DROP FUNCTION refuse_audit()",
+};
 
 describe("the tool-call audit in a chat turn", () => {
   it("a result whose row the database refuses is withheld from the model; the row is written with a later call", async () => {
     const bot = await startTestBot();
-    const { db } = bot.runtime.store;
-    db.exec("CREATE TRIGGER refuse_audit BEFORE INSERT ON tool_calls BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END");
+    const { sql } = bot.runtime.store;
+    await sql.exec(REFUSE_AUDIT[sql.engine]);
     bot.fake.enqueue(
       routeTo([], "write-notes"),
       { toolCalls: [{ name: "file_write", arguments: { path: "notes.txt", content: "remember the milk\n" } }] },
@@ -21,9 +33,9 @@ describe("the tool-call audit in a chat turn", () => {
     expect(await bot.send("save a note: remember the milk")).toBe("I could not confirm the note was saved.");
     const observation = bot.fake.requests[2]?.messages.at(-1)?.content ?? "";
     expect(observation).toMatch(/^ERROR_CODE=INTERNAL; TOOL=file\.write; REASON=its audit record could not be stored \(database or disk is full\), so its result is withheld; the call may have run and had its effects/);
-    expect(db.prepare("SELECT count(*) FROM tool_calls").pluck().get()).toBe(0);
+    expect(await sql.get("SELECT count(*) AS n FROM tool_calls")).toEqual({ n: 0 });
 
-    db.exec("DROP TRIGGER refuse_audit");
+    await sql.exec(ALLOW_AUDIT[sql.engine]);
     bot.fake.enqueue(
       routeTo([], "read-notes"),
       { toolCalls: [{ name: "file_read", arguments: { path: "notes.txt" } }] },
@@ -32,7 +44,7 @@ describe("the tool-call audit in a chat turn", () => {
     expect(await bot.send("what does my note say?")).toBe("The note says: remember the milk.");
     // The read's result reached the model, so its row (and the refused write's, tried again first) is in the file.
     expect(bot.fake.requests[5]?.messages.at(-1)?.content).toBe("remember the milk\n");
-    expect(db.prepare("SELECT tool, ok FROM tool_calls ORDER BY id").all()).toEqual([
+    expect(await sql.all("SELECT tool, ok FROM tool_calls ORDER BY id")).toEqual([
       { tool: "file.write", ok: 1 },
       { tool: "file.read", ok: 1 },
     ]);

@@ -5,6 +5,7 @@ import { formatClusters } from "../../src/agent/commands/gap-commands.js";
 import { classifyGap } from "../../src/agent/gaps/classify-gap.js";
 import { draftSkillName, gateDraft, renderDraftTemplate } from "../../src/knowledge/skill-draft.js";
 import { gapLoopSetup, scriptedModel } from "../helpers/gap-loop.js";
+import { STORE_ENGINES } from "../helpers/test-store.js";
 
 const HOUR = 3_600_000;
 
@@ -25,9 +26,9 @@ describe("classification", () => {
   });
 });
 
-describe("drafting", () => {
+describe.each(STORE_ENGINES)("drafting (%s)", (engine) => {
   it("drafts at the threshold from two sessions, with valid frontmatter and sections, and reloads the catalog", async () => {
-    const { fail, ownDir, catalog, store } = gapLoopSetup();
+    const { fail, ownDir, catalog, store } = await gapLoopSetup({ engine });
     expect(await fail({ session: 1, intentKey: "deploy-docker" })).toEqual([{ action: "skipped", why: "1 of 3 events" }]);
     expect(await fail({ session: 1, intentKey: "deploy-docker" })).toEqual([{ action: "skipped", why: "2 of 3 events" }]);
     const version = catalog.snapshot.version;
@@ -40,13 +41,13 @@ describe("drafting", () => {
     expect(text).toContain("please deploy docker");
     expect(catalog.snapshot.version).toBe(version + 1);
     expect(catalog.snapshot.get("auto-deploy-docker")).toMatchObject({ status: "draft", origin: "gap" });
-    expect(store.clusters.drafts("main")).toMatchObject([{ intentKey: "deploy-docker", status: "drafted", skillName: "auto-deploy-docker", clusterSize: 3 }]);
+    expect(await store.clusters.drafts("main")).toMatchObject([{ intentKey: "deploy-docker", status: "drafted", skillName: "auto-deploy-docker", clusterSize: 3 }]);
     // A later crossing never drafts the same intent twice.
     expect(await fail({ session: 3, intentKey: "deploy-docker" })).toEqual([{ action: "skipped", why: "already drafted (auto-deploy-docker)" }]);
   });
 
   it("uses Chinese headings with BOT_LOCALE=zh and makes an ASCII skill name for a Chinese intent", async () => {
-    const { fail, ownDir } = gapLoopSetup({ locale: "zh", trigger: 2 });
+    const { fail, ownDir } = await gapLoopSetup({ engine, locale: "zh", trigger: 2 });
     await fail({ session: 1, intentKey: "部署-服务" });
     const [outcome] = await fail({ session: 2, intentKey: "部署-服务" });
     const name = draftSkillName("部署-服务");
@@ -58,7 +59,7 @@ describe("drafting", () => {
   });
 
   it("respects the lookback window and the threshold exactly", async () => {
-    const { fail, clock } = gapLoopSetup({ trigger: 3, lookbackHours: 10 });
+    const { fail, clock } = await gapLoopSetup({ engine, trigger: 3, lookbackHours: 10 });
     await fail({ session: 1, intentKey: "make-report" });
     await fail({ session: 2, intentKey: "make-report" });
     clock.time += 10 * HOUR + 1;
@@ -68,23 +69,23 @@ describe("drafting", () => {
   });
 
   it("a single session repeating itself never drafts", async () => {
-    const { fail, ownDir } = gapLoopSetup({ trigger: 2 });
+    const { fail, ownDir } = await gapLoopSetup({ engine, trigger: 2 });
     for (let index = 0; index < 6; index += 1) expect(await fail({ session: 1, intentKey: "one-off-thing" })).toEqual([expect.objectContaining({ why: expect.stringMatching(/one session|of 2 events/) })]);
     expect(existsSync(join(ownDir, "auto-one-off-thing"))).toBe(false);
   });
 
   it("environment gaps are kept and shown but never drafted", async () => {
-    const { fail, ownDir, store, clock } = gapLoopSetup({ trigger: 2 });
+    const { fail, ownDir, store, clock } = await gapLoopSetup({ engine, trigger: 2 });
     for (const session of [1, 2, 3]) {
       expect(await fail({ session, intentKey: "fetch-report", reason: "tool_failure", errorCode: "TIMEOUT" })).toEqual([]);
     }
     expect(existsSync(join(ownDir, "auto-fetch-report"))).toBe(false);
-    const listing = formatClusters(store.clusters, "main", clock.now() - 72 * HOUR, clock.now(), 72, "en");
+    const listing = await formatClusters(store.clusters, "main", clock.now() - 72 * HOUR, clock.now(), 72, "en");
     expect(listing).toBe("Capability gaps (last 72 h, top 1):\n1. fetch-report · tool failure · environment · 3× · 3 sessions · last 0 min ago · environment: never drafted");
   });
 
   it("never overwrites an existing skill: the cluster is linked to it", async () => {
-    const { fail, ownDir, writeSkill } = gapLoopSetup({ trigger: 2 });
+    const { fail, ownDir, writeSkill } = await gapLoopSetup({ engine, trigger: 2 });
     writeSkill(ownDir, "auto-write-poem", "Hand-written by an operator");
     const before = readFileSync(join(ownDir, "auto-write-poem", "SKILL.md"), "utf8");
     await fail({ session: 1, intentKey: "write-poem" });
@@ -93,12 +94,12 @@ describe("drafting", () => {
   });
 
   it("a strong overlap with an existing skill links the cluster instead of drafting a near-duplicate", async () => {
-    const { fail, baseDir, ownDir, writeSkill, store, clock } = gapLoopSetup({ trigger: 2 });
+    const { fail, baseDir, ownDir, writeSkill, store, clock } = await gapLoopSetup({ engine, trigger: 2 });
     writeSkill(baseDir, "docker-deployment", "Deploy services with Docker Compose on the team server");
     await fail({ session: 1, intentKey: "deploy-docker-service" });
     expect(await fail({ session: 2, intentKey: "deploy-docker-service" })).toEqual([{ action: "linked", skillName: "docker-deployment", why: "an existing skill overlaps strongly" }]);
     expect(existsSync(join(ownDir, "auto-deploy-docker-service"))).toBe(false);
-    expect(formatClusters(store.clusters, "main", 0, clock.now(), 72, "en")).toContain("linked to docker-deployment");
+    expect(await formatClusters(store.clusters, "main", 0, clock.now(), 72, "en")).toContain("linked to docker-deployment");
   });
 
   it("uses the model's draft when it passes the gate, and the template when it does not", async () => {
@@ -110,7 +111,7 @@ describe("drafting", () => {
       const intent = /intent_key: (\S+)/.exec(system)?.[1] ?? "";
       return intent === "convert-xlsx" ? `\`\`\`markdown\n${good(name, intent)}\`\`\`` : "Here is a skill: do things.";
     });
-    const { fail, ownDir } = gapLoopSetup({ model, trigger: 2 });
+    const { fail, ownDir } = await gapLoopSetup({ engine, model, trigger: 2 });
     await fail({ session: 1, intentKey: "convert-xlsx" });
     expect(await fail({ session: 2, intentKey: "convert-xlsx" })).toMatchObject([{ action: "drafted", author: "model" }]);
     expect(readFileSync(join(ownDir, "auto-convert-xlsx", "SKILL.md"), "utf8")).toContain("Users send xlsx files often.");
@@ -129,10 +130,10 @@ describe("drafting", () => {
   });
 
   it("concurrent crossings: two clusters give one draft each, one cluster never two", async () => {
-    const { loop, ownDir, store } = gapLoopSetup({ trigger: 2 });
+    const { loop, ownDir, store } = await gapLoopSetup({ engine, trigger: 2 });
     for (const intentKey of ["alpha-task", "beta-task"]) {
       for (const session of [1, 2]) {
-        loop.recordGap({ agentId: "main", sessionId: store.sessions.activeSession("main", "t", `c${session}`).id, traceId: `${intentKey}-${session}`, intentKey, reason: "no_skill", userText: intentKey });
+        await loop.recordGap({ agentId: "main", sessionId: (await store.sessions.activeSession("main", "t", `c${session}`)).id, traceId: `${intentKey}-${session}`, intentKey, reason: "no_skill", userText: intentKey });
       }
     }
     // Both clusters have crossed; each is evaluated twice, all at once.
@@ -143,7 +144,7 @@ describe("drafting", () => {
       loop.evaluate("main", "beta-task", "no_skill"),
     ]);
     expect(outcomes.filter((outcome) => outcome.action === "drafted").map((outcome) => (outcome as { skillName: string }).skillName).sort()).toEqual(["auto-alpha-task", "auto-beta-task"]);
-    expect(store.clusters.drafts("main").map((draft) => [draft.intentKey, draft.status])).toEqual([
+    expect((await store.clusters.drafts("main")).map((draft) => [draft.intentKey, draft.status])).toEqual([
       ["alpha-task", "drafted"],
       ["beta-task", "drafted"],
     ]);
@@ -152,9 +153,9 @@ describe("drafting", () => {
   });
 
   it("concurrent evaluations of a cluster that has crossed produce exactly one draft", async () => {
-    const { loop, store } = gapLoopSetup({ trigger: 2 });
+    const { loop, store } = await gapLoopSetup({ engine, trigger: 2 });
     for (const session of [1, 2]) {
-      loop.recordGap({ agentId: "main", sessionId: store.sessions.activeSession("main", "t", `c${session}`).id, traceId: `x${session}`, intentKey: "gamma-task", reason: "no_skill", userText: "gamma" });
+      await loop.recordGap({ agentId: "main", sessionId: (await store.sessions.activeSession("main", "t", `c${session}`)).id, traceId: `x${session}`, intentKey: "gamma-task", reason: "no_skill", userText: "gamma" });
     }
     const outcomes = await Promise.all(Array.from({ length: 5 }, () => loop.evaluate("main", "gamma-task", "no_skill")));
     expect(outcomes.filter((outcome) => outcome.action === "drafted")).toHaveLength(1);
@@ -162,14 +163,14 @@ describe("drafting", () => {
   });
 });
 
-describe("intent keys", () => {
+describe.each(STORE_ENGINES)("intent keys (%s)", (engine) => {
   it("merges keys with the same words in another order or form into one cluster", async () => {
-    const { fail, store } = gapLoopSetup({ trigger: 3 });
+    const { fail, store } = await gapLoopSetup({ engine, trigger: 3 });
     await fail({ session: 1, intentKey: "deploy-docker" });
     await fail({ session: 2, intentKey: "docker-deploy" });
     const [outcome] = await fail({ session: 3, intentKey: "deploying-docker" });
     expect(outcome).toMatchObject({ action: "drafted", skillName: "auto-deploy-docker" });
-    const rows = store.db.prepare("SELECT intent_key AS key, raw_intent_key AS raw FROM capability_gaps ORDER BY id").all();
+    const rows = await store.sql.all("SELECT intent_key AS key, raw_intent_key AS raw FROM capability_gaps ORDER BY id");
     expect(rows).toEqual([
       { key: "deploy-docker", raw: "deploy-docker" },
       { key: "deploy-docker", raw: "docker-deploy" },
@@ -178,17 +179,17 @@ describe("intent keys", () => {
   });
 
   it("keeps different intents apart", async () => {
-    const { fail, store } = gapLoopSetup();
+    const { fail, store } = await gapLoopSetup({ engine });
     await fail({ session: 1, intentKey: "deploy-docker" });
     await fail({ session: 1, intentKey: "remove-docker-image" });
     await fail({ session: 1, intentKey: "summarize-meeting" });
-    expect(store.db.prepare("SELECT DISTINCT intent_key AS key FROM capability_gaps ORDER BY key").pluck().all()).toEqual(["deploy-docker", "remove-docker-image", "summarize-meeting"]);
+    expect((await store.sql.all<{ key: string }>("SELECT DISTINCT intent_key AS key FROM capability_gaps ORDER BY key")).map((row) => row.key)).toEqual(["deploy-docker", "remove-docker-image", "summarize-meeting"]);
   });
 });
 
 describe("catalog reload safety", () => {
-  it("a broken SKILL.md keeps the previous version of that skill and is reported", () => {
-    const { catalog, baseDir, writeSkill } = gapLoopSetup();
+  it("a broken SKILL.md keeps the previous version of that skill and is reported", async () => {
+    const { catalog, baseDir, writeSkill } = await gapLoopSetup();
     writeSkill(baseDir, "stable-skill", "Works well");
     writeFileSync(join(baseDir, "stable-skill", "SKILL.md"), "---\nname: stable-skill\n---\nbroken: no description");
     const changes = catalog.reload();
@@ -196,8 +197,8 @@ describe("catalog reload safety", () => {
     expect(changes.invalid).toEqual([{ path: join(baseDir, "stable-skill", "SKILL.md"), reason: expect.stringMatching(/the previous version stays in use/) }]);
   });
 
-  it("a reload that fails as a whole keeps the previous snapshot and says why", () => {
-    const { catalog, baseDir, writeSkill } = gapLoopSetup();
+  it("a reload that fails as a whole keeps the previous snapshot and says why", async () => {
+    const { catalog, baseDir, writeSkill } = await gapLoopSetup();
     writeSkill(baseDir, "one", "first");
     const version = catalog.snapshot.version;
     rmSync(baseDir, { recursive: true });

@@ -39,7 +39,7 @@ describe("the capability-gap loop end to end", () => {
     const [routing, react] = bot.fake.requests.slice(requestsBefore);
     expect(routing?.messages[0]?.content).toContain("- auto-deploy-docker [draft]: ");
     expect(react?.messages[0]?.content).toContain("### auto-deploy-docker (draft: verify its steps as you go)");
-    expect(bot.runtime.store.db.prepare("SELECT count(*) FROM capability_gaps").pluck().get()).toBe(3);
+    expect(await bot.runtime.store.sql.get("SELECT count(*) AS n FROM capability_gaps")).toEqual({ n: 3 });
 
     const gaps = await bot.send("/capability_gaps");
     expect(gaps).toMatch(/^Capability gaps \(last 72 h, top 1\):\n1\. deploy-docker · no skill · capability · 3× · 2 sessions · last 0 min ago · draft auto-deploy-docker$/);
@@ -49,7 +49,7 @@ describe("the capability-gap loop end to end", () => {
     expect(cli.code).toBe(0);
     expect(cli.stdout).toContain("1. deploy-docker · no skill · capability · 3× · 2 sessions");
     expect(cli.stdout).toMatch(/ {5}1 user · first seen 0 min ago · e\.g\. "docker deploy please"; "how do I deploy with docker\?"; "deploy our app with docker"/);
-    const firstGap = bot.runtime.store.db.prepare("SELECT id FROM capability_gaps ORDER BY id LIMIT 1").pluck().get() as number;
+    const firstGap = (await bot.runtime.store.sql.get<{ id: number }>("SELECT id FROM capability_gaps ORDER BY id LIMIT 1"))?.id as number;
     const show = await runLaoding(["gaps", "show", String(firstGap), "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot });
     expect(show.code).toBe(0);
     expect(show.stdout).toMatch(/^gap \d+ · deploy-docker · no skill · capability · agent main/);

@@ -58,7 +58,7 @@ describe("an experience-library turn end to end", () => {
       "- 2026-12-01-orders-deadlock.md | 订单表死锁:缺失索引 | mysql,死锁,orders | orders.user_id 没有索引导致间隙锁放大;加索引后消失 | verified 2026-12-01",
       "- 2026-10-24-mysql-deadlock.md | MySQL 死锁排查实录 | mysql,死锁,innodb | 三步定位:锁等待图 -> 事务回滚顺序 -> 索引缺失加锁放大 | verified 2026-10-24",
     ]);
-    const calls = bot.runtime.store.db.prepare("SELECT tool, ok FROM tool_calls ORDER BY id").all();
+    const calls = await bot.runtime.store.sql.all("SELECT tool, ok FROM tool_calls ORDER BY id");
     expect(calls).toEqual([
       { tool: "file.grep", ok: 1 },
       { tool: "file.read", ok: 1 },

@@ -40,15 +40,15 @@ describe("a turn end to end", () => {
     expect(second?.messages.at(-1)).toMatchObject({ role: "tool", content: "created notes.md (19 bytes)" });
 
     const { store } = bot.runtime;
-    const rows = store.db.prepare("SELECT role, kind, content, trace_id AS traceId, tool_calls AS toolCalls FROM messages ORDER BY id").all() as { role: string; kind: string; content: string; traceId: string; toolCalls: string | null }[];
+    const rows = await store.sql.all<{ role: string; kind: string; content: string; traceId: string; toolCalls: string | null }>("SELECT role, kind, content, trace_id AS traceId, tool_calls AS toolCalls FROM messages ORDER BY id");
     expect(rows.map((row) => `${row.role}/${row.kind}`)).toEqual(["user/chat", "assistant/scratch", "tool/scratch", "assistant/chat"]);
     expect(new Set(rows.map((row) => row.traceId)).size).toBe(1);
     expect(JSON.parse(rows[1]?.toolCalls ?? "[]")).toMatchObject([{ name: "file_write" }]);
     const traceId = rows[0]?.traceId as string;
-    expect(store.toolCalls.byTrace(traceId)).toMatchObject([{ tool: "file.write", ok: 1, agentId: "main" }]);
-    expect(store.modelCalls.byTrace(traceId).map((call) => call.purpose)).toEqual(["route", "react", "react"]);
-    expect(store.modelCalls.byTrace(traceId)[0]).toMatchObject({ ok: 1, model: "fake-model", promptTokens: expect.any(Number), totalTokens: expect.any(Number) });
-    expect(store.gaps.byTrace(traceId)).toEqual([]);
+    expect(await store.toolCalls.byTrace(traceId)).toMatchObject([{ tool: "file.write", ok: 1, agentId: "main" }]);
+    expect((await store.modelCalls.byTrace(traceId)).map((call) => call.purpose)).toEqual(["route", "react", "react"]);
+    expect((await store.modelCalls.byTrace(traceId))[0]).toMatchObject({ ok: 1, model: "fake-model", promptTokens: expect.any(Number), totalTokens: expect.any(Number) });
+    expect(await store.gaps.byTrace(traceId)).toEqual([]);
   });
 
   it("answers invalid tool JSON and unknown tools to the model and records parse_failure gaps", async () => {
@@ -62,7 +62,7 @@ describe("a turn end to end", () => {
     const toolMessages = bot.fake.requests[2]?.messages.filter((message) => message.role === "tool") ?? [];
     expect(toolMessages[0]?.content).toMatch(/^ERROR_CODE=INVALID_ARGS; TOOL=file\.write; REASON=arguments are not valid JSON/);
     expect(toolMessages[1]?.content).toMatch(/^ERROR_CODE=UNKNOWN_TOOL; TOOL=file_delete_everything; REASON=no tool named/);
-    const gaps = bot.runtime.store.db.prepare("SELECT reason, class, tool, error_code AS code, intent_key AS intentKey FROM capability_gaps ORDER BY id").all();
+    const gaps = await bot.runtime.store.sql.all("SELECT reason, class, tool, error_code AS code, intent_key AS intentKey FROM capability_gaps ORDER BY id");
     expect(gaps).toEqual([
       { reason: "parse_failure", class: "capability", tool: "file.write", code: "INVALID_ARGS", intentKey: "write-notes" },
       { reason: "parse_failure", class: "capability", tool: "file_delete_everything", code: "UNKNOWN_TOOL", intentKey: "write-notes" },
@@ -74,7 +74,7 @@ describe("a turn end to end", () => {
     bot.fake.enqueue(routeTo(["write-notes"], "read-notes"), { toolCalls: [{ name: "file_read", arguments: { path: "missing.md" } }] }, { text: "There are no notes yet." });
     expect(await bot.send("read my notes")).toBe("There are no notes yet.");
     expect(bot.fake.requests[2]?.messages.at(-1)?.content).toBe("ERROR_CODE=PATH_NOT_FOUND; TOOL=file.read; REASON=missing.md does not exist");
-    expect(bot.runtime.store.db.prepare("SELECT reason, class, error_code AS code FROM capability_gaps").all()).toEqual([{ reason: "tool_failure", class: "capability", code: "PATH_NOT_FOUND" }]);
+    expect(await bot.runtime.store.sql.all("SELECT reason, class, error_code AS code FROM capability_gaps")).toEqual([{ reason: "tool_failure", class: "capability", code: "PATH_NOT_FOUND" }]);
   });
 
   it("runs out of steps: an honest partial answer and a step_budget gap", async () => {
@@ -90,7 +90,7 @@ describe("a turn end to end", () => {
     const partial = bot.fake.requests[3];
     expect(partial?.tool_choice).toBe("none");
     expect(partial?.messages.at(-1)?.content).toMatch(/run out of steps/);
-    expect(bot.runtime.store.db.prepare("SELECT reason, class FROM capability_gaps").all()).toEqual([{ reason: "step_budget", class: "capability" }]);
+    expect(await bot.runtime.store.sql.all("SELECT reason, class FROM capability_gaps")).toEqual([{ reason: "step_budget", class: "capability" }]);
   });
 
   it("no skill matches: falls back to skill-builder and records no_skill", async () => {
@@ -98,7 +98,7 @@ describe("a turn end to end", () => {
     bot.fake.enqueue(routeTo([], "deploy-kubernetes"), { text: "I can't do that yet." });
     await bot.send("deploy my app to kubernetes");
     expect(bot.fake.requests[1]?.messages[0]?.content).toContain("### skill-builder");
-    expect(bot.runtime.store.db.prepare("SELECT reason, class, intent_key AS intentKey, user_text AS userText FROM capability_gaps").all()).toEqual([
+    expect(await bot.runtime.store.sql.all("SELECT reason, class, intent_key AS intentKey, user_text AS userText FROM capability_gaps")).toEqual([
       { reason: "no_skill", class: "capability", intentKey: "deploy-kubernetes", userText: "deploy my app to kubernetes" },
     ]);
   });
@@ -109,11 +109,11 @@ describe("a turn end to end", () => {
     await bot.send("notes please");
     expect(bot.fake.requests[1]?.messages.at(-1)?.content).toMatch(/not valid JSON/);
     expect(bot.fake.requests[2]?.messages[0]?.content).toContain("### write-notes");
-    expect(bot.runtime.store.db.prepare("SELECT count(*) AS n FROM capability_gaps").get()).toEqual({ n: 0 });
+    expect(await bot.runtime.store.sql.get("SELECT count(*) AS n FROM capability_gaps")).toEqual({ n: 0 });
 
     bot.fake.enqueue({ text: "no json" }, { text: "still none" }, { text: "answer anyway" });
     expect(await bot.send("更多笔记")).toBe("answer anyway");
-    expect(bot.runtime.store.db.prepare("SELECT reason, intent_key AS intentKey, detail FROM capability_gaps").all()).toEqual([
+    expect(await bot.runtime.store.sql.all("SELECT reason, intent_key AS intentKey, detail FROM capability_gaps")).toEqual([
       { reason: "parse_failure", intentKey: "更多-笔记", detail: "routing reply: still none" },
     ]);
   });
@@ -141,7 +141,7 @@ describe("model failures", () => {
     const bot = await startTestBot({ env: { LLM_TIMEOUT_MS: "1000" } });
     bot.fake.enqueue({ text: "late", delayMs: 3_000 });
     expect(await bot.send("hi")).toBe("Sorry, the model service is unavailable right now (timeout). Please try again later.");
-    expect(bot.runtime.store.db.prepare("SELECT reason, class, error_code AS code FROM capability_gaps").all()).toEqual([{ reason: "model_failure", class: "environment", code: "timeout" }]);
+    expect(await bot.runtime.store.sql.all("SELECT reason, class, error_code AS code FROM capability_gaps")).toEqual([{ reason: "model_failure", class: "environment", code: "timeout" }]);
     bot.fake.enqueue(routeTo([], "greet"), { text: "Back again." });
     expect(await bot.send("hi again")).toBe("Back again.");
   });
@@ -152,7 +152,7 @@ describe("model failures", () => {
     const answer = await bot.send("hello");
     expect(answer).toMatch(/^Sorry, something went wrong on my side \(trace tr-[0-9a-f]{16}\)/);
     const traceId = /trace (tr-[0-9a-f]+)/.exec(answer ?? "")?.[1] as string;
-    expect(bot.runtime.store.messages.byTrace(traceId).map((row) => row.role)).toEqual(["user", "assistant"]);
+    expect((await bot.runtime.store.messages.byTrace(traceId)).map((row) => row.role)).toEqual(["user", "assistant"]);
   });
 
   it("/help lists the commands later features registered: /feedback for everyone, the skill commands for operators only", async () => {
@@ -183,7 +183,7 @@ describe("conversations", () => {
     for (const fruit of ["apples", "pears", "plums", "figs"]) await bot.send(`tell me about ${fruit} ${"!".repeat(200)}`);
     const summaryCall = bot.fake.requests.find((request) => request.messages[0]?.content?.startsWith("Summarise a conversation"));
     expect(summaryCall?.messages[1]?.content).toContain("tell me about apples");
-    const session = bot.runtime.store.db.prepare("SELECT summary, summary_until_message_id AS until FROM sessions").get() as { summary: string; until: number };
+    const session = (await bot.runtime.store.sql.get<{ summary: string; until: number }>("SELECT summary, summary_until_message_id AS until FROM sessions")) as { summary: string; until: number };
     expect(session.summary).toBe("The user talked about apples and pears.");
     const last = bot.fake.requests.at(-1);
     expect(last?.messages[0]?.content).toContain("## Earlier in this conversation\nThe user talked about apples and pears.");
@@ -201,7 +201,7 @@ describe("conversations", () => {
     await bot.send("what is my name?");
     const last = bot.fake.requests.at(-1);
     expect(last?.messages.map((message) => message.content).join("\n")).not.toContain("Ada");
-    const sessions = bot.runtime.store.db.prepare("SELECT status FROM sessions ORDER BY id").all();
+    const sessions = await bot.runtime.store.sql.all("SELECT status FROM sessions ORDER BY id");
     expect(sessions).toEqual([{ status: "closed" }, { status: "active" }]);
   });
 
@@ -282,9 +282,9 @@ describe("steering a turn", () => {
     expect(progress).toEqual([{ state: "routing" }, { state: "thinking", step: 1 }, { state: "tool", tool: "shell.exec" }]);
     // No model call after the cancel, no capability gap, the command is gone.
     expect(bot.fake.requests).toHaveLength(2);
-    expect(bot.runtime.store.db.prepare("SELECT COUNT(*) AS n FROM capability_gaps WHERE reason = 'tool_failure'").get()).toEqual({ n: 0 });
+    expect(await bot.runtime.store.sql.get("SELECT COUNT(*) AS n FROM capability_gaps WHERE reason = 'tool_failure'")).toEqual({ n: 0 });
     expect(execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })).not.toMatch(/^sleep 47/m);
-    const last = bot.runtime.store.db.prepare("SELECT role, kind, content FROM messages ORDER BY id DESC LIMIT 1").get();
+    const last = await bot.runtime.store.sql.get("SELECT role, kind, content FROM messages ORDER BY id DESC LIMIT 1");
     expect(last).toEqual({ role: "assistant", kind: "chat", content: "(Cancelled.)" });
     // The session goes on.
     bot.fake.enqueue(routeTo([], "greet"), { text: "Still here." });

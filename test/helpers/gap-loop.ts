@@ -6,12 +6,13 @@ import { createGapLoop } from "../../src/agent/gaps/gap-loop.js";
 import { SkillCatalog } from "../../src/knowledge/skill-catalog.js";
 import { writeDraftIfMissing } from "../../src/knowledge/skill-draft.js";
 import type { ChatModel, ChatRequest, ChatResponse } from "../../src/llm/chat-model.js";
-import { openStore, type Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
 import { tempDir } from "./temp-dir.js";
+import { openTestStore, type Engine } from "./test-store.js";
 
 const stores: Store[] = [];
-afterEach(() => {
-  for (const store of stores.splice(0)) store.close();
+afterEach(async () => {
+  await Promise.all(stores.splice(0).map((store) => store.close()));
 });
 
 /** A model that answers from a function and records every request. */
@@ -27,10 +28,11 @@ export function scriptedModel(answer: (request: ChatRequest) => string | Promise
   };
 }
 
-export function gapLoopSetup(options: { model?: ChatModel; trigger?: number; lookbackHours?: number; locale?: "zh" | "en" } = {}) {
+/** A gap loop over a fresh store (`engine`, SQLite by default: `laoding.db` in `root`). */
+export async function gapLoopSetup(options: { model?: ChatModel; trigger?: number; lookbackHours?: number; locale?: "zh" | "en"; engine?: Engine } = {}) {
   const root = tempDir();
   const clock = { time: Date.UTC(2026, 10, 30, 12), now() { return this.time; } };
-  const store = openStore(join(root, "laoding.db"), clock);
+  const store = await openTestStore(options.engine ?? "sqlite", { clock, dir: root });
   stores.push(store);
   const baseDir = join(root, "skills");
   const ownDir = join(root, "own");
@@ -47,14 +49,14 @@ export function gapLoopSetup(options: { model?: ChatModel; trigger?: number; loo
     clock,
   });
   let trace = 0;
-  const session = (id: number) => store.sessions.activeSession("main", "test", `chat-${id}`).id;
+  const session = async (id: number) => (await store.sessions.activeSession("main", "test", `chat-${id}`)).id;
   /** Records one gap in a fresh trace and runs the after-turn evaluation. */
   const fail = async (gap: { session: number; intentKey: string; reason?: string; errorCode?: string; detail?: string; text?: string }) => {
     trace += 1;
     const traceId = `tr-${trace}`;
-    loop.recordGap({
+    await loop.recordGap({
       agentId: "main",
-      sessionId: session(gap.session),
+      sessionId: await session(gap.session),
       traceId,
       intentKey: gap.intentKey,
       reason: (gap.reason ?? "no_skill") as "no_skill",

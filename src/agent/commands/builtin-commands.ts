@@ -6,7 +6,7 @@ import { helpLines, type ChatCommand } from "./chat-commands.js";
 
 export function builtinCommands(options: {
   agent: (agentId: string) => AgentDefinition | undefined;
-  startNewSession: (agentId: string, channel: string, chatId: string) => void;
+  startNewSession: (agentId: string, channel: string, chatId: string) => void | Promise<void>;
   lastPrompt: (sessionKey: string) => PromptManifest | undefined;
   operatorCommandsListed: () => boolean;
   /** Commands registered beside these, whose help lines /help shows. */
@@ -30,8 +30,8 @@ export function builtinCommands(options: {
     {
       name: "new",
       operatorOnly: false,
-      run: ({ message, locale }) => {
-        options.startNewSession(message.agentId, message.channel, message.chatId);
+      run: async ({ message, locale }) => {
+        await options.startNewSession(message.agentId, message.channel, message.chatId);
         return text(locale, "newSession");
       },
     },

@@ -37,7 +37,7 @@ export function gapCommands(options: {
  * The top clusters in the compact chat format. `detailed` (the CLI) adds distinct users,
  * first seen and up to three sample texts per cluster.
  */
-export function formatClusters(
+export async function formatClusters(
   clusters: GapClustersStore,
   agentId: string,
   sinceMs: number,
@@ -45,11 +45,12 @@ export function formatClusters(
   hours: number,
   locale: Locale,
   options: { detailed?: boolean; limit?: number } = {},
-): string {
-  const top = clusters.top(agentId, sinceMs, options.limit ?? GAP_LIST_LIMIT);
+): Promise<string> {
+  const top = await clusters.top(agentId, sinceMs, options.limit ?? GAP_LIST_LIMIT);
   if (top.length === 0) return text(locale, "gapsNone", { hours });
-  const drafts = new Map(clusters.drafts(agentId).map((draft) => [draft.intentKey, draft]));
-  const lines = top.map((cluster, index) => {
+  const drafts = new Map((await clusters.drafts(agentId)).map((draft) => [draft.intentKey, draft]));
+  const lines: string[] = [];
+  for (const [index, cluster] of top.entries()) {
     const draft = drafts.get(cluster.intentKey);
     const state =
       cluster.gapClass === "environment"
@@ -69,14 +70,15 @@ export function formatClusters(
       last: ago(now - cluster.lastSeen, locale),
       draft: state,
     });
-    if (!options.detailed) return line;
-    const samples = clusters
-      .samples(cluster, sinceMs, 3)
-      .flatMap((sample) => (sample.userText ? [`"${sample.userText.replace(/\s+/g, " ").slice(0, 80)}"`] : []));
+    if (!options.detailed) {
+      lines.push(line);
+      continue;
+    }
+    const samples = (await clusters.samples(cluster, sinceMs, 3)).flatMap((sample) => (sample.userText ? [`"${sample.userText.replace(/\s+/g, " ").slice(0, 80)}"`] : []));
     const users = cluster.users === 1 ? text(locale, "gapsUser") : text(locale, "gapsUsers", { count: cluster.users });
     const detail = text(locale, "gapsDetail", { users, first: ago(now - cluster.firstSeen, locale) });
-    return `${line}\n   ${detail}${samples.length > 0 ? text(locale, "gapsSamples", { samples: samples.join("; ") }) : ""}`;
-  });
+    lines.push(`${line}\n   ${detail}${samples.length > 0 ? text(locale, "gapsSamples", { samples: samples.join("; ") }) : ""}`);
+  }
   return [text(locale, "gapsHeader", { hours, count: top.length }), ...lines].join("\n");
 }
 

@@ -65,7 +65,7 @@ export function createGapLoop(options: {
     gaps: store.gaps,
     logger,
     canonicalKey: (agentId, intentKey) => canonicalIntentKey(store.clusters, agentId, intentKey, sinceMs()),
-    atomically: (work) => store.db.transaction(work)(),
+    atomically: (work) => store.transaction(work),
     onRecorded: (gap) => {
       pending.set(gap.traceId, [...(pending.get(gap.traceId) ?? []), gap]);
       if (pending.size > MAX_PENDING_TURNS) pending.delete(pending.keys().next().value as string);
@@ -73,7 +73,7 @@ export function createGapLoop(options: {
   });
 
   async function evaluate(agentId: string, intentKey: string, reason: string): Promise<DraftOutcome> {
-    const stats = store.clusters.cluster({ agentId, intentKey, reason }, sinceMs());
+    const stats = await store.clusters.cluster({ agentId, intentKey, reason }, sinceMs());
     if (!stats) return { action: "skipped", why: "no gaps in the lookback window" };
     if (stats.gapClass !== "capability") return { action: "skipped", why: "environment gaps are never drafted" };
     if (stats.count < settings.triggerCount) return { action: "skipped", why: `${stats.count} of ${settings.triggerCount} events` };
@@ -85,19 +85,19 @@ export function createGapLoop(options: {
   async function decide(stats: ClusterStats): Promise<DraftOutcome> {
     const { agentId, intentKey } = stats;
     const log = logger.child({ agentId, intentKey, reason: stats.reason });
-    const existing = store.clusters.draftFor(agentId, intentKey);
+    const existing = await store.clusters.draftFor(agentId, intentKey);
     if (existing) return { action: "skipped", why: `already ${existing.status} (${existing.skillName ?? "?"})` };
     const catalog = options.catalog(agentId);
     const name = draftSkillName(intentKey);
     const sameName = catalog.snapshot.get(name);
     const similar = sameName ?? overlappingSkill(catalog.snapshot.skills, intentKey);
     if (similar) {
-      if (!store.clusters.claimDraft(agentId, intentKey, similar.name, stats.count)) return { action: "skipped", why: "another turn decided first" };
-      store.clusters.settleDraft(agentId, intentKey, { status: "linked", skillName: similar.name, reason: "an existing skill covers this intent" });
+      if (!(await store.clusters.claimDraft(agentId, intentKey, similar.name, stats.count))) return { action: "skipped", why: "another turn decided first" };
+      await store.clusters.settleDraft(agentId, intentKey, { status: "linked", skillName: similar.name, reason: "an existing skill covers this intent" });
       log.info({ skill: similar.name }, "gap cluster linked to an existing skill instead of drafting a near-duplicate");
       return { action: "linked", skillName: similar.name, why: sameName ? "a skill of that name exists" : "an existing skill overlaps strongly" };
     }
-    if (!store.clusters.claimDraft(agentId, intentKey, name, stats.count)) return { action: "skipped", why: "another turn decided first" };
+    if (!(await store.clusters.claimDraft(agentId, intentKey, name, stats.count))) return { action: "skipped", why: "another turn decided first" };
     try {
       const evidence: DraftEvidence = {
         intentKey,
@@ -107,7 +107,7 @@ export function createGapLoop(options: {
         samples: [],
         errors: [],
       };
-      for (const sample of store.clusters.samples(stats, sinceMs(), 8)) {
+      for (const sample of await store.clusters.samples(stats, sinceMs(), 8)) {
         if (sample.userText && !evidence.samples.includes(sample.userText)) evidence.samples.push(sample.userText);
         const error = [sample.tool, sample.errorCode, sample.detail].filter(Boolean).join(": ");
         if (error && !evidence.errors.includes(error)) evidence.errors.push(error);
@@ -127,21 +127,21 @@ export function createGapLoop(options: {
       text ??= renderDraftTemplate(name, evidence, settings.locale, created);
       const gate = gateDraft(text, expected);
       if (!gate.ok) {
-        store.clusters.releaseDraft(agentId, intentKey);
+        await store.clusters.releaseDraft(agentId, intentKey);
         log.error({ problem: gate.error }, "draft rejected by the structure gate; nothing written");
         return { action: "rejected", why: gate.error };
       }
       const result = await options.writeDraft(agentId, name, text);
       if (!result.written) {
-        store.clusters.settleDraft(agentId, intentKey, { status: "linked", skillName: name, reason: result.reason });
+        await store.clusters.settleDraft(agentId, intentKey, { status: "linked", skillName: name, reason: result.reason });
         return { action: "linked", skillName: name, why: result.reason };
       }
-      store.clusters.settleDraft(agentId, intentKey, { status: "drafted", skillName: name, path: result.path });
+      await store.clusters.settleDraft(agentId, intentKey, { status: "drafted", skillName: name, path: result.path });
       const changes = catalog.reload();
       log.info({ skill: name, path: result.path, author, clusterSize: stats.count, sessions: stats.sessions, catalogVersion: catalog.snapshot.version, added: changes.added }, "skill drafted from a capability gap cluster");
       return { action: "drafted", skillName: name, path: result.path, author };
     } catch (error) {
-      store.clusters.releaseDraft(agentId, intentKey);
+      await store.clusters.releaseDraft(agentId, intentKey);
       throw error;
     }
   }

@@ -16,7 +16,8 @@ export type GapEvent = {
   userId?: string;
 };
 
-export type GapRecorder = (event: GapEvent) => number | undefined;
+/** Resolves to the gap's id, or undefined when it could not be stored (never rejects). */
+export type GapRecorder = (event: GapEvent) => Promise<number | undefined>;
 
 export type RecordedGap = GapEvent & { id: number; gapClass: GapClass; rawIntentKey: string };
 
@@ -24,20 +25,20 @@ export function createGapRecorder(options: {
   gaps: GapsStore;
   logger: Logger;
   /** Maps a key to the agent's canonical one (similar keys merged); identity by default. */
-  canonicalKey?: (agentId: string, intentKey: string) => string;
+  canonicalKey?: (agentId: string, intentKey: string) => string | Promise<string>;
   onRecorded?: (gap: RecordedGap) => void;
-  /** Runs the key merge and the insert as one unit (one SQLite transaction, one commit). */
-  atomically?: <T>(work: () => T) => T;
+  /** Runs the key merge and the insert as one unit (one transaction, one commit). */
+  atomically?: <T>(work: () => Promise<T>) => Promise<T>;
 }): GapRecorder {
   const { gaps, logger } = options;
-  return (event) => {
+  return async (event) => {
     try {
       const gapClass = classifyGap(event.reason, { ...(event.errorCode ? { errorCode: event.errorCode } : {}), ...(event.detail ? { detail: event.detail } : {}) });
-      const store = () => {
-        const intentKey = options.canonicalKey?.(event.agentId, event.intentKey) ?? event.intentKey;
-        return { intentKey, id: gaps.record({ ...event, intentKey, rawIntentKey: event.intentKey, gapClass }) };
+      const store = async () => {
+        const intentKey = (await options.canonicalKey?.(event.agentId, event.intentKey)) ?? event.intentKey;
+        return { intentKey, id: await gaps.record({ ...event, intentKey, rawIntentKey: event.intentKey, gapClass }) };
       };
-      const { intentKey, id } = options.atomically ? options.atomically(store) : store();
+      const { intentKey, id } = options.atomically ? await options.atomically(store) : await store();
       logger.info({ traceId: event.traceId, agentId: event.agentId, gapId: id, reason: event.reason, gapClass, intentKey }, "capability gap recorded");
       options.onRecorded?.({ ...event, intentKey, rawIntentKey: event.intentKey, id, gapClass });
       return id;

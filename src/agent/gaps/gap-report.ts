@@ -11,15 +11,15 @@ const REPORT_SAMPLES = 5;
 export type GapClusterReport = ClusterStats & { samples: string[]; draft: DraftRow | null };
 export type AgentGapReport = { agent: string; clusters: GapClusterReport[]; drafts: DraftRow[] };
 
-export function agentGapReport(clusters: GapClustersStore, agentId: string, sinceMs: number): AgentGapReport {
-  const drafts = clusters.drafts(agentId);
-  return {
-    agent: agentId,
-    clusters: clusters.top(agentId, sinceMs, REPORT_CLUSTER_LIMIT).map((cluster) => ({
+export async function agentGapReport(clusters: GapClustersStore, agentId: string, sinceMs: number): Promise<AgentGapReport> {
+  const drafts = await clusters.drafts(agentId);
+  const reports: GapClusterReport[] = [];
+  for (const cluster of await clusters.top(agentId, sinceMs, REPORT_CLUSTER_LIMIT)) {
+    reports.push({
       ...cluster,
-      samples: clusters.samples(cluster, sinceMs, REPORT_SAMPLES).flatMap((sample) => (sample.userText ? [sample.userText] : [])),
+      samples: (await clusters.samples(cluster, sinceMs, REPORT_SAMPLES)).flatMap((sample) => (sample.userText ? [sample.userText] : [])),
       draft: drafts.find((draft) => draft.intentKey === cluster.intentKey) ?? null,
-    })),
-    drafts,
-  };
+    });
+  }
+  return { agent: agentId, clusters: reports, drafts };
 }

@@ -23,17 +23,17 @@ function stem(word: string): string {
 }
 
 /** The canonical key for `intentKey` among the agent's known keys; remembers it. */
-export function canonicalIntentKey(clusters: GapClustersStore, agentId: string, intentKey: string, sinceMs: number): string {
+export async function canonicalIntentKey(clusters: GapClustersStore, agentId: string, intentKey: string, sinceMs: number): Promise<string> {
   const own = signature(intentKey);
-  const chosen = clusters.keyWithSignature(agentId, own) ?? similarKnownKey(clusters, agentId, intentKey, sinceMs) ?? intentKey;
-  clusters.rememberKey(agentId, chosen, signature(chosen));
+  const chosen = (await clusters.keyWithSignature(agentId, own)) ?? (await similarKnownKey(clusters, agentId, intentKey, sinceMs)) ?? intentKey;
+  await clusters.rememberKey(agentId, chosen, signature(chosen));
   return chosen;
 }
 
-function similarKnownKey(clusters: GapClustersStore, agentId: string, intentKey: string, sinceMs: number): string | undefined {
+async function similarKnownKey(clusters: GapClustersStore, agentId: string, intentKey: string, sinceMs: number): Promise<string | undefined> {
   const words = new Set(keyWords(intentKey));
   if (words.size < 2) return undefined;
-  for (const known of clusters.recentKeys(agentId, sinceMs)) {
+  for (const known of await clusters.recentKeys(agentId, sinceMs)) {
     const other = new Set(known.signature.split(" ").filter(Boolean));
     if (other.size < 2) continue;
     const shared = [...words].filter((word) => other.has(word)).length;

@@ -14,7 +14,8 @@ export type ReactLoopInput = {
   tools: ToolSpec[];
   executeTool: (call: ToolCall) => Promise<ToolObservation>;
   maxSteps: number;
-  onMessage?: (message: ChatMessage) => void;
+  /** Awaited before the loop goes on (the orchestrator stores each message in order). */
+  onMessage?: (message: ChatMessage) => void | Promise<void>;
   traceId?: string;
   agentId?: string;
   signal?: AbortSignal;
@@ -27,9 +28,9 @@ export type ReactLoopResult =
 export async function runReactLoop(input: ReactLoopInput): Promise<ReactLoopResult> {
   const messages = [...input.messages];
   const toolsUsed: string[] = [];
-  const push = (message: ChatMessage) => {
+  const push = async (message: ChatMessage) => {
     messages.push(message);
-    input.onMessage?.(message);
+    await input.onMessage?.(message);
   };
   for (let step = 1; step <= input.maxSteps; step += 1) {
     // A cancelled turn stops here, not at the next model call's failure.
@@ -44,14 +45,14 @@ export async function runReactLoop(input: ReactLoopInput): Promise<ReactLoopResu
     });
     if (response.toolCalls.length === 0) {
       const answer = response.content ?? "";
-      push({ role: "assistant", content: answer, ...(response.reasoning ? { reasoning: response.reasoning } : {}) });
+      await push({ role: "assistant", content: answer, ...(response.reasoning ? { reasoning: response.reasoning } : {}) });
       return { stop: "final", answer, steps: step, messages };
     }
-    push({ role: "assistant", content: response.content, toolCalls: response.toolCalls, ...(response.reasoning ? { reasoning: response.reasoning } : {}) });
+    await push({ role: "assistant", content: response.content, toolCalls: response.toolCalls, ...(response.reasoning ? { reasoning: response.reasoning } : {}) });
     for (const call of response.toolCalls) {
       toolsUsed.push(call.name);
       const observation = await input.executeTool(call);
-      push({ role: "tool", toolCallId: call.id, content: observation.content });
+      await push({ role: "tool", toolCallId: call.id, content: observation.content });
     }
   }
   return { stop: "step_budget", steps: input.maxSteps, messages, toolsUsed };

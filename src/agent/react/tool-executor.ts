@@ -22,25 +22,26 @@ export function createToolExecutor(options: {
   signal?: AbortSignal;
   /** Told when a call goes to the toolhost (progress). */
   onCall?: (tool: string) => void;
-  onFailure: (report: ToolFailureReport) => void;
+  /** Awaited before the observation is returned (the orchestrator records a gap). */
+  onFailure: (report: ToolFailureReport) => void | Promise<void>;
 }): (call: ToolCall) => Promise<ToolObservation> {
   return async (call) => {
     const tool = options.names.get(call.name);
     if (!tool) {
       const reason = `no tool named ${call.name}; use one of ${[...options.names.keys()].join(", ")}`;
-      options.onFailure({ kind: "parse_failure", tool: call.name, code: "UNKNOWN_TOOL", reason });
+      await options.onFailure({ kind: "parse_failure", tool: call.name, code: "UNKNOWN_TOOL", reason });
       return { ok: false, content: formatFailure({ code: "UNKNOWN_TOOL", tool: call.name, reason }) };
     }
     if (!call.arguments.ok) {
       const reason = `${call.arguments.error}; send the arguments as one JSON object`;
-      options.onFailure({ kind: "parse_failure", tool, code: "INVALID_ARGS", reason });
+      await options.onFailure({ kind: "parse_failure", tool, code: "INVALID_ARGS", reason });
       return { ok: false, content: formatFailure({ code: "INVALID_ARGS", tool, reason }) };
     }
     options.onCall?.(tool);
     const result = await options.client.callTool({ name: tool, args: call.arguments.value, traceId: options.traceId, cwd: options.cwd, sessionId: options.sessionId, ...(options.signal ? { signal: options.signal } : {}) });
     if (result.ok) return { ok: true, content: result.output.length > 0 ? result.output : "(empty)" };
     const kind = result.error.code === "INVALID_ARGS" || result.error.code === "UNKNOWN_TOOL" ? "parse_failure" : "tool_failure";
-    options.onFailure({ kind, tool, code: result.error.code, reason: result.error.reason });
+    await options.onFailure({ kind, tool, code: result.error.code, reason: result.error.reason });
     const line = formatFailure(result.error);
     return { ok: false, content: result.output ? `${line}\n${result.output}` : line };
   };
