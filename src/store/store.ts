@@ -75,7 +75,7 @@ export async function openStore(target: string, clock: Clock, options: OpenStore
   let closed = false;
   const ledger = createLedgerStore(db, clock);
   const toolCalls = createToolCallsStore(db, clock);
-  const unhook = flushOnExit(() => toolCalls.flush());
+  const unhook = flushOnExit(() => toolCalls.flushSync());
   return {
     sql: db,
     engine: db.engine,

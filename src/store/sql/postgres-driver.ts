@@ -51,7 +51,13 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
   }
 
   const queries = new Map<string, PostgresQuery>();
-  const context = new AsyncLocalStorage<pg.PoolClient>();
+  /** A transaction's connection while it is open: work scheduled inside it that runs after the commit must not reuse the returned connection. */
+  type Transaction = { client: pg.PoolClient; open: boolean };
+  const context = new AsyncLocalStorage<Transaction>();
+  const openClient = (): pg.PoolClient | undefined => {
+    const transaction = context.getStore();
+    return transaction?.open ? transaction.client : undefined;
+  };
   let closed = false;
 
   async function query<Row>(sql: string, params?: SqlParams): Promise<pg.QueryResult<Row & pg.QueryResultRow>> {
@@ -61,7 +67,7 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
       queries.set(sql, prepared);
     }
     const values = bindValues(prepared, params, sql);
-    const client = context.getStore();
+    const client = openClient();
     try {
       return client ? await client.query<Row & pg.QueryResultRow>(prepared.text, values) : await pool.query<Row & pg.QueryResultRow>(prepared.text, values);
     } catch (error) {
@@ -84,17 +90,18 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
       return { changes: (await query(sql, params)).rowCount ?? 0 };
     },
     async exec(sql: string) {
-      const client = context.getStore();
+      const client = openClient();
       await (client ? client.query(sql) : pool.query(sql));
     },
     async transaction<T>(work: () => Promise<T>): Promise<T> {
-      if (context.getStore()) return work();
+      if (openClient()) return work();
       const client = await pool.connect();
+      const transaction: Transaction = { client, open: true };
       let broken = false;
       try {
         await client.query("BEGIN");
         try {
-          const result = await context.run(client, work);
+          const result = await context.run(transaction, work);
           await client.query("COMMIT");
           return result;
         } catch (error) {
@@ -102,10 +109,11 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
           throw error;
         }
       } finally {
+        transaction.open = false;
         client.release(broken);
       }
     },
-    inTransaction: () => context.getStore() !== undefined,
+    inTransaction: () => openClient() !== undefined,
     get closed() {
       return closed;
     },
