@@ -51,7 +51,7 @@ export async function runChannelsBench(): Promise<string> {
   const layout = createRuntimeLayout(workspaceDir, loaded.config);
   const agents = readAgentsFile(layout.agentsFile);
   const logger = pino({ level: "silent" });
-  const runtime = createBotRuntime({ loaded, layout, agents, logger, cliEntry: join(ROOT, "dist/cli/main.js"), model: zeroLatencyModel(), watchSkills: false });
+  const runtime = await createBotRuntime({ loaded, layout, agents, logger, cliEntry: join(ROOT, "dist/cli/main.js"), model: zeroLatencyModel(), watchSkills: false });
 
   // Console baseline: the orchestrator called directly, one message at a time.
   let counter = 0;

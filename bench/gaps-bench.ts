@@ -10,6 +10,7 @@ import { createGapLoop } from "../src/agent/gaps/gap-loop.js";
 import { signature } from "../src/agent/gaps/intent-merge.js";
 import { SkillCatalog } from "../src/knowledge/skill-catalog.js";
 import { writeDraftIfMissing } from "../src/knowledge/skill-draft.js";
+import type { SqliteDriver } from "../src/store/sql/sqlite-driver.js";
 import { openStore } from "../src/store/store.js";
 import { formatMs, percentile } from "./stats.js";
 
@@ -25,14 +26,16 @@ type Result = { rows: number; p50: number; p99: number; evalP50: number; evalP99
 async function measure(rows: number): Promise<Result> {
   const dir = mkdtempSync(join(tmpdir(), "laoding-gaps-bench-"));
   const clock = { now: () => Date.UTC(2026, 10, 30, 12) };
-  const store = openStore(join(dir, "laoding.db"), clock);
+  const store = await openStore(join(dir, "laoding.db"), clock);
   const seedStarted = performance.now();
-  const insert = store.db.prepare(
+  // The bulk seed goes straight to SQLite's connection: a million rows through the async seam would measure the seam.
+  const db = (store.sql as SqliteDriver).database;
+  const insert = db.prepare(
     `INSERT INTO capability_gaps (agent_id, session_id, trace_id, intent_key, reason, class, user_text, user_id, created_at) VALUES (?, ?, ?, ?, ?, 'capability', ?, ?, ?)`,
   );
-  const remember = store.db.prepare(`INSERT OR IGNORE INTO intent_keys (agent_id, intent_key, signature, last_seen) VALUES (?, ?, ?, ?)`);
-  const session = store.db.prepare(`INSERT INTO sessions (id, agent_id, channel, chat_id, created_at, updated_at) VALUES (?, 'bench', 'bench', ?, 0, 0)`);
-  store.db.transaction(() => {
+  const remember = db.prepare(`INSERT OR IGNORE INTO intent_keys (agent_id, intent_key, signature, last_seen) VALUES (?, ?, ?, ?)`);
+  const session = db.prepare(`INSERT INTO sessions (id, agent_id, channel, chat_id, created_at, updated_at) VALUES (?, 'bench', 'bench', ?, 0, 0)`);
+  db.transaction(() => {
     for (let id = 1; id <= 5_000; id += 1) session.run(id, `chat-${id}`);
     for (let agent = 0; agent < AGENTS; agent += 1) {
       for (let intent = 0; intent < INTENTS; intent += 1) remember.run(`agent-${agent}`, `intent-${intent}-task`, signature(`intent-${intent}-task`), clock.now() - (intent % 70) * HOUR);
@@ -45,7 +48,7 @@ async function measure(rows: number): Promise<Result> {
     }
   })();
   // A bulk seed leaves a huge WAL; fold it into the database as a running bot's would be.
-  store.db.pragma("wal_checkpoint(TRUNCATE)");
+  db.pragma("wal_checkpoint(TRUNCATE)");
   const seedSeconds = (performance.now() - seedStarted) / 1000;
   const skillsDir = join(dir, "skills");
   mkdirSync(skillsDir);
@@ -68,7 +71,7 @@ async function measure(rows: number): Promise<Result> {
     // Half the gaps name an intent the agent has seen before, half a new one.
     const intentKey = index % 2 === 0 ? `intent-${(index * 7) % INTENTS}-task` : `new-${index}-request`;
     const started = performance.now();
-    loop.recordGap({ agentId, sessionId: (index % 5_000) + 1, traceId: `b${index}`, intentKey, reason: "no_skill", userText: "bench" });
+    await loop.recordGap({ agentId, sessionId: (index % 5_000) + 1, traceId: `b${index}`, intentKey, reason: "no_skill", userText: "bench" });
     const recorded = performance.now();
     await loop.evaluate(agentId, intentKey, "no_skill");
     const evaluated = performance.now();
@@ -76,7 +79,7 @@ async function measure(rows: number): Promise<Result> {
     evaluate.push(evaluated - recorded);
     (index % 2 === 0 ? recordKnown : recordNew).push(recorded - started);
   }
-  store.close();
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
   return {
     rows,

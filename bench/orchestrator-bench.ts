@@ -43,7 +43,7 @@ export async function runOrchestratorBench(): Promise<string> {
   writeFileSync(join(workspaceDir, "configs/env"), "REACT_MAX_STEPS=4\nTOOLHOST_SANDBOX=none\nBOT_LOCALE=en\n");
   const loaded = loadConfig({ env: {}, repoRoot: ROOT, cwd: ROOT, workspaceDir });
   const layout = createRuntimeLayout(workspaceDir, loaded.config);
-  const runtime = createBotRuntime({ loaded, layout, agents: readAgentsFile(layout.agentsFile), logger: pino({ level: "silent" }), cliEntry: join(ROOT, "dist/cli/main.js"), model: zeroLatencyModel() });
+  const runtime = await createBotRuntime({ loaded, layout, agents: readAgentsFile(layout.agentsFile), logger: pino({ level: "silent" }), cliEntry: join(ROOT, "dist/cli/main.js"), model: zeroLatencyModel() });
   const send = (index: number) => runtime.orchestrator.handle({ channel: "bench", chatId: `c${index % 8}`, userId: "u", messageId: `m${index}`, text: `message ${index}`, agentId: "main", isOperator: false });
   await send(-1);
   for (let index = 0; index < 8; index += 1) {

@@ -181,7 +181,7 @@ export async function laodingChild(sandbox: "none" | "bwrap", entry = ENTRY, nod
   return {
     name: `laoding toolhost (${sandbox})`,
     async start() {
-      const store = openStore(databaseFile, systemClock);
+      const store = await openStore(databaseFile, systemClock);
       const pool = toolhostPool(workspaceDir, store, entry, nodeFlags);
       const client = pool.client("main");
       return {
@@ -193,7 +193,7 @@ export async function laodingChild(sandbox: "none" | "bwrap", entry = ENTRY, nod
         pid: () => client.supervisor.pid ?? 0,
         close: async () => {
           await pool.stopAll();
-          store.close();
+          await store.close();
         },
       };
     },

@@ -68,7 +68,7 @@ const dir = mkdtempSync(join(tmpdir(), "laoding-floor-"));
 const file = join(dir, "bench.txt");
 writeFileSync(file, "x".repeat(4096));
 // The database where the bot keeps it: on the disk, not in memory.
-const store = openStore(join(dir, "laoding.db"), systemClock);
+const store = await openStore(join(dir, "laoding.db"), systemClock);
 const mcp = await mcpChild("MCP SDK server", () => new StdioClientTransport({ command: process.execPath, args: [join(ROOT, "bench/fixtures/mcp-read-server.mjs")], stderr: "inherit" }), "read_file", file).start();
 const subjects: { name: string; reader: Reader }[] = [
   { name: "MCP SDK server", reader: mcp },
@@ -88,7 +88,7 @@ for (let round = 0; round < rounds; round += 1) {
   process.stderr.write(`  round ${round + 1}/${rounds}\n`);
 }
 for (const { reader } of subjects) await reader.close();
-store.close();
+await store.close();
 rmSync(dir, { recursive: true, force: true });
 
 const median = (values: number[]) => percentile(values, 50);

@@ -39,7 +39,7 @@ const nodeAt = launch.launch.args.lastIndexOf(process.execPath);
 launch.launch.args.splice(nodeAt + 1, 0, "--cpu-prof", `--cpu-prof-dir=${join(dir, "child")}`);
 if (sandbox === "bwrap") launch.launch.args.splice(0, 0, "--bind", join(dir, "child"), join(dir, "child"));
 
-const store = openStore(join(workspaceDir, "..", "audit.db"), systemClock);
+const store = await openStore(join(workspaceDir, "..", "audit.db"), systemClock);
 const pool = new ToolhostPool({
   settings: { callTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 5_000 },
   spawn: () => spawnToolhostChild(launch),
@@ -60,7 +60,7 @@ const perSecond = await throughput(READS, concurrency, read);
 const { profile } = await session.post("Profiler.stop");
 writeFileSync(join(dir, "parent.cpuprofile"), JSON.stringify(profile));
 await pool.stopAll();
-store.close();
+await store.close();
 rmSync(join(workspaceDir, ".."), { recursive: true, force: true });
 
 type Node = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number };

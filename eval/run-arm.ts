@@ -64,7 +64,7 @@ async function run(arm: Arm, seed: number, root: string, taskCount: number, keep
   const loaded = loadConfig({ env: { REACT_MAX_STEPS: "4", LOG_LEVEL: "silent" }, repoRoot: root, cwd: root, workspaceDir: root });
   const layout = createRuntimeLayout(root, loaded.config);
   const databaseFile = join(root, "eval.db");
-  const store = openStore(databaseFile, clock);
+  const store = await openStore(databaseFile, clock);
   const logger = pino({ level: "silent" });
   const tasks = taskStream(seed, taskCount);
   const byText = new Map(tasks.map((task) => [task.text, task]));
@@ -75,7 +75,7 @@ async function run(arm: Arm, seed: number, root: string, taskCount: number, keep
   const loop = remembering
     ? createDistillationLoop({ store, model: learning ? model : undefined, settings: { locale: "en", holdoutPercent: arm === "oracle" ? 0 : 10, settleQuietMs: 10 * MINUTE, ...(arm === "noGates" ? { dangerouslySkipGates: true } : {}) }, logger, clock })
     : undefined;
-  if (arm === "oracle") seedOracle(store);
+  if (arm === "oracle") await seedOracle(store);
   const catalog = new SkillCatalog([{ dir: layout.baseSkillsDir, source: "base" }], logger);
   let traceCounter = 0;
   const orchestrator = createOrchestrator({
@@ -117,9 +117,13 @@ async function run(arm: Arm, seed: number, root: string, taskCount: number, keep
       if (failed.some((trap) => revealed.has(`${task.family.slug}:${trap.topic}`))) repeatFailures += 1;
     }
     const traceId = `tr-${seed}-${arm}-${traceCounter}`;
-    const chosen = store.injections.byTrace(traceId);
+    const chosen = await store.injections.byTrace(traceId);
     if (chosen.length > 0 && arm === "full") {
-      const lessons = chosen.flatMap((row) => store.experiences.get(row.experienceId) ?? []).map((lesson) => ({ id: lesson.id, text: lesson.summary }));
+      const lessons: { id: number; text: string }[] = [];
+      for (const row of chosen) {
+        const lesson = await store.experiences.get(row.experienceId);
+        if (lesson) lessons.push({ id: lesson.id, text: lesson.summary });
+      }
       eligible.push({ arm: chosen[0]?.arm ?? "treatment", success, trueEffect: successProbability(task, lessons) - successProbability(task, []) });
     }
     // The user says when an answer did not work; sometimes they also say what would have.
@@ -134,47 +138,49 @@ async function run(arm: Arm, seed: number, root: string, taskCount: number, keep
     await loop?.flush();
     await loop?.idle();
     if (loop && now >= nextCurate) {
-      loop.curate(AGENT.id);
+      await loop.curate(AGENT.id);
       nextCurate += DAY;
     }
   }
   await orchestrator.idle();
-  const lessons = store.experiences.list(AGENT.id);
+  const lessons = await store.experiences.list(AGENT.id);
+  const harmful: ArmResult["harmful"] = [];
+  for (const lesson of lessons) if (isHarmfulLesson(lesson.summary)) harmful.push(await harmfulRecord(store, lesson));
   const result: ArmResult = {
     arm,
     seed,
     successes,
     repeatFailures,
     revealedTrapTasks,
-    harmful: lessons.filter((lesson) => isHarmfulLesson(lesson.summary)).map((lesson) => harmfulRecord(store, lesson)),
+    harmful,
     eligible,
-    report: arm === "full" ? reportCounts(store) : undefined,
+    report: arm === "full" ? await reportCounts(store) : undefined,
     lessons: { created: lessons.filter((lesson) => lesson.source !== "manual").length, active: lessons.filter((lesson) => lesson.status === "active").length, deprecated: lessons.filter((lesson) => lesson.status === "deprecated").length },
     citationLeaks,
-    databaseDigest: databaseDigest(store),
+    databaseDigest: await databaseDigest(store),
   };
   keepDatabase?.(databaseFile);
-  store.close();
+  await store.close();
   return result;
 }
 
-function harmfulRecord(store: Store, lesson: Experience): ArmResult["harmful"][number] {
-  const deprecation = store.ledger.bySubject("experience", `exp-${String(lesson.id).padStart(6, "0")}`).find((entry) => entry.action === "deprecate");
-  const shown = store.injections.byExperience(lesson.id).filter((row) => row.arm === "treatment" && (!deprecation || row.createdAt <= deprecation.createdAt));
+async function harmfulRecord(store: Store, lesson: Experience): Promise<ArmResult["harmful"][number]> {
+  const deprecation = (await store.ledger.bySubject("experience", `exp-${String(lesson.id).padStart(6, "0")}`)).find((entry) => entry.action === "deprecate");
+  const shown = (await store.injections.byExperience(lesson.id)).filter((row) => row.arm === "treatment" && (!deprecation || row.createdAt <= deprecation.createdAt));
   return { lesson: lesson.summary, injectionsBeforeDeprecation: shown.length, deprecated: lesson.status === "deprecated" };
 }
 
-function reportCounts(store: Store): NonNullable<ArmResult["report"]> {
-  const { treatment, holdout } = effectReport(store, AGENT.id).overall;
+async function reportCounts(store: Store): Promise<NonNullable<ArmResult["report"]>> {
+  const { treatment, holdout } = (await effectReport(store, AGENT.id)).overall;
   return { treatment: { n: treatment.n, successes: treatment.successes }, holdout: { n: holdout.n, successes: holdout.successes } };
 }
 
 /** Oracle memory: the true remedy of every trap, as pinned manual lessons. */
-function seedOracle(store: Store): void {
+async function seedOracle(store: Store): Promise<void> {
   for (const familyOf of FAMILIES) {
     for (const trap of familyOf.traps) {
       const summary = lessonFor(familyOf, trap);
-      store.experiences.add({ agentId: AGENT.id, source: "manual", summary, category: "pitfall", confidence: 1, status: "active", createdBy: "oracle", contentHash: contentHash(summary), tags: familyOf.slug.split("-") });
+      await store.experiences.add({ agentId: AGENT.id, source: "manual", summary, category: "pitfall", confidence: 1, status: "active", createdBy: "oracle", contentHash: contentHash(summary), tags: familyOf.slug.split("-") });
     }
   }
 }
@@ -191,12 +197,13 @@ function placeboSection() {
 }
 
 /** A hash of every table's rows in id order: two runs of one seed must agree. */
-export function databaseDigest(store: Store): string {
+export async function databaseDigest(store: Store): Promise<string> {
   const hash = createHash("sha256");
-  const tables = store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
+  // The eval's store is its own SQLite file (sqlite_master, rowid).
+  const tables = (await store.sql.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")).map((row) => row.name);
   for (const table of tables) {
     hash.update(`${table}\n`);
-    for (const row of store.db.prepare(`SELECT * FROM "${table}" ORDER BY rowid`).iterate()) hash.update(`${JSON.stringify(row)}\n`);
+    for (const row of await store.sql.all(`SELECT * FROM "${table}" ORDER BY rowid`)) hash.update(`${JSON.stringify(row)}\n`);
   }
   return hash.digest("hex");
 }

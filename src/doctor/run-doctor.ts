@@ -14,12 +14,13 @@ import type { OpenAIChatModelOptions } from "../llm/openai-chat-model.js";
 import type { Logger } from "../log/logger.js";
 import { selectChannels } from "../runtime/chat-bots.js";
 import type { LaunchSetup, ToolhostLaunches } from "../runtime/toolhost-launch.js";
+import { describeDatabaseUrl } from "../store/sql/database-url.js";
 import { checkAdmin } from "./admin-check.js";
 import { checkAgentsFile } from "./agents-check.js";
 import { checkChatBots } from "./chat-bots-check.js";
 import { failedFromError, skipped, type CheckResult } from "./check-result.js";
 import { checkConfiguration } from "./configuration-check.js";
-import { checkDatabase } from "./database-check.js";
+import { checkDatabase, checkPostgresDatabase } from "./database-check.js";
 import { checkDisk } from "./disk-check.js";
 import { checkLayout } from "./layout-check.js";
 import { checkModel } from "./model-check.js";
@@ -96,10 +97,16 @@ export async function runDoctor(parts: DoctorParts): Promise<DoctorRun> {
     );
   } else add(skipped("sandbox", "sandbox", agents ? "the share layout is refused, see above" : noAgents));
   needsAgents("skills", "skills", (found) => checkSkills(layout, found, parts.logger));
+  const databaseUrl = loaded.config.DATABASE_URL;
+  if (databaseUrl !== undefined) {
+    // PostgreSQL does not live in the workspace: checked whatever the workspace's state.
+    parts.progress(`connecting to PostgreSQL at ${describeDatabaseUrl(databaseUrl)}`);
+    add(await guardAsync("database", "database", () => checkPostgresDatabase(databaseUrl)));
+  }
   if (workspace.ok) {
-    add(guard("database", "database", () => checkDatabase(layout.databaseFile, parts.exists)));
+    if (databaseUrl === undefined) add(guard("database", "database", () => checkDatabase(layout.databaseFile, parts.exists)));
     add(guard("disk", "disk space", () => checkDisk(layout.workspaceDir, parts.statfs)));
-  } else for (const [id, title] of [["database", "database"], ["disk", "disk space"]] as const) add(skipped(id, title, noWorkspace));
+  } else for (const [id, title] of [...(databaseUrl === undefined ? [["database", "database"] as const] : []), ["disk", "disk space"] as const]) add(skipped(id, title, noWorkspace));
   add(checkAdmin(loaded.config, envFile));
   if (loaded.config.LLM_BASE_URL) parts.progress(`asking the model at ${new URL(loaded.config.LLM_BASE_URL).host} for one token`);
   add(await guardAsync("model", "model", () => checkModel({ config: loaded.config, envFile, createModel: parts.createModel })));

@@ -183,9 +183,9 @@ describe("laoding chat with a model (real process, loopback fake)", () => {
       expect(stdout).toBe("The shell said hello.\n");
       expect(fake.requests[2]?.messages.at(-1)).toMatchObject({ role: "tool", content: "hello from the sandbox\n" });
       const { openStore } = await import("../../src/store/store.js");
-      const store = openStore(join(workspaceDir, "data", "laoding.db"), { now: () => Date.now() });
-      expect(store.db.prepare("SELECT tool, ok FROM tool_calls").all()).toEqual([{ tool: "shell.exec", ok: 1 }]);
-      store.close();
+      const store = await openStore(join(workspaceDir, "data", "laoding.db"), { now: () => Date.now() });
+      expect(await store.sql.all("SELECT tool, ok FROM tool_calls")).toEqual([{ tool: "shell.exec", ok: 1 }]);
+      await store.close();
     } finally {
       await fake.close();
     }

@@ -11,11 +11,12 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DOCTOR_HINT } from "../../src/doctor/doctor-hint.js";
 import type { DoctorJson } from "../../src/doctor/doctor-report.js";
-import { openDatabase } from "../../src/store/open-database.js";
+import { openStore } from "../../src/store/store.js";
 import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "../fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegram } from "../fakes/telegram-server.js";
 import { runLaoding, type CliRun } from "../helpers/cli.js";
 import { fakeRepo, tempDir, writeFile } from "../helpers/temp-dir.js";
+import { STORE_ENGINES, testDatabaseUrl } from "../helpers/test-store.js";
 
 const API_KEY = "sk-doctor-secret-key-4711";
 const BOT_TOKEN = "4242:DOCTOR-secret-bot-token";
@@ -38,7 +39,7 @@ async function healthy(workspaceDir = join(tempDir(), "rt")): Promise<Setup> {
   const repoRoot = fakeRepo();
   const init = await runLaoding(["init", "--workspace", workspaceDir], { repoRoot });
   expect(init.code, init.stderr).toBe(0);
-  openDatabase({ file: join(workspaceDir, "data", "laoding.db") }).close();
+  await (await openStore(join(workspaceDir, "data", "laoding.db"), { now: () => Date.now() })).close();
   const env = {
     LLM_BASE_URL: model.url,
     LLM_MODEL: "fake-model",
@@ -231,12 +232,13 @@ describe("laoding doctor", () => {
   it("names a corrupted database, read-only", async () => {
     const setup = await healthy();
     const file = join(setup.workspaceDir, "data", "laoding.db");
-    const db = openDatabase({ file });
-    db.exec("CREATE TABLE doctor_filler (text TEXT); CREATE INDEX doctor_filler_text ON doctor_filler (text)");
-    const insert = db.prepare("INSERT INTO doctor_filler VALUES (?)");
-    for (let row = 0; row < 2_000; row += 1) insert.run(`row ${row} ${"x".repeat(100)}`);
-    db.pragma("wal_checkpoint(TRUNCATE)");
-    db.close();
+    const store = await openStore(file, { now: () => Date.now() });
+    await store.sql.exec("CREATE TABLE doctor_filler (text TEXT); CREATE INDEX doctor_filler_text ON doctor_filler (text)");
+    await store.transaction(async () => {
+      for (let row = 0; row < 2_000; row += 1) await store.sql.run("INSERT INTO doctor_filler VALUES (?)", [`row ${row} ${"x".repeat(100)}`]);
+    });
+    await store.sql.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    await store.close();
     // Scribble over the headers of the last pages (the filler's b-trees).
     const pages = Math.floor(statSync(file).size / 4096);
     const fd = openSync(file, "r+");
@@ -249,6 +251,27 @@ describe("laoding doctor", () => {
     expect(database.line).toMatch(/malformed/);
     expect(database.fix).toMatch(/^Stop the bot, keep the file \(cp .*laoding\.db .*\.broken\)/);
     expect(statSync(file).size).toBe(sizeBefore);
+  });
+
+  it.skipIf(!STORE_ENGINES.includes("postgres"))("with DATABASE_URL checks PostgreSQL by connecting: engine and host:port/database, the server's words, never the password", async () => {
+    const setup = await healthy();
+    const url = new URL(await testDatabaseUrl());
+    const where = `127.0.0.1:${url.port}${url.pathname}`;
+    const run = await doctor(setup, { DATABASE_URL: url.toString() });
+    expect(run.code, run.stdout).toBe(0);
+    expect(run.stdout).toContain(`✓ database PostgreSQL ${where} (connected; no tables yet: \`laoding start\` creates them)\n`);
+    // The SQLite file is not what this bot uses: not checked.
+    expect(run.stdout).not.toMatch(/database .*laoding\.db/);
+    const missing = new URL(url);
+    missing.pathname = "/no_such_database";
+    missing.username = "laoding";
+    missing.password = "doctor-db-secret-pw-31";
+    const refused = await doctor(setup, { DATABASE_URL: missing.toString() });
+    expect(refused.code).toBe(1);
+    const database = failure(refused.stdout, `database PostgreSQL 127.0.0.1:${url.port}/no_such_database`);
+    expect(database.line).toContain('cannot connect: database "no_such_database" does not exist');
+    expect(database.fix).toMatch(/^Check DATABASE_URL/);
+    expect(`${refused.stdout}${refused.stderr}`).not.toContain("doctor-db-secret-pw-31");
   });
 
   it("laoding start that fails on the configuration or a bot's login points to laoding doctor", async () => {

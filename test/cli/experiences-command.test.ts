@@ -9,18 +9,18 @@ async function workspaceWithLessons() {
   const repoRoot = fakeRepo();
   const workspaceDir = join(tempDir(), "rt");
   await runLaoding(["init", "--workspace", workspaceDir], { repoRoot });
-  const store = openStore(join(workspaceDir, "data", "laoding.db"), { now: () => Date.now() });
+  const store = await openStore(join(workspaceDir, "data", "laoding.db"), { now: () => Date.now() });
   const summary = "Pass --force-tls when you deploy the gateway; it rejects plain connections.";
-  const lesson = store.experiences.add({ agentId: "main", source: "error_correction", summary, category: "pitfall", confidence: 0.5, createdBy: "distiller", contentHash: contentHash(summary), tags: ["deploy", "gateway"] });
-  const settle = (trace: string, arm: "treatment" | "holdout", outcome: "success" | "failure") => {
-    store.injections.record("main", trace, arm, [lesson.id]);
-    if (arm === "treatment") store.injections.cite(trace, [lesson.id]);
-    store.injections.settle(trace, outcome);
-    store.distillRuns.record({ agentId: "main", traceId: trace, promptVersion: 1, status: "skipped", skipReason: "a routine success", outcome, tags: ["deploy", "gateway"] });
+  const lesson = await store.experiences.add({ agentId: "main", source: "error_correction", summary, category: "pitfall", confidence: 0.5, createdBy: "distiller", contentHash: contentHash(summary), tags: ["deploy", "gateway"] });
+  const settle = async (trace: string, arm: "treatment" | "holdout", outcome: "success" | "failure") => {
+    await store.injections.record("main", trace, arm, [lesson.id]);
+    if (arm === "treatment") await store.injections.cite(trace, [lesson.id]);
+    await store.injections.settle(trace, outcome);
+    await store.distillRuns.record({ agentId: "main", traceId: trace, promptVersion: 1, status: "skipped", skipReason: "a routine success", outcome, tags: ["deploy", "gateway"] });
   };
-  for (let index = 0; index < 20; index += 1) settle(`t${index}`, "treatment", index < 18 ? "success" : "failure");
-  for (let index = 0; index < 10; index += 1) settle(`h${index}`, "holdout", index < 3 ? "success" : "failure");
-  store.close();
+  for (let index = 0; index < 20; index += 1) await settle(`t${index}`, "treatment", index < 18 ? "success" : "failure");
+  for (let index = 0; index < 10; index += 1) await settle(`h${index}`, "holdout", index < 3 ? "success" : "failure");
+  await store.close();
   return { repoRoot, workspaceDir };
 }
 
@@ -60,14 +60,14 @@ describe("laoding experiences", () => {
 describe("laoding rules", () => {
   it("proposes a well-evidenced lesson with its evidence, accepts it (at most 300 characters), lists and removes it", async () => {
     const { repoRoot, workspaceDir } = await workspaceWithLessons();
-    const store = openStore(join(workspaceDir, "data", "laoding.db"), { now: () => Date.now() });
-    store.experiences.change(1, { status: "active" }, { action: "promote", actor: "test" });
+    const store = await openStore(join(workspaceDir, "data", "laoding.db"), { now: () => Date.now() });
+    await store.experiences.change(1, { status: "active" }, { action: "promote", actor: "test" });
     for (let index = 0; index < 6; index += 1) {
-      store.injections.record("main", `p${index}`, "treatment", [1]);
-      store.injections.cite(`p${index}`, [1]);
-      store.injections.settle(`p${index}`, "success");
+      await store.injections.record("main", `p${index}`, "treatment", [1]);
+      await store.injections.cite(`p${index}`, [1]);
+      await store.injections.settle(`p${index}`, "success");
     }
-    store.close();
+    await store.close();
     const cli = (...args: string[]) => runLaoding(["rules", ...args, "--workspace", workspaceDir], { repoRoot });
     const proposed = await cli("propose");
     expect(proposed.stdout).toMatch(/exp-000001: Pass --force-tls[\s\S]*evidence: cited in 6 tasks, 6\/6 succeeded/);

@@ -1,18 +1,27 @@
 /**
  * The doctor's checks one by one, with their side effects handed in (statfs, a real
- * SQLite file in a temp folder): the faults that cannot be planted on this host for
- * the CLI test (an old Node, a full disk, a database from a newer version).
+ * SQLite file in a temp folder, a database on the test run's PostgreSQL server): the
+ * faults that cannot be planted on this host for the CLI test (an old Node, a full disk,
+ * a database from a newer version).
  */
 import { existsSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { checkDatabase } from "../../src/doctor/database-check.js";
+import { checkDatabase, checkPostgresDatabase } from "../../src/doctor/database-check.js";
 import { checkDisk, MIN_FREE_DISK_BYTES } from "../../src/doctor/disk-check.js";
 import { renderText } from "../../src/doctor/doctor-report.js";
 import { checkNodeVersion } from "../../src/doctor/node-version-check.js";
 import { failed, passed, skipped } from "../../src/doctor/check-result.js";
+import { systemClock } from "../../src/store/clock.js";
+import { describeDatabaseUrl } from "../../src/store/sql/database-url.js";
+import { latestVersion } from "../../src/store/sql/migrate.js";
+import { openStore } from "../../src/store/store.js";
+import { PASSWORD_ROLE_GROUP } from "../helpers/postgres-global-setup.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { STORE_ENGINES, testDatabaseUrl } from "../helpers/test-store.js";
 
 describe("doctor checks", () => {
   it("Node.js: an older version than engines.node fails with the install to do; equal or newer passes", () => {
@@ -67,4 +76,68 @@ describe("doctor checks", () => {
       ].join("\n"),
     );
   });
+
+  describe.skipIf(!STORE_ENGINES.includes("postgres"))("database on PostgreSQL (DATABASE_URL)", () => {
+    it("connects and reads the schema version without migrating: empty, older, current, newer", async () => {
+      const url = await testDatabaseUrl();
+      const title = `database PostgreSQL ${describeDatabaseUrl(url)}`;
+      expect(title).toMatch(/^database PostgreSQL 127\.0\.0\.1:\d+\/\w+$/);
+      const empty = await checkPostgresDatabase(url, 5);
+      expect(empty).toMatchObject({ ok: true, title: `${title} (connected; no tables yet: \`laoding start\` creates them)` });
+      // The doctor only read it: still empty.
+      expect(await checkPostgresDatabase(url, 5)).toEqual(empty);
+      await (await openStore(url, systemClock)).close();
+      const latest = latestVersion();
+      expect(await checkPostgresDatabase(url)).toMatchObject({ ok: true, title: `${title} (connected, schema version ${latest})` });
+      expect(await checkPostgresDatabase(url, latest + 2)).toMatchObject({ ok: true, title: `${title} (connected, schema version ${latest}; \`laoding start\` migrates it to ${latest + 2})` });
+      const newer = await checkPostgresDatabase(url, latest - 1);
+      expect(newer).toMatchObject({ ok: false, title, detail: `schema version ${latest} is newer than this code knows (${latest - 1})` });
+      expect(newer.fix).toMatch(/^Upgrade LaodingBot/);
+    });
+
+    it("a refusal is the server's own words, with the engine and host:port/database but never the password", async () => {
+      const url = new URL(await testDatabaseUrl());
+      const missing = new URL(url);
+      missing.pathname = "/no_such_database";
+      const noDatabase = await checkPostgresDatabase(missing.toString());
+      expect(noDatabase).toMatchObject({ ok: false, title: `database PostgreSQL 127.0.0.1:${url.port}/no_such_database`, detail: 'cannot connect: database "no_such_database" does not exist (3D000)' });
+      expect(noDatabase.fix).toMatch(/^Check DATABASE_URL \(host, port, user, password, database name, sslmode\)/);
+
+      const role = `doctor_pw_${process.pid}`;
+      const admin = new pg.Client({ connectionString: url.toString() });
+      await admin.connect();
+      try {
+        await admin.query(`DROP ROLE IF EXISTS ${role}`);
+        await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'right-password-1' IN ROLE ${PASSWORD_ROLE_GROUP}`);
+        const wrong = new URL(url);
+        wrong.username = role;
+        wrong.password = "wrong-secret-pw-77";
+        const refused = await checkPostgresDatabase(wrong.toString());
+        expect(refused).toMatchObject({ ok: false, title: `database PostgreSQL 127.0.0.1:${url.port}${url.pathname}`, detail: `cannot connect: password authentication failed for user "${role}" (28P01)` });
+        expect(JSON.stringify(refused)).not.toContain("wrong-secret-pw-77");
+        const right = new URL(wrong);
+        right.password = "right-password-1";
+        expect((await checkPostgresDatabase(right.toString())).ok).toBe(true);
+      } finally {
+        await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+        await admin.end();
+      }
+
+      const closed = new URL(url);
+      closed.port = String(await closedPort());
+      closed.password = "unused-secret-pw-88";
+      const unreachable = await checkPostgresDatabase(closed.toString());
+      expect(unreachable).toMatchObject({ ok: false, title: `database PostgreSQL 127.0.0.1:${closed.port}${url.pathname}` });
+      expect(unreachable.detail).toMatch(/^cannot connect: .*ECONNREFUSED/);
+      expect(JSON.stringify(unreachable)).not.toContain("unused-secret-pw-88");
+    });
+  });
 });
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

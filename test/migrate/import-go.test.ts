@@ -8,10 +8,12 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describeDatabaseUrl } from "../../src/store/sql/database-url.js";
 import { openStore } from "../../src/store/store.js";
 import { isRoutingRequest, routeTo, startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { runLaoding } from "../helpers/cli.js";
 import { REAL_REPO_ROOT, fakeRepo, tempDir } from "../helpers/temp-dir.js";
+import { STORE_ENGINES, testDatabaseUrl } from "../helpers/test-store.js";
 import { writeGoFixture, type GoFixture } from "./go-fixture.js";
 
 let fake: FakeOpenAI;
@@ -168,11 +170,11 @@ describe("laoding import go", () => {
     const [report] = JSON.parse(gaps.stdout) as { clusters: { intentKey: string; reason: string; count: number; draft: { skillName: string } | null }[] }[];
     expect(report?.clusters).toContainEqual(expect.objectContaining({ intentKey: "export-report", reason: "no_skill", count: 4, draft: expect.objectContaining({ skillName: "auto-export-report" }) }));
     expect(report?.clusters).toContainEqual(expect.objectContaining({ intentKey: "deploy-rollback", reason: "tool_failure", count: 1 }));
-    const store = openStore(join(workspaceDir, "data", "laoding.db"), { now: () => Date.now() });
+    const store = await openStore(join(workspaceDir, "data", "laoding.db"), { now: () => Date.now() });
     try {
-      expect(store.db.prepare("SELECT count(*) AS count FROM sessions WHERE agent_id = 'main' AND channel = 'console' AND chat_id = 'local'").get()).toEqual({ count: 1 });
+      expect(await store.sql.get("SELECT count(*) AS count FROM sessions WHERE agent_id = 'main' AND channel = 'console' AND chat_id = 'local'")).toEqual({ count: 1 });
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -185,4 +187,39 @@ describe("laoding import go", () => {
     expect(skipped.code, skipped.stderr).toBe(0);
     expect(skipped.stdout).toMatch(/^ {2}messages: not read/m);
   });
+});
+
+describe.skipIf(!STORE_ENGINES.includes("postgres"))("laoding import go onto PostgreSQL (DATABASE_URL)", () => {
+  it("says no database backup is taken (pg_dump first), imports the rows in one transaction, verifies, and a second apply adds nothing", async () => {
+    const pgWorkspace = join(tempDir("laoding-import-pg-", "file"), "rt");
+    const seeded = await runLaoding(["init", "--workspace", pgWorkspace], { repoRoot });
+    expect(seeded.code, seeded.stderr).toBe(0);
+    const databaseUrl = await testDatabaseUrl();
+    const where = describeDatabaseUrl(databaseUrl);
+    const importPg = (...extra: string[]) => runLaoding(["import", "go", "--from", go.dir, "--workspace", pgWorkspace, ...extra], { repoRoot, env: { TOOLHOST_SANDBOX: "auto", DATABASE_URL: databaseUrl } });
+    const plan = await importPg();
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain(`note: the PostgreSQL database ${where} is not backed up automatically (only the SQLite file is); take a backup with pg_dump before --apply`);
+
+    const run = await importPg("--apply");
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    const backupDir = /^backup written: (\S+) \(configs\.tar\.gz, skills\.tar\.gz\)$/m.exec(run.stdout)?.[1] as string;
+    expect(readdirSync(backupDir).sort()).toEqual(["configs.tar.gz", "skills.tar.gz"]);
+    expect(run.stdout).toMatch(/^no database backup: the PostgreSQL database .* take a backup with pg_dump before --apply/m);
+    expect(run.stdout).toMatch(/^import verified; report: /m);
+    expect(existsSync(join(pgWorkspace, "data", "laoding.db"))).toBe(false);
+    const report = JSON.parse(readFileSync(/report: (\S+)$/m.exec(run.stdout)?.[1] as string, "utf8"));
+    expect(report).toMatchObject({ verified: true, problems: [], rows: { messages: 3, gaps: 4, sessions: 2, drafts: 1 } });
+
+    const again = await importPg("--apply");
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^database: 0 message\(s\) in 0 new session\(s\), 0 gap\(s\), 0 draft\(s\) recorded; 7 row\(s\) imported before$/m);
+    const store = await openStore(databaseUrl, { now: () => Date.now() });
+    try {
+      expect(await store.sql.get("SELECT count(*) AS count FROM messages")).toEqual({ count: 3 });
+      expect(await store.sql.get("SELECT count(*) AS count FROM capability_gaps")).toEqual({ count: 4 });
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
 });

@@ -4,7 +4,8 @@ import { isHeld } from "../../agent/distillation/lesson-hold.js";
 import { addManualLesson, deprecateLesson, findLesson, lessonView as view, pinLesson, restoreLesson } from "../../agent/distillation/operator-actions.js";
 import { EXPERIENCE_CATEGORIES, EXPERIENCE_STATUSES, formatExperienceId, type Experience, type ExperienceCategory, type ExperienceStatus } from "../../store/experiences-store.js";
 import { systemClock } from "../../store/clock.js";
-import { openStore } from "../../store/store.js";
+import type { SkillVersion } from "../../store/skill-versions-store.js";
+import { openStore, type Store } from "../../store/store.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type Command } from "../cli-context.js";
 import { parseFlags } from "../parse-flags.js";
@@ -48,15 +49,15 @@ export const experiencesCommand: Command = {
     const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
     const agents = boot.agents.filter((agent) => !values.agent || agent.id === values.agent).map((agent) => agent.id);
     if (agents.length === 0) throw new UsageError(`no agent "${values.agent}"`, usage);
-    const store = openStore(boot.layout.databaseFile, systemClock);
+    const store = await openStore(boot.layout.databaseTarget, systemClock);
     const out = (value: unknown, text: () => string[]) => {
       if (values.json) writeLine(context.stdout, JSON.stringify(value, null, 2));
       else for (const line of text()) writeLine(context.stdout, line);
       return 0;
     };
-    const needTarget = () => {
+    const needTarget = async () => {
       if (!target) throw new UsageError(`${action} needs a lesson id (exp-000123)`, usage);
-      return findLesson(store, target);
+      return await findLesson(store, target);
     };
     try {
       switch (action) {
@@ -64,13 +65,15 @@ export const experiencesCommand: Command = {
           const held = values.status === "held";
           const status = held ? "deprecated" : (values.status as ExperienceStatus | undefined);
           if (status && !(EXPERIENCE_STATUSES as readonly string[]).includes(status)) throw new UsageError(`--status must be one of ${EXPERIENCE_STATUSES.join(", ")}, held`, usage);
-          const lessons = agents.flatMap((agentId) => store.experiences.list(agentId, status)).filter((lesson) => !held || isHeld(lesson));
+          const listed: Experience[] = [];
+          for (const agentId of agents) listed.push(...(await store.experiences.list(agentId, status)));
+          const lessons = listed.filter((lesson) => !held || isHeld(lesson));
           return out(lessons.map(view), () => (lessons.length === 0 ? ["no lessons yet"] : lessons.map(line)));
         }
         case "show": {
-          const lesson = needTarget();
-          const injections = store.injections.byExperience(lesson.id);
-          const ledger = store.ledger.bySubject("experience", formatExperienceId(lesson.id));
+          const lesson = await needTarget();
+          const injections = await store.injections.byExperience(lesson.id);
+          const ledger = await store.ledger.bySubject("experience", formatExperienceId(lesson.id));
           return out({ lesson: view(lesson), injections, ledger }, () => [
             line(lesson),
             `  source ${lesson.source} · task ${lesson.taskTraceId ?? "-"} · created by ${lesson.createdBy} · ${time(lesson.createdAt)}`,
@@ -80,16 +83,16 @@ export const experiencesCommand: Command = {
           ]);
         }
         case "deprecate": {
-          const lesson = deprecateLesson(store, needTarget(), values.reason ?? "deprecated by an operator");
+          const lesson = await deprecateLesson(store, await needTarget(), values.reason ?? "deprecated by an operator");
           return out(view(lesson), () => [`deprecated ${formatExperienceId(lesson.id)}; \`laoding experiences restore ${formatExperienceId(lesson.id)}\` undoes it`]);
         }
         case "restore": {
-          const lesson = restoreLesson(store, needTarget());
+          const lesson = await restoreLesson(store, await needTarget());
           return out(view(lesson), () => [`${lesson.approvedBy ? "approved and restored" : "restored"} ${formatExperienceId(lesson.id)} as a draft`]);
         }
         case "pin":
         case "unpin": {
-          const lesson = pinLesson(store, needTarget(), action === "pin");
+          const lesson = await pinLesson(store, await needTarget(), action === "pin");
           return out(view(lesson), () => [`${action}ned ${formatExperienceId(lesson.id)}`]);
         }
         case "add": {
@@ -97,21 +100,26 @@ export const experiencesCommand: Command = {
           const category = (values.category ?? "best_practice") as ExperienceCategory;
           if (!(EXPERIENCE_CATEGORIES as readonly string[]).includes(category)) throw new UsageError(`--category must be one of ${EXPERIENCE_CATEGORIES.join(", ")}`, usage);
           if (!values.tags) throw new UsageError("add needs --tags (what tasks it is about)", usage);
-          const lesson = addManualLesson(store, { agentId: agents[0] as string, summary, tags: values.tags.split(","), category });
+          const lesson = await addManualLesson(store, { agentId: agents[0] as string, summary, tags: values.tags.split(","), category });
           return out(view(lesson), () => [`added ${formatExperienceId(lesson.id)} (manual, active)`]);
         }
         case "curate": {
-          const changes = agents.map((agentId) => ({ agentId, changes: curateAgent(store, agentId, systemClock.now(), "operator-curate") }));
+          const changes: { agentId: string; changes: Awaited<ReturnType<typeof curateAgent>> }[] = [];
+          for (const agentId of agents) changes.push({ agentId, changes: await curateAgent(store, agentId, systemClock.now(), "operator-curate") });
           return out(changes, () => changes.flatMap((entry) => (entry.changes.length === 0 ? [`agent ${entry.agentId}: no changes`] : entry.changes.map((change) => `agent ${entry.agentId}: ${formatExperienceId(change.experienceId)} ${change.from} -> ${change.to} (${change.reason})`))));
         }
         case "distill": {
           if (!target) throw new UsageError("distill needs a tag (see the tags in `laoding experiences list`)", usage);
           const agentId = agents[0] as string;
-          const id = store.skillVersions.requestDistill(agentId, target.toLowerCase());
+          const id = await store.skillVersions.requestDistill(agentId, target.toLowerCase());
           return out({ request: id, agentId, tag: target.toLowerCase() }, () => [`request ${id} queued for ${agentId}: the running bot distils "${target.toLowerCase()}" within a minute; check with \`laoding experiences skills\``]);
         }
         case "skills": {
-          const result = agents.map((agentId) => ({ agentId, versions: store.skillVersions.all(agentId).map(({ content: _content, ...row }) => row), requests: store.skillVersions.requests(agentId) }));
+          const result: { agentId: string; versions: Omit<SkillVersion, "content">[]; requests: Awaited<ReturnType<Store["skillVersions"]["requests"]>> }[] = [];
+          for (const agentId of agents) {
+            const versions = (await store.skillVersions.all(agentId)).map(({ content: _content, ...row }) => row);
+            result.push({ agentId, versions, requests: await store.skillVersions.requests(agentId) });
+          }
           return out(result, () =>
             result.flatMap((entry) => [
               `agent ${entry.agentId}`,
@@ -121,19 +129,20 @@ export const experiencesCommand: Command = {
           );
         }
         case "report": {
-          const reports = agents.map((agentId) => effectReport(store, agentId));
+          const reports: Awaited<ReturnType<typeof effectReport>>[] = [];
+          for (const agentId of agents) reports.push(await effectReport(store, agentId));
           return out(reports, () => reports.flatMap(reportLines));
         }
         default:
           throw new UsageError(`unknown action "${action}"`, usage);
       }
     } finally {
-      store.close();
+      await store.close();
     }
   },
 };
 
-function reportLines(report: ReturnType<typeof effectReport>): string[] {
+function reportLines(report: Awaited<ReturnType<typeof effectReport>>): string[] {
   return [
     `agent ${report.agentId}`,
     `  overall: ${formatComparison(report.overall)}`,

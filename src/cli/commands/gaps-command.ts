@@ -2,7 +2,7 @@ import { formatClusters } from "../../agent/commands/gap-commands.js";
 import { gapClassWords, gapReasonWords } from "../../agent/gaps/classify-gap.js";
 import { agentGapReport } from "../../agent/gaps/gap-report.js";
 import { systemClock } from "../../store/clock.js";
-import { openStore } from "../../store/store.js";
+import { openStore, type Store } from "../../store/store.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type Command } from "../cli-context.js";
 import { parseFlags } from "../parse-flags.js";
@@ -36,12 +36,12 @@ export const gapsCommand: Command = {
     const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
     const hours = values.since === undefined ? boot.loaded.config.GAP_CLUSTER_LOOKBACK_HOURS : Number(values.since);
     if (!Number.isFinite(hours) || hours <= 0) throw new UsageError(`--since must be a positive number of hours, not "${values.since}"`, usage);
-    const store = openStore(boot.layout.databaseFile, systemClock);
+    const store = await openStore(boot.layout.databaseTarget, systemClock);
     try {
       if (positionals[0] === "show") {
         const id = Number(positionals[1]);
         if (!Number.isInteger(id) || id <= 0) throw new UsageError("gaps show needs a gap id (a whole number)", usage);
-        return showGap(store, id, values.json === true, context.stdout);
+        return await showGap(store, id, values.json === true, context.stdout);
       }
       if (positionals.length > 0) throw new UsageError(`unknown action "${positionals[0]}"`, usage);
       const agents = boot.agents.filter((agent) => !values.agent || agent.id === values.agent);
@@ -49,27 +49,28 @@ export const gapsCommand: Command = {
       const now = systemClock.now();
       const since = now - hours * 3_600_000;
       if (values.json) {
-        const result = agents.map((agent) => agentGapReport(store.clusters, agent.id, since));
+        const result: Awaited<ReturnType<typeof agentGapReport>>[] = [];
+        for (const agent of agents) result.push(await agentGapReport(store.clusters, agent.id, since));
         writeLine(context.stdout, JSON.stringify(result, null, 2));
         return 0;
       }
       for (const agent of agents) {
         writeLine(context.stdout, `agent ${agent.id}`);
-        writeLine(context.stdout, formatClusters(store.clusters, agent.id, since, now, hours, "en", { detailed: true, limit: 50 }).replace(/^/gm, "  "));
+        writeLine(context.stdout, (await formatClusters(store.clusters, agent.id, since, now, hours, "en", { detailed: true, limit: 50 })).replace(/^/gm, "  "));
       }
       return 0;
     } finally {
-      store.close();
+      await store.close();
     }
   },
 };
 
-function showGap(store: ReturnType<typeof openStore>, id: number, json: boolean, out: NodeJS.WritableStream): number {
-  const gap = store.gaps.get(id);
+async function showGap(store: Store, id: number, json: boolean, out: NodeJS.WritableStream): Promise<number> {
+  const gap = await store.gaps.get(id);
   if (!gap) throw new Error(`no gap with id ${id}; list them with \`laoding gaps\``);
-  const messages = store.messages.byTrace(gap.traceId);
-  const toolCalls = store.toolCalls.byTrace(gap.traceId);
-  const gaps = store.gaps.byTrace(gap.traceId);
+  const messages = await store.messages.byTrace(gap.traceId);
+  const toolCalls = await store.toolCalls.byTrace(gap.traceId);
+  const gaps = await store.gaps.byTrace(gap.traceId);
   if (json) {
     writeLine(out, JSON.stringify({ gap, messages, toolCalls, gaps }, null, 2));
     return 0;

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { locateGoInstall } from "../../migrate/go/go-install.js";
 import { applyGoImport } from "../../migrate/go/import-apply.js";
+import { postgresBackupAdvice } from "../../migrate/go/import-backup.js";
 import { formatPlan, planGoImport } from "../../migrate/go/import-plan.js";
 import { openMaintenancePool } from "../../runtime/library-maintenance.js";
 import { copyMaxBytes } from "../../share/share-plan.js";
@@ -50,7 +51,7 @@ export const importCommand: Command = {
     const agentId = values.agent ?? (boot.agents[0]?.id as string);
     if (!boot.agents.some((agent) => agent.id === agentId)) throw new UsageError(`no agent "${agentId}" in ${boot.layout.agentsFile}`, usage);
     const out = (line: string) => writeLine(context.stdout, line);
-    const store = openStore(boot.layout.databaseFile, systemClock);
+    const store = await openStore(boot.layout.databaseTarget, systemClock);
     const maintenance = openMaintenancePool({ config: boot.loaded.config, layout: boot.layout, agents: boot.agents, store, logger: boot.logger, cliEntry: CLI_ENTRY, onWarning: (warning) => writeLine(context.stderr, `warning: ${warning}`) });
     try {
       const maxCopyBytes = copyMaxBytes(boot.loaded.config.TOOLHOST_MAX_FRAME_BYTES);
@@ -58,6 +59,7 @@ export const importCommand: Command = {
       for (const line of formatPlan(plan)) out(line);
       for (const skill of plan.skills.filter((candidate) => candidate.derivedFrom)) writeLine(context.stderr, `warning: ${skill.source} has no frontmatter: imported as ${skill.becomes}, its description taken from its ${skill.derivedFrom}`);
       if (!values.apply) {
+        if (store.engine !== "sqlite") out(`note: ${postgresBackupAdvice(store.sql.label)}`);
         out(`plan only: nothing was written. Next: laoding import go --from ${values.from} --apply`);
         return 0;
       }
@@ -67,7 +69,7 @@ export const importCommand: Command = {
       return report.verified ? 0 : 1;
     } finally {
       await maintenance.close();
-      store.close();
+      await store.close();
     }
   },
 };

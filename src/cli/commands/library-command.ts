@@ -41,11 +41,11 @@ export const libraryCommand: Command = {
     if (!agentId) return listEveryLibrary(context, boot);
     const agent = boot.agents.find((candidate) => candidate.id === agentId);
     if (!agent) throw new UsageError(`no agent "${agentId}"; known: ${boot.agents.map((candidate) => candidate.id).join(", ")}`, usage);
-    const store = openStore(boot.layout.databaseFile, systemClock);
+    const store = await openStore(boot.layout.databaseTarget, systemClock);
     try {
       if (action === "enable" || action === "disable" || action === "reset") {
-        store.agentSettings.setExperienceLibrary(agent.id, action === "reset" ? undefined : action === "enable");
-        const effective = store.agentSettings.experienceLibrary(agent.id) ?? agent.experienceLibrary;
+        await store.agentSettings.setExperienceLibrary(agent.id, action === "reset" ? undefined : action === "enable");
+        const effective = (await store.agentSettings.experienceLibrary(agent.id)) ?? agent.experienceLibrary;
         writeLine(
           context.stdout,
           `agent ${agent.id}: experience library ${effective ? "enabled" : "disabled"} (${action === "reset" ? "as agents.json says" : `override; agents.json says ${agent.experienceLibrary ? "enabled" : "disabled"}`}); a running bot applies it at the agent's next message`,
@@ -66,7 +66,7 @@ export const libraryCommand: Command = {
       }
       return 0;
     } finally {
-      store.close();
+      await store.close();
     }
   },
 };
@@ -100,13 +100,13 @@ function maintenanceOptions(boot: Boot, store: Store): Omit<MaintenanceOptions, 
 
 /** `laoding library list` without an agent: every agent's library, each line led by the agent's id. */
 async function listEveryLibrary(context: CliContext, boot: Boot): Promise<number> {
-  const store = openStore(boot.layout.databaseFile, systemClock);
+  const store = await openStore(boot.layout.databaseTarget, systemClock);
   const pool = openMaintenancePool({ ...maintenanceOptions(boot, store), agents: boot.agents });
   try {
     for (const agent of boot.agents) await printListing(context, pool.agent(agent.id), `${agent.id}  `);
     return 0;
   } finally {
     await pool.close();
-    store.close();
+    await store.close();
   }
 }

@@ -32,7 +32,7 @@ export const rulesCommand: Command = {
     const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
     const agent = values.agent ? boot.agents.find((candidate) => candidate.id === values.agent) : boot.agents[0];
     if (!agent) throw new UsageError(`no agent "${values.agent}"`, usage);
-    const store = openStore(boot.layout.databaseFile, systemClock);
+    const store = await openStore(boot.layout.databaseTarget, systemClock);
     const out = (value: unknown, lines: () => string[]) => {
       if (values.json) writeLine(context.stdout, JSON.stringify(value, null, 2));
       else for (const line of lines()) writeLine(context.stdout, line);
@@ -41,36 +41,36 @@ export const rulesCommand: Command = {
     try {
       switch (action) {
         case "list": {
-          const rules = store.rules.active(agent.id);
+          const rules = await store.rules.active(agent.id);
           return out(rules, () => (rules.length === 0 ? [`agent ${agent.id}: no rules`] : rules.map((rule) => `${rule.id}. ${rule.text}${rule.source ? ` (from ${rule.source})` : ""}`)));
         }
         case "propose": {
-          const candidates = ruleCandidates(store, agent.id, systemClock.now());
+          const candidates = await ruleCandidates(store, agent.id, systemClock.now());
           return out(candidates, () => (candidates.length === 0 ? [`agent ${agent.id}: no candidates yet`] : candidates.flatMap((candidate) => [`${candidate.id}: ${candidate.text}`, `  evidence: ${candidate.evidence}`])));
         }
         case "accept": {
           if (!target) throw new UsageError("accept needs a candidate id from `laoding rules propose`", usage);
-          const candidate = ruleCandidates(store, agent.id, systemClock.now()).find((item) => item.id === target);
+          const candidate = (await ruleCandidates(store, agent.id, systemClock.now())).find((item) => item.id === target);
           if (!candidate) throw new Error(`no candidate "${target}"; list them with \`laoding rules propose\``);
           // The operator's own wording passes the same check as learned text (hidden characters are invisible to them too);
           // a network command the operator writes is theirs to approve, so it is not held.
           const text = values.text ?? candidate.text;
           const unsafe = unsafeText(text);
           if (unsafe && !unsafe.hold) throw new Error(`rule refused: it ${unsafe.reason}`);
-          const rule = store.rules.add(agent.id, text, candidate.id, "operator");
+          const rule = await store.rules.add(agent.id, text, candidate.id, "operator");
           return out(rule, () => [`rule ${rule.id} accepted for ${agent.id}: ${rule.text}`]);
         }
         case "remove": {
           const id = Number(target);
           if (!Number.isInteger(id) || id <= 0) throw new UsageError("remove needs a rule id (a whole number)", usage);
-          const rule = store.rules.remove(id, "operator");
+          const rule = await store.rules.remove(id, "operator");
           return out(rule, () => [`rule ${rule.id} removed`]);
         }
         default:
           throw new UsageError(`unknown action "${action}"`, usage);
       }
     } finally {
-      store.close();
+      await store.close();
     }
   },
 };

@@ -65,7 +65,7 @@ export const shareCommand: Command = {
     if (!values.mapping) throw new UsageError("--mapping FILE is required", usage);
     const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
     const loaded = loadShareMapping(resolve(context.cwd, values.mapping), boot.agents.map((agent) => agent.id));
-    const store = openStore(boot.layout.databaseFile, systemClock);
+    const store = await openStore(boot.layout.databaseTarget, systemClock);
     const maintenance = openMaintenancePool({ config: boot.loaded.config, layout: boot.layout, agents: boot.agents, store, logger: boot.logger, cliEntry: CLI_ENTRY, onWarning: (warning) => writeLine(context.stderr, `warning: ${warning}`) });
     try {
       const plan = await planShare(boot.layout, loaded, maintenance, copyMaxBytes(boot.loaded.config.TOOLHOST_MAX_FRAME_BYTES));
@@ -84,7 +84,7 @@ export const shareCommand: Command = {
       return cleanup(boot, plan, loaded, out);
     } finally {
       await maintenance.close();
-      store.close();
+      await store.close();
     }
   },
 };
@@ -117,8 +117,10 @@ async function verify(context: CliContext, boot: Boot, store: Store, plan: Share
   const problems = copyProblems(plan);
   const differing = plan.copies.filter((copy) => copy.state !== "same").length;
   out(`copies: ${plan.copies.length - differing} of ${plan.copies.length} identical by hash and mode${plan.refused.length > 0 ? `; ${plan.refused.length} source(s) refused (a link on the way)` : ""}`);
-  // The agents' real chat toolhosts, launched exactly as the bot launches them.
-  const launches = prepareToolhostLaunches({ config: boot.loaded.config, layout: boot.layout, agents: boot.agents, cliEntry: CLI_ENTRY, libraryEnabled: (agent) => store.agentSettings.experienceLibrary(agent.id) ?? agent.experienceLibrary });
+  // The agents' real chat toolhosts, launched exactly as the bot launches them (the library overrides read first: planning is synchronous).
+  const libraryOverrides = new Map<string, boolean | undefined>();
+  for (const agent of boot.agents) libraryOverrides.set(agent.id, await store.agentSettings.experienceLibrary(agent.id));
+  const launches = prepareToolhostLaunches({ config: boot.loaded.config, layout: boot.layout, agents: boot.agents, cliEntry: CLI_ENTRY, libraryEnabled: (agent) => libraryOverrides.get(agent.id) ?? agent.experienceLibrary });
   for (const warning of launches.warnings) writeLine(context.stderr, `warning: ${warning}`);
   const pool = createToolhostPool({ config: boot.loaded.config, launches, store, logger: boot.logger });
   try {

@@ -68,7 +68,7 @@ async function serveChatChannels(context: CliContext, boot: Boot, channels: Chan
   const planned = await planChatBots({ loaded, agents: boot.agents, channels, logger });
   for (const warning of [...planned.warnings, ...withoutOperators(planned.bots)]) boot.warn(warning);
   const bots = await loginChatBots(planned.bots);
-  const { runtime, sandbox } = startRuntime(context, boot, false);
+  const { runtime, sandbox } = await startRuntime(context, boot, false);
   const locale = loaded.config.BOT_LOCALE;
   const channel = createChatGateway({
     bots,
@@ -80,7 +80,7 @@ async function serveChatChannels(context: CliContext, boot: Boot, channels: Chan
   });
   const names = bots.map((bot) => `${bot.platform.channel} ${bot.identity.displayName} (agent ${bot.agentId})`);
   logger.info(
-    { workspace: boot.layout.workspaceDir, channels, bots: bots.map((bot) => ({ key: bot.key, name: bot.identity.displayName, agent: bot.agentId })), sandbox: sandbox.mode, database: boot.layout.databaseFile, model: runtime.model?.model ?? null },
+    { workspace: boot.layout.workspaceDir, channels, bots: bots.map((bot) => ({ key: bot.key, name: bot.identity.displayName, agent: bot.agentId })), sandbox: sandbox.mode, database: runtime.store.sql.label, model: runtime.model?.model ?? null },
     `LaodingBot ready: ${names.join(", ")}; press Ctrl-C to stop`,
   );
   // Logs in the file: say once where they are, so an unsupervised start is not silent.
@@ -99,11 +99,11 @@ export async function serveConsole(context: CliContext, boot: Boot, agentId: str
     throw new UsageError(`no agent "${agentId}"; known: ${boot.agents.map((agent) => agent.id).join(", ")}`, "");
   }
   // Only the operator at this terminal talks to the bot (launch policy: `localOperatorOnly`).
-  const { runtime, sandbox } = startRuntime(context, boot, true);
+  const { runtime, sandbox } = await startRuntime(context, boot, true);
   const interactive = isTerminal(context);
   const channel: Channel = createConsoleChannel({ input: context.stdin, output: context.stdout, agentId, interactive, locale: boot.loaded.config.BOT_LOCALE, messageCap: messageCap(boot.loaded.config.MESSAGE_MAX_CHARS, boot.loaded.config.BOT_LOCALE) });
   logger.info(
-    { workspace: layout.workspaceDir, channel: channel.name, sandbox: sandbox.mode, agent: agentId, agents: boot.agents.map((agent) => agent.id), database: layout.databaseFile, model: runtime.model?.model ?? null },
+    { workspace: layout.workspaceDir, channel: channel.name, sandbox: sandbox.mode, agent: agentId, agents: boot.agents.map((agent) => agent.id), database: runtime.store.sql.label, model: runtime.model?.model ?? null },
     interactive ? "LaodingBot ready; type a message, Ctrl-C to quit" : "LaodingBot ready; press Ctrl-C to stop",
   );
   if (interactive) writeLine(context.stderr, text(boot.loaded.config.BOT_LOCALE, "consoleReady", { agentId, sandbox: sandbox.mode, logDir: layout.logDir }));
@@ -112,7 +112,7 @@ export async function serveConsole(context: CliContext, boot: Boot, agentId: str
 }
 
 /** Seed report, sandbox (a sandbox that cannot work stops start-up), and the bot's runtime. */
-function startRuntime(context: CliContext, boot: Boot, localOperatorOnly: boolean): { runtime: BotRuntime; sandbox: ReturnType<typeof prepareToolhostLaunches> } {
+async function startRuntime(context: CliContext, boot: Boot, localOperatorOnly: boolean): Promise<{ runtime: BotRuntime; sandbox: ReturnType<typeof prepareToolhostLaunches> }> {
   const { logger, layout, loaded } = boot;
   const copied = boot.seedReport ? formatSeedReport(boot.seedReport, layout.workspaceDir).filter((line) => !line.startsWith("kept")) : [];
   if (copied.length > 0) logger.info({ workspace: layout.workspaceDir, seeded: copied }, "workspace seeded");
@@ -121,7 +121,7 @@ function startRuntime(context: CliContext, boot: Boot, localOperatorOnly: boolea
   // Said on the console too, whatever the log level: a weaker sandbox is never silent.
   for (const warning of sandbox.warnings) boot.warn(warning);
   const logFile = boot.logFile;
-  const runtime = createBotRuntime({ loaded, layout, agents: boot.agents, logger, cliEntry: CLI_ENTRY, launches: sandbox, ...(logFile ? { childStderr: () => logFile.fd() } : {}) });
+  const runtime = await createBotRuntime({ loaded, layout, agents: boot.agents, logger, cliEntry: CLI_ENTRY, launches: sandbox, ...(logFile ? { childStderr: () => logFile.fd() } : {}) });
   return { runtime, sandbox };
 }
 

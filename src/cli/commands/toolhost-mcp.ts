@@ -17,7 +17,7 @@ import { packageVersion } from "../cli-context.js";
 
 export async function serveMcp(options: { boot: Boot; agentId: string; launches: ToolhostLaunches; session: string }): Promise<number> {
   const { boot, agentId } = options;
-  const store = openStore(boot.layout.databaseFile, systemClock);
+  const store = await openStore(boot.layout.databaseTarget, systemClock);
   const pool = createToolhostPool({ config: boot.loaded.config, launches: options.launches, store, logger: boot.logger });
   const mcp = createMcpToolServer({
     client: pool.client(agentId),
@@ -39,6 +39,6 @@ export async function serveMcp(options: { boot: Boot; agentId: string; launches:
   process.off("SIGTERM", stop);
   process.off("SIGINT", stop);
   await pool.stopAll();
-  store.close();
+  await store.close();
   return 0;
 }

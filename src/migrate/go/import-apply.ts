@@ -25,6 +25,7 @@ export async function applyGoImport(plan: GoImportPlan, context: ApplyContext): 
   const say = context.report;
   const backup = await writeImportBackup(context.layout, context.store, context.now);
   say(`backup written: ${backup.dir} (${backup.files.map((file) => file.slice(backup.dir.length + 1)).join(", ")})`);
+  if (backup.databaseNotCopied) say(`no database backup: ${backup.databaseNotCopied}`);
 
   const envWrites = plan.env.filter((decision) => decision.write === "set" || decision.write === "replace-seeded");
   if (envWrites.length > 0) {
@@ -45,7 +46,7 @@ export async function applyGoImport(plan: GoImportPlan, context: ApplyContext): 
   say(`skills: ${skills.length} copied, ${plan.skills.filter((skill) => skill.state === "same").length} already there, ${plan.skills.filter((skill) => skill.state === "skipped").length} skipped`);
 
   const rows = plan.database
-    ? importRows(context.store, plan.database, plan.skills, { agentId: plan.agentId, channel: plan.channel, lookbackSinceMs: context.now.getTime() - context.lookbackHours * 3_600_000 })
+    ? await importRows(context.store, plan.database, plan.skills, { agentId: plan.agentId, channel: plan.channel, lookbackSinceMs: context.now.getTime() - context.lookbackHours * 3_600_000 })
     : { messages: 0, gaps: 0, sessions: 0, alreadyImported: 0, drafts: 0 };
   say(`database: ${rows.messages} message(s) in ${rows.sessions} new session(s), ${rows.gaps} gap(s), ${rows.drafts} draft(s) recorded; ${rows.alreadyImported} row(s) imported before`);
 

@@ -39,7 +39,8 @@ export async function planGoImport(install: GoInstall, context: PlanContext): Pr
   const skills = install.skillsDir ? await planSkills(install.skillsDir, { baseSkillsDir: context.layout.baseSkillsDir, agentId: context.agentId, draftsDir: trees.skillsDir, maintenance: context.maintenance }) : [];
   const database = install.databaseFile ? readGoDatabase(install.databaseFile, { skipTables: context.skipTables }) : undefined;
   const keys = [...(database?.messages ?? []), ...(database?.gaps ?? [])].map((row) => row.importKey);
-  const alreadyImported = keys.filter((key) => context.store.importedRows.find(context.agentId, IMPORT_SOURCE, key)).length;
+  let alreadyImported = 0;
+  for (const key of keys) if (await context.store.importedRows.find(context.agentId, IMPORT_SOURCE, key)) alreadyImported += 1;
   const files = install.filesDir ? await planFiles(install.filesDir, { agentId: context.agentId, workTree: trees.workTree, maintenance: context.maintenance, maxCopyBytes: context.maxCopyBytes }) : [];
   return { install, agentId: context.agentId, channel: chooseChannel(context.channel, goEnv), env, skills, ...(database ? { database } : {}), alreadyImported, files };
 }

@@ -50,16 +50,17 @@ export async function verifyImport(plan: GoImportPlan, context: { layout: Runtim
       if (!stat || "error" in stat || stat.sha256 !== entry.sha256) problems.push(`${entry.path} differs from what was imported (checked through agent ${plan.agentId}'s toolhost)`);
     }
   }
-  const message = context.store.db.prepare<[number], { content: string }>(`SELECT content FROM messages WHERE id = ?`);
-  const gap = context.store.db.prepare<[number], { id: number }>(`SELECT id FROM capability_gaps WHERE id = ?`);
+  const { sql } = context.store;
+  const message = (id: number) => sql.get<{ content: string }>(`SELECT content FROM messages WHERE id = ?`, [id]);
+  const gap = (id: number) => sql.get<{ id: number }>(`SELECT id FROM capability_gaps WHERE id = ?`, [id]);
   for (const row of plan.database?.messages ?? []) {
-    const imported = context.store.importedRows.find(plan.agentId, IMPORT_SOURCE, row.importKey);
+    const imported = await context.store.importedRows.find(plan.agentId, IMPORT_SOURCE, row.importKey);
     if (!imported) problems.push(`message row ${row.rowId} was not imported`);
-    else if (imported.targetId === null || message.get(imported.targetId)?.content !== row.content) problems.push(`message row ${row.rowId}: the imported message is missing or differs`);
+    else if (imported.targetId === null || (await message(imported.targetId))?.content !== row.content) problems.push(`message row ${row.rowId}: the imported message is missing or differs`);
   }
   for (const row of plan.database?.gaps ?? []) {
-    const imported = context.store.importedRows.find(plan.agentId, IMPORT_SOURCE, row.importKey);
-    if (!imported || imported.targetId === null || !gap.get(imported.targetId)) problems.push(`gap row ${row.rowId} was not imported`);
+    const imported = await context.store.importedRows.find(plan.agentId, IMPORT_SOURCE, row.importKey);
+    if (!imported || imported.targetId === null || !(await gap(imported.targetId))) problems.push(`gap row ${row.rowId} was not imported`);
   }
   return problems;
 }

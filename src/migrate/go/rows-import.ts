@@ -1,5 +1,5 @@
 /**
- * The Go database's rows into the store, in one SQLite transaction. Messages go into one
+ * The Go database's rows into the store, in one transaction. Messages go into one
  * session per chat (agent, channel, chat id: the key the bot finds a chat's session by),
  * so the next message in that chat continues the Go conversation; when the chat already
  * has an active session with messages of its own, the Go history goes into a closed
@@ -43,33 +43,33 @@ export function mapGapReason(reason: string): { reason: string; known: boolean }
   return Object.hasOwn(REASONS, key) ? { reason: REASONS[key] as GapReason, known: true } : { reason: reason.trim(), known: false };
 }
 
-export function importRows(store: Store, database: GoDatabase, drafts: SkillImport[], context: RowsContext): RowsResult {
-  const run = store.db.transaction((): RowsResult => {
+export async function importRows(store: Store, database: GoDatabase, drafts: SkillImport[], context: RowsContext): Promise<RowsResult> {
+  return await store.transaction(async (): Promise<RowsResult> => {
     const result: RowsResult = { messages: 0, gaps: 0, sessions: 0, alreadyImported: 0, drafts: 0 };
     const sessionIds = new Map<string, number>();
-    const sessionFor = (chatId: string, first: GoMessage | GoGap): number => {
+    const sessionFor = async (chatId: string, first: GoMessage | GoGap): Promise<number> => {
       const known = sessionIds.get(chatId);
       if (known !== undefined) return known;
       const key = `session:${context.channel}:${chatId}`;
-      const remembered = store.importedRows.find(context.agentId, IMPORT_SOURCE, key);
+      const remembered = await store.importedRows.find(context.agentId, IMPORT_SOURCE, key);
       let id = remembered?.targetId ?? undefined;
-      if (id === undefined || !store.sessions.get(id)) {
-        const active = store.sessions.findActive(context.agentId, context.channel, chatId);
-        const ownHistory = active !== undefined && store.sessions.messageCount(active.id) > 0;
-        id = active && !ownHistory ? active.id : store.sessions.createImported({ agentId: context.agentId, channel: context.channel, chatId, status: ownHistory ? "closed" : "active", createdAt: first.createdAt, updatedAt: first.createdAt }).id;
-        store.importedRows.remember({ agentId: context.agentId, source: IMPORT_SOURCE, importKey: key, targetTable: "sessions", targetId: id, contentSha256: "" });
+      if (id === undefined || !(await store.sessions.get(id))) {
+        const active = await store.sessions.findActive(context.agentId, context.channel, chatId);
+        const ownHistory = active !== undefined && (await store.sessions.messageCount(active.id)) > 0;
+        id = active && !ownHistory ? active.id : (await store.sessions.createImported({ agentId: context.agentId, channel: context.channel, chatId, status: ownHistory ? "closed" : "active", createdAt: first.createdAt, updatedAt: first.createdAt })).id;
+        await store.importedRows.remember({ agentId: context.agentId, source: IMPORT_SOURCE, importKey: key, targetTable: "sessions", targetId: id, contentSha256: "" });
         result.sessions += 1;
       }
       sessionIds.set(chatId, id);
       return id;
     };
     for (const message of database.messages) {
-      if (store.importedRows.find(context.agentId, IMPORT_SOURCE, message.importKey)) {
+      if (await store.importedRows.find(context.agentId, IMPORT_SOURCE, message.importKey)) {
         result.alreadyImported += 1;
         continue;
       }
-      const sessionId = sessionFor(message.chatId, message);
-      const id = store.messages.importRow({
+      const sessionId = await sessionFor(message.chatId, message);
+      const id = await store.messages.importRow({
         sessionId,
         role: message.role,
         content: message.content,
@@ -78,22 +78,22 @@ export function importRows(store: Store, database: GoDatabase, drafts: SkillImpo
         createdAt: message.createdAt,
         dedupeKey: `${IMPORT_SOURCE}-import:${context.agentId}:${message.importKey}`,
       });
-      store.importedRows.remember({ agentId: context.agentId, source: IMPORT_SOURCE, importKey: message.importKey, targetTable: "messages", targetId: id ?? null, contentSha256: message.hash });
+      await store.importedRows.remember({ agentId: context.agentId, source: IMPORT_SOURCE, importKey: message.importKey, targetTable: "messages", targetId: id ?? null, contentSha256: message.hash });
       if (id !== undefined) result.messages += 1;
     }
     for (const gap of database.gaps) {
-      if (store.importedRows.find(context.agentId, IMPORT_SOURCE, gap.importKey)) {
+      if (await store.importedRows.find(context.agentId, IMPORT_SOURCE, gap.importKey)) {
         result.alreadyImported += 1;
         continue;
       }
       const mapped = mapGapReason(gap.reason);
       const rawIntentKey = normalizeIntentKey(gap.intent, gap.userText ?? "");
       // Merged like a live gap's key, so the Go clusters and new gaps meet under one key.
-      const intentKey = canonicalIntentKey(store.clusters, context.agentId, rawIntentKey, context.lookbackSinceMs);
+      const intentKey = await canonicalIntentKey(store.clusters, context.agentId, rawIntentKey, context.lookbackSinceMs);
       const details = { ...(gap.tool ? { tool: gap.tool } : {}), ...(gap.detail ? { detail: gap.detail } : {}) };
-      const id = store.gaps.importRow({
+      const id = await store.gaps.importRow({
         agentId: context.agentId,
-        ...(gap.chatId ? { sessionId: sessionFor(gap.chatId, gap) } : {}),
+        ...(gap.chatId ? { sessionId: await sessionFor(gap.chatId, gap) } : {}),
         traceId: gap.traceId ?? `go-gap-${gap.rowId}`,
         intentKey,
         rawIntentKey: gap.intent,
@@ -104,18 +104,17 @@ export function importRows(store: Store, database: GoDatabase, drafts: SkillImpo
         ...(gap.userId ? { userId: gap.userId } : {}),
         createdAt: gap.createdAt,
       });
-      store.importedRows.remember({ agentId: context.agentId, source: IMPORT_SOURCE, importKey: gap.importKey, targetTable: "capability_gaps", targetId: id, contentSha256: gap.hash });
+      await store.importedRows.remember({ agentId: context.agentId, source: IMPORT_SOURCE, importKey: gap.importKey, targetTable: "capability_gaps", targetId: id, contentSha256: gap.hash });
       result.gaps += 1;
     }
     for (const draft of drafts) {
       if (draft.kind !== "draft" || draft.state === "skipped" || !draft.intentKey) continue;
       // The draft exists now: the gap loop sees its intent drafted and does not write another.
-      if (store.clusters.claimDraft(context.agentId, draft.intentKey, draft.becomes, 0)) {
-        store.clusters.settleDraft(context.agentId, draft.intentKey, { status: "drafted", skillName: draft.becomes, path: draft.dest, reason: "imported from the Go LaodingBot" });
+      if (await store.clusters.claimDraft(context.agentId, draft.intentKey, draft.becomes, 0)) {
+        await store.clusters.settleDraft(context.agentId, draft.intentKey, { status: "drafted", skillName: draft.becomes, path: draft.dest, reason: "imported from the Go LaodingBot" });
         result.drafts += 1;
       }
     }
     return result;
   });
-  return run();
 }
