@@ -3,34 +3,48 @@
  * aliases quoted (PostgreSQL folds unquoted names to lower case), and the schema's
  * SQLite types widened (times are milliseconds: INTEGER is 32-bit in PostgreSQL).
  */
+import { StoreError } from "./sql-driver.js";
 
 export type PostgresQuery = { text: string; names?: string[] };
 
-/** `?` becomes `$1…`; `@name` becomes `$n` (the names returned in order, a repeated name reusing its number). */
+/**
+ * `?` becomes `$1…`; `@name` becomes `$n` (the names returned in order, a repeated name
+ * reusing its number); camelCase aliases are quoted. Quoted text, quoted names and
+ * comments (`--` and block) pass through untouched.
+ */
 export function toPostgresQuery(sql: string): PostgresQuery {
   let text = "";
+  // Text outside quotes and comments since the last placeholder, quote or comment: where aliases are quoted.
+  let plain = "";
   let position = 0;
   const names: string[] = [];
   let index = 0;
+  const untouched = (end: number): void => {
+    text += quoteAliases(plain) + sql.slice(index, end);
+    plain = "";
+    index = end;
+  };
   while (index < sql.length) {
     const char = sql[index] as string;
     if (char === "'" || char === '"') {
       // Quoted text and names pass through untouched, doubled quotes included.
-      const end = closingQuote(sql, index, char);
-      text += sql.slice(index, end);
-      index = end;
+      untouched(closingQuote(sql, index, char));
       continue;
     }
     if (char === "-" && sql[index + 1] === "-") {
       const end = sql.indexOf("\n", index);
-      const stop = end === -1 ? sql.length : end;
-      text += sql.slice(index, stop);
-      index = stop;
+      untouched(end === -1 ? sql.length : end);
+      continue;
+    }
+    if (char === "/" && sql[index + 1] === "*") {
+      const end = sql.indexOf("*/", index + 2);
+      untouched(end === -1 ? sql.length : end + 2);
       continue;
     }
     if (char === "?") {
       position += 1;
-      text += `$${position}`;
+      text += `${quoteAliases(plain)}$${position}`;
+      plain = "";
       index += 1;
       continue;
     }
@@ -42,15 +56,17 @@ export function toPostgresQuery(sql: string): PostgresQuery {
         names.push(name);
         number = names.length;
       }
-      text += `$${number}`;
+      text += `${quoteAliases(plain)}$${number}`;
+      plain = "";
       index += 1 + name.length;
       continue;
     }
-    text += char;
+    plain += char;
     index += 1;
   }
-  if (position > 0 && names.length > 0) throw new Error(`a statement mixes ? and @name placeholders: ${sql.slice(0, 120)}`);
-  return { text: quoteAliases(text), ...(names.length > 0 ? { names } : {}) };
+  text += quoteAliases(plain);
+  if (position > 0 && names.length > 0) throw new StoreError(`a statement mixes ? and @name placeholders: ${sql.slice(0, 120)}`);
+  return { text, ...(names.length > 0 ? { names } : {}) };
 }
 
 function closingQuote(sql: string, start: number, quote: string): number {
@@ -68,9 +84,9 @@ function closingQuote(sql: string, start: number, quote: string): number {
   return sql.length;
 }
 
-/** `AS botKey` → `AS "botKey"`: the row keeps the name the repository asked for. */
+/** `AS botKey` (or `as botKey`) → `AS "botKey"`: the row keeps the name the repository asked for. Apply to text outside quotes. */
 export function quoteAliases(sql: string): string {
-  return sql.replace(/\bAS\s+([a-z][A-Za-z0-9_]*[A-Z][A-Za-z0-9_]*)\b/g, 'AS "$1"');
+  return sql.replace(/\b([Aa][Ss])\s+([a-z][A-Za-z0-9_]*[A-Z][A-Za-z0-9_]*)\b/g, '$1 "$2"');
 }
 
 /**

@@ -95,19 +95,37 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
     },
     async transaction<T>(work: () => Promise<T>): Promise<T> {
       if (openClient()) return work();
-      const client = await pool.connect();
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw new StoreError(`cannot reach PostgreSQL at ${label}: ${serverWords(error)}`, { cause: error });
+      }
       const transaction: Transaction = { client, open: true };
       let broken = false;
       try {
-        await client.query("BEGIN");
         try {
-          const result = await context.run(transaction, work);
-          await client.query("COMMIT");
-          return result;
+          await client.query("BEGIN");
+        } catch (error) {
+          broken = true;
+          throw new StoreError(`PostgreSQL at ${label} refused BEGIN: ${serverWords(error)}`, { cause: error });
+        }
+        let result: T;
+        try {
+          result = await context.run(transaction, work);
         } catch (error) {
           await client.query("ROLLBACK").catch(() => (broken = true));
           throw error;
         }
+        try {
+          await client.query("COMMIT");
+        } catch (error) {
+          // A refused COMMIT (a deferred constraint, a serialization failure) ends the transaction;
+          // the ROLLBACK only matters when the connection failed halfway.
+          await client.query("ROLLBACK").catch(() => (broken = true));
+          throw new StoreError(`PostgreSQL at ${label} refused the COMMIT: ${serverWords(error)}`, { cause: error });
+        }
+        return result;
       } finally {
         transaction.open = false;
         client.release(broken);

@@ -99,7 +99,14 @@ export function openSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
           if (db.inTransaction) db.exec("ROLLBACK");
           throw error;
         }
-        db.exec("COMMIT");
+        try {
+          db.exec("COMMIT");
+        } catch (error) {
+          // A refused COMMIT (a deferred constraint, a full disk) leaves the transaction open:
+          // end it, or every later statement would join it and be lost with it.
+          if (db.inTransaction) db.exec("ROLLBACK");
+          throw error;
+        }
         return result;
       } finally {
         active = undefined;
