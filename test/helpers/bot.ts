@@ -58,7 +58,7 @@ export async function startTestBot(options: { env?: Record<string, string>; mode
     mkdirSync(join(layout.baseSkillsDir, name), { recursive: true });
     writeFileSync(join(layout.baseSkillsDir, name, "SKILL.md"), content);
   }
-  const runtime = createBotRuntime({
+  const runtime = await createBotRuntime({
     loaded,
     layout,
     agents: readAgentsFile(layout.agentsFile),
