@@ -9,6 +9,7 @@ import { adminCommand } from "./commands/admin-command.js";
 import { channelsCommand } from "./commands/channels-command.js";
 import { chatCommand } from "./commands/chat-command.js";
 import { configCommand } from "./commands/config-command.js";
+import { dbCommand } from "./commands/db-command.js";
 import { doctorCommand } from "./commands/doctor-command.js";
 import { experiencesCommand } from "./commands/experiences-command.js";
 import { gapsCommand } from "./commands/gaps-command.js";
@@ -23,7 +24,7 @@ import { skillsCommand } from "./commands/skills-command.js";
 import { startCommand } from "./commands/start-command.js";
 import { toolhostCommand } from "./commands/toolhost-command.js";
 
-export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, experiencesCommand, rulesCommand, libraryCommand, shareCommand, importCommand, adminCommand, logsCommand, operatorsCommand, channelsCommand, doctorCommand, toolhostCommand];
+export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, experiencesCommand, rulesCommand, libraryCommand, shareCommand, importCommand, adminCommand, logsCommand, operatorsCommand, channelsCommand, doctorCommand, dbCommand, toolhostCommand];
 
 export function mainUsage(commands: Command[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));
