@@ -129,23 +129,37 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   async function process(message: IncomingMessage, control: TurnControl): Promise<string | undefined> {
     const agent = agents.get(message.agentId);
     if (!agent) throw new Error(`no agent "${message.agentId}"`);
-    const traceId = (options.newTraceId ?? newTraceId)();
+    let traceId = (options.newTraceId ?? newTraceId)();
     const sessionKey = `${message.agentId}:${message.channel}:${message.chatId}`;
-    const log = childFor(options.logger, { traceId, agentId: agent.id, sessionKey });
+    let log = childFor(options.logger, { traceId, agentId: agent.id, sessionKey });
     const session = await store.sessions.activeSession(agent.id, message.channel, message.chatId);
     const command = parseCommand(message.text);
-    const userMessageId = await store.messages.append({
+    const dedupeKey = message.messageId ? `${message.channel}:${message.chatId}:${message.messageId}` : undefined;
+    let userMessageId = await store.messages.append({
       sessionId: session.id,
       role: "user",
       kind: command ? "command" : "chat",
       content: message.text,
       traceId,
       userId: message.userId,
-      ...(message.messageId ? { dedupeKey: `${message.channel}:${message.chatId}:${message.messageId}` } : {}),
+      ...(dedupeKey ? { dedupeKey } : {}),
     });
     if (userMessageId === undefined) {
-      log.info({ messageId: message.messageId }, "duplicate message dropped");
-      return undefined;
+      const earlier = message.resumed && dedupeKey ? await store.messages.byDedupeKey(dedupeKey) : undefined;
+      if (!earlier) {
+        log.info({ messageId: message.messageId }, "duplicate message dropped");
+        return undefined;
+      }
+      // Taken up again after the bot (or its replica) stopped mid-turn: finish that turn, under its trace.
+      traceId = earlier.traceId;
+      log = childFor(options.logger, { traceId, agentId: agent.id, sessionKey });
+      const answered = (await store.messages.byTrace(traceId)).filter((row) => row.role === "assistant" && row.kind !== "scratch").at(-1);
+      if (answered) {
+        log.info({ messageId: message.messageId }, "the answer of an interrupted turn was stored but not its reply: sending it");
+        return answered.content;
+      }
+      log.info({ messageId: message.messageId }, "taking up a turn the bot did not finish");
+      userMessageId = earlier.id;
     }
     log.info({ chars: message.text.length, command: command?.name }, "message received");
 

@@ -12,6 +12,8 @@ export type IncomingMessage = {
   userId: string;
   /** The channel's id of the message, used to drop re-deliveries. */
   messageId?: string;
+  /** Taken up again from the inbox after the run that began answering it stopped: the orchestrator finishes that turn instead of dropping it as a duplicate. */
+  resumed?: boolean;
   text: string;
   agentId: string;
   /** Operators may run operator commands (the console user always is one). */

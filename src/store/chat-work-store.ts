@@ -33,6 +33,7 @@ const CLAIM_CANDIDATE = `SELECT id FROM channel_outbox WHERE bot_key = ? AND cha
   AND (claimed_by IS NULL OR claimed_by = ? OR claim_expires_at < ?) ORDER BY id LIMIT 1`;
 const CLAIM = `UPDATE channel_outbox SET claimed_by = ?, claim_expires_at = ? WHERE id = ? AND status = 'pending'
   AND (claimed_by IS NULL OR claimed_by = ? OR claim_expires_at < ?)`;
+const START = `UPDATE channel_inbox SET started_at = ? WHERE id = ? AND started_at IS NULL`;
 const BY_ID = `SELECT ${OUTBOX_COLUMNS} FROM channel_outbox WHERE id = ?`;
 
 export function createChatWorkStore(sql: SqlDriver, clock: Clock) {
@@ -48,6 +49,10 @@ export function createChatWorkStore(sql: SqlDriver, clock: Clock) {
     async hasWork(botKey: string, chatId: string): Promise<boolean> {
       const row = await sql.get<{ work: number }>(HAS_WORK, [botKey, chatId, botKey, chatId]);
       return (row?.work ?? 0) > 0;
+    },
+    /** Records that a turn begins on the message; true when one began before (a run stopped mid-turn: this one resumes it). */
+    async start(inboxId: number): Promise<boolean> {
+      return (await sql.run(START, [clock.now(), inboxId])).changes === 0;
     },
     /** Claims the chat's oldest pending part for `holder` until now + claimMs; undefined when none is free. */
     async claimNextPart(botKey: string, chatId: string, holder: string, claimMs: number): Promise<OutboxRow | undefined> {

@@ -44,6 +44,7 @@ const CHAT_AFTER = `SELECT ${COLUMNS} FROM messages WHERE session_id = ? AND kin
 const BY_SESSION = `SELECT ${COLUMNS} FROM messages WHERE session_id = ? ORDER BY id`;
 const BY_TRACE = `SELECT ${COLUMNS} FROM messages WHERE trace_id = ? ORDER BY id`;
 const BY_DEDUPE = `SELECT id FROM messages WHERE dedupe_key = ?`;
+const ROW_BY_DEDUPE = `SELECT ${COLUMNS} FROM messages WHERE dedupe_key = ?`;
 
 export function createMessagesStore(sql: SqlDriver, clock: Clock) {
   const insert = async (values: Record<string, string | number | null>): Promise<number | undefined> => (await sql.get<{ id: number }>(INSERT, values))?.id;
@@ -86,6 +87,8 @@ export function createMessagesStore(sql: SqlDriver, clock: Clock) {
     chatAfter: (sessionId: number, afterId = 0): Promise<MessageRow[]> => sql.all<MessageRow>(CHAT_AFTER, [sessionId, afterId]),
     bySession: (sessionId: number): Promise<MessageRow[]> => sql.all<MessageRow>(BY_SESSION, [sessionId]),
     byTrace: (traceId: string): Promise<MessageRow[]> => sql.all<MessageRow>(BY_TRACE, [traceId]),
+    /** The message stored under a dedupe key (a turn taken up again after its replica stopped finds its own message). */
+    byDedupeKey: (dedupeKey: string): Promise<MessageRow | undefined> => sql.get<MessageRow>(ROW_BY_DEDUPE, [dedupeKey]),
     seen: async (dedupeKey: string): Promise<boolean> => (await sql.get<{ id: number }>(BY_DEDUPE, [dedupeKey])) !== undefined,
   };
 }

@@ -371,6 +371,8 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE channel_outbox ADD COLUMN claimed_by TEXT;
       ALTER TABLE channel_outbox ADD COLUMN claim_expires_at INTEGER;
       CREATE INDEX channel_inbox_by_chat ON channel_inbox (bot_key, chat_id, status, id);
+      -- Set when a turn begins on the message: one taken up again after its replica died is finished, not dropped.
+      ALTER TABLE channel_inbox ADD COLUMN started_at INTEGER;
     `,
   },
 ];
