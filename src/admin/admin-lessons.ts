@@ -19,40 +19,40 @@ export type LessonAction = "pin" | "unpin" | "deprecate" | "restore";
 export type AdminLessons = ReturnType<typeof createAdminLessons>;
 
 export function createAdminLessons(store: Store) {
-  const lessonOf = (agentId: string, idText: string): Experience => {
+  const lessonOf = async (agentId: string, idText: string): Promise<Experience> => {
     let lesson: Experience | undefined;
     try {
-      lesson = findLesson(store, idText);
+      lesson = await findLesson(store, idText);
     } catch (error) {
       if (!(error instanceof LessonActionError)) throw error;
     }
     if (!lesson || lesson.agentId !== agentId) throw new AdminError("LESSON_NOT_FOUND", `agent ${agentId} has no lesson "${idText.slice(0, 40)}"; GET /v1/agents/${agentId}/experiences lists them`);
     return lesson;
   };
-  const acting = (run: () => Experience): LessonView => {
+  const acting = async (run: () => Promise<Experience>): Promise<LessonView> => {
     try {
-      return lessonView(run());
+      return lessonView(await run());
     } catch (error) {
       if (error instanceof LessonActionError) throw new AdminError("LESSON_STATE", error.message);
       throw error;
     }
   };
   return {
-    counts(agentId: string): LessonCounts {
+    async counts(agentId: string): Promise<LessonCounts> {
       const counts: LessonCounts = { draft: 0, active: 0, deprecated: 0 };
-      for (const lesson of store.experiences.list(agentId)) counts[lesson.status] += 1;
+      for (const lesson of await store.experiences.list(agentId)) counts[lesson.status] += 1;
       return counts;
     },
-    list(agentId: string, status: ExperienceStatus | undefined): LessonView[] {
-      return store.experiences.list(agentId, status).map(lessonView);
+    async list(agentId: string, status: ExperienceStatus | undefined): Promise<LessonView[]> {
+      return (await store.experiences.list(agentId, status)).map(lessonView);
     },
-    detail(agentId: string, idText: string): LessonDetail {
-      const lesson = lessonView(lessonOf(agentId, idText));
-      const ledger = store.ledger.bySubject("experience", lesson.id).map((entry) => ({ ...entry, before: parseJson(entry.before), after: parseJson(entry.after) }));
+    async detail(agentId: string, idText: string): Promise<LessonDetail> {
+      const lesson = lessonView(await lessonOf(agentId, idText));
+      const ledger = (await store.ledger.bySubject("experience", lesson.id)).map((entry) => ({ ...entry, before: parseJson(entry.before), after: parseJson(entry.after) }));
       return { lesson, ledger };
     },
-    act(agentId: string, idText: string, action: LessonAction, reason?: string): LessonView {
-      const lesson = lessonOf(agentId, idText);
+    async act(agentId: string, idText: string, action: LessonAction, reason?: string): Promise<LessonView> {
+      const lesson = await lessonOf(agentId, idText);
       switch (action) {
         case "pin":
         case "unpin":
@@ -63,7 +63,7 @@ export function createAdminLessons(store: Store) {
           return acting(() => restoreLesson(store, lesson));
       }
     },
-    report(agentId: string): EffectReport {
+    async report(agentId: string): Promise<EffectReport> {
       return effectReport(store, agentId);
     },
   };

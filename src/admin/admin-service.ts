@@ -43,11 +43,11 @@ export function createAdminService(options: {
     if (!agent) throw new AdminError("AGENT_NOT_FOUND", `no agent "${id}"; GET /v1/agents lists them`);
     return agent;
   };
-  const enabled = (agent: AgentDefinition) => store.agentSettings.experienceLibrary(agent.id) ?? agent.experienceLibrary;
+  const enabled = async (agent: AgentDefinition) => (await store.agentSettings.experienceLibrary(agent.id)) ?? agent.experienceLibrary;
   const library = (agent: AgentDefinition) => maintenance.agent(agent.id);
   const docPath = (agent: AgentDefinition, fileName: string) => join(library(agent).trees.experienceDir, fileName);
-  const liveDraft = (agent: AgentDefinition, name: string) => {
-    const draft = store.clusters.drafts(agent.id).find((row) => row.skillName === name && row.status !== "rejected");
+  const liveDraft = async (agent: AgentDefinition, name: string) => {
+    const draft = (await store.clusters.drafts(agent.id)).find((row) => row.skillName === name && row.status !== "rejected");
     if (!draft) throw new AdminError("DRAFT_NOT_FOUND", `agent ${agent.id} has no live skill draft named "${name}"; GET /v1/agents/${agent.id}/capability-gaps lists its drafts`);
     return draft;
   };
@@ -82,33 +82,33 @@ export function createAdminService(options: {
         options.agents.map(async (agent) => {
           // Within the default lookback, as `laoding gaps` counts them.
           const since = options.clock.now() - options.defaultLookbackHours * 3_600_000;
-          const drafts = store.clusters.drafts(agent.id);
+          const drafts = await store.clusters.drafts(agent.id);
           const handled = new Set(drafts.map((draft) => draft.intentKey));
           return {
             id: agent.id,
             name: agent.name,
-            libraryEnabled: enabled(agent),
+            libraryEnabled: await enabled(agent),
             documentCount: await toolhost(() => library(agent).files.libraryCount()),
-            gapCount: store.gaps.countSince(agent.id, since),
+            gapCount: await store.gaps.countSince(agent.id, since),
             // Open: a cluster nobody has drafted for yet (a retired draft's tombstone closes it too).
-            openClusterCount: store.clusters.top(agent.id, since, REPORT_CLUSTER_LIMIT).filter((cluster) => !handled.has(cluster.intentKey)).length,
+            openClusterCount: (await store.clusters.top(agent.id, since, REPORT_CLUSTER_LIMIT)).filter((cluster) => !handled.has(cluster.intentKey)).length,
             draftCount: drafts.filter((draft) => draft.status === "drafted").length,
-            lessonCounts: lessons.counts(agent.id),
+            lessonCounts: await lessons.counts(agent.id),
           };
         }),
       );
     },
-    setLibrary(agentId: string, on: boolean): { id: string; libraryEnabled: boolean } {
+    async setLibrary(agentId: string, on: boolean): Promise<{ id: string; libraryEnabled: boolean }> {
       const agent = agentOf(agentId);
-      store.agentSettings.setExperienceLibrary(agent.id, on);
-      return { id: agent.id, libraryEnabled: enabled(agent) };
+      await store.agentSettings.setExperienceLibrary(agent.id, on);
+      return { id: agent.id, libraryEnabled: await enabled(agent) };
     },
     async listDocs(agentId: string): Promise<LibraryListing> {
       const agent = agentOf(agentId);
       const files = library(agent).files;
       const docs = await toolhost(() => files.libraryDocs());
       const indexContent = (await readCapped(agent, docPath(agent, INDEX_FILE), library(agent).trees.experienceDir)).toString("utf8");
-      return { enabled: enabled(agent), docs, indexContent };
+      return { enabled: await enabled(agent), docs, indexContent };
     },
     async readDoc(agentId: string, fileName: string): Promise<{ fileName: string; content: string }> {
       const agent = agentOf(agentId);
@@ -133,10 +133,10 @@ export function createAdminService(options: {
       const report = await toolhost(() => library(agent).refresh(true));
       return { report, documentCount: await toolhost(() => library(agent).files.libraryCount()) };
     },
-    capabilityGaps(agentId: string, sinceHours: number | undefined): AgentGapReport & { sinceHours: number } {
+    async capabilityGaps(agentId: string, sinceHours: number | undefined): Promise<AgentGapReport & { sinceHours: number }> {
       const agent = agentOf(agentId);
       const hours = sinceHours ?? options.defaultLookbackHours;
-      return { ...agentGapReport(store.clusters, agent.id, options.clock.now() - hours * 3_600_000), sinceHours: hours };
+      return { ...(await agentGapReport(store.clusters, agent.id, options.clock.now() - hours * 3_600_000)), sinceHours: hours };
     },
     listLessons: (agentId: string, status: ExperienceStatus | undefined) => lessons.list(agentOf(agentId).id, status),
     lessonDetail: (agentId: string, lessonId: string) => lessons.detail(agentOf(agentId).id, lessonId),
@@ -145,7 +145,7 @@ export function createAdminService(options: {
     /** A live draft's row and its SKILL.md text, read through the agent's toolhost. */
     async readDraft(agentId: string, name: string): Promise<DraftDetail> {
       const agent = agentOf(agentId);
-      const draft = liveDraft(agent, name);
+      const draft = await liveDraft(agent, name);
       const path = join(library(agent).trees.skillsDir, name, "SKILL.md");
       const bytes = await readCapped(agent, path, library(agent).trees.skillsDir, name, "DRAFT_NOT_FOUND");
       return { name, intentKey: draft.intentKey, status: draft.status, path, content: bytes.toString("utf8") };
@@ -156,7 +156,7 @@ export function createAdminService(options: {
      */
     async retireDraft(agentId: string, name: string): Promise<RetiredDraft> {
       const agent = agentOf(agentId);
-      const draft = liveDraft(agent, name);
+      const draft = await liveDraft(agent, name);
       const trees = library(agent).trees;
       const folder = join(trees.skillsDir, name);
       const [found] = await toolhost(() => library(agent).files.stat([folder]));
@@ -170,7 +170,7 @@ export function createAdminService(options: {
         await toolhost(() => library(agent).files.move(folder, target));
       }
       const date = new Date(options.clock.now()).toISOString().slice(0, 10);
-      store.clusters.settleDraft(agent.id, draft.intentKey, {
+      await store.clusters.settleDraft(agent.id, draft.intentKey, {
         status: "rejected",
         skillName: name,
         ...(archivedTo ? { path: archivedTo } : {}),

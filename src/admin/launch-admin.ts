@@ -1,7 +1,8 @@
 /**
  * The admin API's composition root, shared by `laoding admin` and `laoding start` (when
- * ADMIN_PORT is set): its own database connection (WAL: the bot's connection sees its
- * writes at once), the operator's maintenance toolhosts, the service and the server.
+ * ADMIN_PORT is set): its own database connection (SQLite in WAL mode: the bot's
+ * connection sees its writes at once; or its own PostgreSQL pool), the operator's
+ * maintenance toolhosts, the service and the server.
  */
 import type { AgentDefinition } from "../config/agents.js";
 import type { Config } from "../config/load-config.js";
@@ -22,7 +23,10 @@ export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
   // Before anything is opened or probed: no token, no admin API.
   requireAdminToken(config.ADMIN_TOKEN);
   const logger = options.logger.child({ component: "admin" });
-  const store = openStore(options.layout.databaseFile, systemClock);
+  const store = await openStore(options.layout.databaseTarget, systemClock, {
+    onIdleError: (error) => logger.warn({ err: error }, "the database dropped an idle connection; the next query opens another"),
+    maxConnections: config.DATABASE_POOL_MAX,
+  });
   let maintenance: ReturnType<typeof openMaintenancePool> | undefined;
   try {
     maintenance = openMaintenancePool({ config, layout: options.layout, agents: options.agents, store, logger, cliEntry: options.cliEntry, onWarning: options.onWarning });
@@ -44,12 +48,12 @@ export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
       async close() {
         await server.close();
         await pool.close();
-        store.close();
+        await store.close();
       },
     };
   } catch (error) {
     await maintenance?.close();
-    store.close();
+    await store.close();
     throw error;
   }
 }

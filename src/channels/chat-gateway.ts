@@ -1,7 +1,8 @@
 /**
  * The chat gateway: the one place where events of every chat platform become answers.
  * An event is taken in at once (deduplicated by its platform ids and queued in the
- * store, in one transaction), decided on by the bot's access policy (a message over
+ * store, in one transaction, before the platform's acknowledgement; one event at a time,
+ * in the order they arrived), decided on by the bot's access policy (a message over
  * MESSAGE_MAX_CHARS gets one reply instead of a turn), and answered in its chat's queue:
  * one message at a time per chat, chats in parallel, "typing" while the turn runs. The
  * answer is split, stored in the outbox and then sent.
@@ -53,6 +54,14 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
   let stopRequested: (() => void) | undefined;
   const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
   let stopCalled = false;
+  // Events are taken in one at a time, in the order the platforms handed them over: a
+  // chat's messages reach its queue in that order, as when taking in was synchronous.
+  let intake: Promise<void> = Promise.resolve();
+  const inOrder = (work: () => Promise<void>): Promise<void> => {
+    const turn = intake.then(work);
+    intake = turn.catch(() => undefined);
+    return turn;
+  };
 
   return {
     name: [...new Set(options.bots.map((bot) => bot.platform.channel))].join("+"),
@@ -65,20 +74,19 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
           const answer = (inboxId: number, message: PlatformMessage) => queue.push(chatKey(message.chatId), () => processMessage(bot, outbox, handler, inboxId, message));
 
           // What the last run left: replies not acknowledged, then messages not answered.
-          const leftover = outbox.chatsWithPending();
+          const leftover = await outbox.chatsWithPending();
           for (const chatId of leftover) queue.push(chatKey(chatId), () => outbox.deliverChat(chatId));
-          const queued = store.queued(bot.key);
+          const queued = await store.queued(bot.key);
           for (const row of queued) answer(row.id, JSON.parse(row.message) as PlatformMessage);
           if (leftover.length + queued.length > 0) logger.info({ bot: bot.key, chatsWithUnsentReplies: leftover.length, unansweredMessages: queued.length }, "taking up what the last run left");
 
-          await bot.platform.start((event) => {
-            try {
-              takeIn(bot, outbox, event, answer);
-            } catch (error) {
+          // The platform acknowledges the event when this resolves: after it is stored.
+          await bot.platform.start((event) =>
+            inOrder(() => takeIn(bot, outbox, event, answer)).catch((error: unknown) => {
               // The store refused: the platform will re-deliver (it was not acknowledged by a reply).
               logger.error({ err: error, bot: bot.key }, "could not take an event in");
-            }
-          });
+            }),
+          );
           started.push(bot);
         }
       } catch (error) {
@@ -88,6 +96,8 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
       }
       await stopped;
       await Promise.all(options.bots.map((bot) => bot.platform.stop().catch((error: unknown) => logger.warn({ err: error, bot: bot.key }, "stopping a channel failed"))));
+      // Events handed over before the stop are stored (and queued) before the queue closes.
+      await intake;
       const grace = setTimeout(() => stopping.abort(), options.graceMs);
       await queue.close();
       clearTimeout(grace);
@@ -101,13 +111,13 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
     },
   };
 
-  function takeIn(bot: GatewayBot, outbox: DeliveryOutbox, event: InboundEvent, answer: (inboxId: number, message: PlatformMessage) => void) {
+  async function takeIn(bot: GatewayBot, outbox: DeliveryOutbox, event: InboundEvent, answer: (inboxId: number, message: PlatformMessage) => void): Promise<void> {
     const { message } = event;
     const decision = bot.access.decide(message);
     // Over the cap: only its ids are kept (a re-delivery is still dropped), never its text;
     // it would reach the model later through the conversation's history.
     const tooLong = decision === "answer" ? overCap(message.text, cap) : undefined;
-    const admitted = store.admit(event.dedupKeys, decision === "answer" && tooLong === undefined ? { botKey: bot.key, chatId: message.chatId, message: JSON.stringify(message) } : undefined);
+    const admitted = await store.admit(event.dedupKeys, decision === "answer" && tooLong === undefined ? { botKey: bot.key, chatId: message.chatId, message: JSON.stringify(message) } : undefined);
     const about = { bot: bot.key, chatId: message.chatId, userId: message.userId, messageId: message.messageId };
     if (admitted.duplicate) {
       logger.info(about, "re-delivered event dropped");
@@ -129,8 +139,8 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
   }
 
   /** A reply the gateway gives itself, without a turn: stored in the outbox and sent in the chat's order. */
-  function replyOnly(bot: GatewayBot, outbox: DeliveryOutbox, message: PlatformMessage, reply: string) {
-    store.storeReply({ botKey: bot.key, chatId: message.chatId, parts: bot.platform.split(reply), ...replyTarget(message) });
+  async function replyOnly(bot: GatewayBot, outbox: DeliveryOutbox, message: PlatformMessage, reply: string): Promise<void> {
+    await store.storeReply({ botKey: bot.key, chatId: message.chatId, parts: bot.platform.split(reply), ...replyTarget(message) });
     queue.push(`${bot.key}:${message.chatId}`, () => outbox.deliverChat(message.chatId));
   }
 
@@ -147,7 +157,7 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
     try {
       reply = await handler(message, { signal: stopping.signal });
     } catch (error) {
-      store.finish(inboxId, "failed");
+      await store.finish(inboxId, "failed");
       logger.error({ err: error, bot: bot.key, chatId: message.chatId }, "answering a message failed");
       return;
     } finally {
@@ -156,7 +166,7 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
     // Cut short by the end of the grace period: stored by the orchestrator, never sent.
     if (stopping.signal.aborted) return store.finish(inboxId, "cancelled");
     if (reply === undefined) return store.finish(inboxId, "answered");
-    store.storeReply({ botKey: bot.key, chatId: message.chatId, inboxId, parts: bot.platform.split(reply), ...replyTarget(platformMessage) });
+    await store.storeReply({ botKey: bot.key, chatId: message.chatId, inboxId, parts: bot.platform.split(reply), ...replyTarget(platformMessage) });
     await outbox.deliverChat(message.chatId);
   }
 

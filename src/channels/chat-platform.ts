@@ -25,8 +25,11 @@ export type ChatPlatform = {
   readonly channel: "telegram" | "feishu";
   /** Checks the credentials against the platform; throws ChannelLoginError saying what to check. */
   login(): Promise<BotIdentity>;
-  /** Starts receiving; `onEvent` must return quickly (it only takes the event in). */
-  start(onEvent: (event: InboundEvent) => void): Promise<void>;
+  /**
+   * Starts receiving. `onEvent` only takes the event in (stores it) and never rejects; the
+   * platform acknowledges the event once its promise resolves, never before.
+   */
+  start(onEvent: (event: InboundEvent) => Promise<void>): Promise<void>;
   /** Stops receiving; events already handed over are the gateway's. Idempotent. */
   stop(): Promise<void>;
   /** Splits an answer into parts the platform accepts, at paragraph or line boundaries. */

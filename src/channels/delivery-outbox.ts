@@ -29,7 +29,7 @@ export type DeliveryOutbox = {
   /** Sends every pending part of one chat, oldest first. */
   deliverChat(chatId: string): Promise<void>;
   /** Chats with parts still pending (left by a previous run). */
-  chatsWithPending(): string[];
+  chatsWithPending(): Promise<string[]>;
 };
 
 export function createDeliveryOutbox(options: DeliveryOutboxOptions): DeliveryOutbox {
@@ -47,18 +47,18 @@ export function createDeliveryOutbox(options: DeliveryOutboxOptions): DeliveryOu
           { chatId: row.chatId, text: row.text, ...(row.replyTo ? { replyTo: row.replyTo } : {}), ...(row.threadId ? { threadId: row.threadId } : {}) },
           idempotencyKey,
         );
-        store.sent(row.id, result.messageId);
+        await store.sent(row.id, result.messageId);
         return;
       } catch (error) {
         attempts += 1;
         const reason = describe(error);
         const retryable = error instanceof DeliveryError ? error.retryable : false;
         if (!retryable || attempts >= maxAttempts) {
-          store.failed(row.id, `${reason} (after ${attempts} attempt${attempts === 1 ? "" : "s"})`);
+          await store.failed(row.id, `${reason} (after ${attempts} attempt${attempts === 1 ? "" : "s"})`);
           logger.error({ botKey, chatId: row.chatId, outboxId: row.id, attempts, reason }, "reply could not be delivered; recorded as failed");
           return;
         }
-        store.attemptFailed(row.id, reason);
+        await store.attemptFailed(row.id, reason);
         const backoffMs = Math.min(maxMs, baseMs * 2 ** (attempts - 1));
         const waitMs = Math.max(backoffMs, error instanceof DeliveryError ? (error.retryAfterMs ?? 0) : 0);
         logger.warn({ botKey, chatId: row.chatId, outboxId: row.id, attempts, waitMs, reason }, "send failed; retrying");
@@ -69,7 +69,7 @@ export function createDeliveryOutbox(options: DeliveryOutboxOptions): DeliveryOu
 
   return {
     async deliverChat(chatId) {
-      for (const row of store.pendingOf(botKey, chatId)) {
+      for (const row of await store.pendingOf(botKey, chatId)) {
         if (options.stopping.aborted) return;
         await deliver(row);
       }

@@ -60,11 +60,26 @@ export type BotRuntimeOptions = {
   extend?: (runtime: Omit<BotRuntime, "orchestrator" | "close">) => Partial<OrchestratorOptions>;
 };
 
-export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
+export async function createBotRuntime(options: BotRuntimeOptions): Promise<BotRuntime> {
   const { config } = options.loaded;
   const clock = options.clock ?? systemClock;
-  const store = openStore(options.layout.databaseFile, clock);
-  const libraryEnabled = (agent: AgentDefinition) => store.agentSettings.experienceLibrary(agent.id) ?? agent.experienceLibrary;
+  const store = await openStore(options.layout.databaseTarget, clock, {
+    onIdleError: (error) => options.logger.warn({ err: error }, "the database dropped an idle connection; the next query opens another"),
+    maxConnections: config.DATABASE_POOL_MAX,
+  });
+  try {
+    // Each agent's library switch as the store has it now: planning the launches is synchronous.
+    const overrides = new Map<string, boolean | undefined>();
+    for (const agent of options.agents) overrides.set(agent.id, await store.agentSettings.experienceLibrary(agent.id));
+    return assembleRuntime(options, clock, store, (agent) => overrides.get(agent.id) ?? agent.experienceLibrary);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+function assembleRuntime(options: BotRuntimeOptions, clock: Clock, store: Store, libraryEnabled: (agent: AgentDefinition) => boolean): BotRuntime {
+  const { config } = options.loaded;
   const launchSetup = { config, layout: options.layout, cliEntry: options.cliEntry, libraryEnabled };
   const launches = options.launches ?? prepareToolhostLaunches({ ...launchSetup, agents: options.agents });
   const toolhosts = createToolhostPool({ config, launches, store, logger: options.logger, ...(options.childStderr ? { childStderr: options.childStderr } : {}) });
@@ -83,13 +98,16 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     logger: options.logger,
   });
   const baseModel = options.model ?? configuredModel(options.loaded);
+  // recordedModel's sink does not wait: a usage row is written beside the turn (on SQLite
+  // at once, as before), a failure only logged, and close() waits for rows still on their way.
+  const recording = new Set<Promise<void>>();
   const model = baseModel
     ? recordedModel(baseModel, (record) => {
-        try {
-          store.modelCalls.record(record);
-        } catch (error) {
-          options.logger.error({ err: error }, "could not record model usage");
-        }
+        const write: Promise<void> = store.modelCalls
+          .record(record)
+          .catch((error: unknown) => options.logger.error({ err: error }, "could not record model usage"))
+          .finally(() => recording.delete(write));
+        recording.add(write);
       }, clock)
     : undefined;
   if (!model) options.logger.warn({ envFile: options.layout.envFile }, "no model configured (LLM_BASE_URL, LLM_MODEL): chat messages get a configuration hint");
@@ -109,7 +127,7 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
   const gapLoop = createGapLoop({
     store,
     catalog: catalogOf,
-    writeDraft: (agentId, name, text) => writeDraftThroughToolhost(library.toolhost(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
+    writeDraft: async (agentId, name, text) => writeDraftThroughToolhost(await library.toolhost(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
     model,
     settings: { triggerCount: config.GAP_DRAFT_TRIGGER_COUNT, lookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS, locale: config.BOT_LOCALE },
     logger: options.logger.child({ component: "gap-loop" }),
@@ -133,8 +151,8 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     store,
     model,
     catalog: catalogOf,
-    writeDraft: (agentId, name, text) => writeDraftThroughToolhost(library.toolhost(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
-    publishSkill: (agentId, name, text) => publishSkillThroughToolhost(library.toolhost(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
+    writeDraft: async (agentId, name, text) => writeDraftThroughToolhost(await library.toolhost(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
+    publishSkill: async (agentId, name, text) => publishSkillThroughToolhost(await library.toolhost(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
     locale: config.BOT_LOCALE,
     logger: options.logger.child({ component: "skill-distiller" }),
     clock,
@@ -176,8 +194,8 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     },
     ...(distillation ? { lessons: distillation.lessons } : {}),
     // Operator-accepted rules (laoding rules accept), read each turn so a change applies at once.
-    rules: (agentId) => store.rules.active(agentId).map((rule) => rule.text),
-    librarySignpost: (agentId) => (library.enabled(agentId) ? librarySignpostSection({ locale: config.BOT_LOCALE, linkName: options.layout.libraryLinkName }) : undefined),
+    rules: async (agentId) => (await store.rules.active(agentId)).map((rule) => rule.text),
+    librarySignpost: async (agentId) => ((await library.enabled(agentId)) ? librarySignpostSection({ locale: config.BOT_LOCALE, linkName: options.layout.libraryLinkName }) : undefined),
     commands: [
       ...gapCommands({
         clusters: store.clusters,
@@ -200,11 +218,12 @@ export function createBotRuntime(options: BotRuntimeOptions): BotRuntime {
     close() {
       closed ??= (async () => {
         watcher?.close();
-        distillTimers?.stop();
+        await distillTimers?.stop();
         await orchestrator.idle();
         await distillation?.idle();
         await toolhosts.stopAll();
-        store.close();
+        await Promise.all(recording);
+        await store.close();
         forgetRunningBot();
       })();
       return closed;
@@ -225,29 +244,37 @@ function configuredModel(loaded: LoadedConfig): ChatModel | undefined {
 }
 
 /** Settles quiet tasks (checked at a tenth of the quiet period) and runs the lesson lifecycle on its interval. */
-function startDistillationTimers(loop: DistillationLoop, agents: AgentDefinition[], quietMs: number, curateMs: number, logger: Logger, handleRequests: () => Promise<number>): { stop(): void } {
+function startDistillationTimers(loop: DistillationLoop, agents: AgentDefinition[], quietMs: number, curateMs: number, logger: Logger, handleRequests: () => Promise<number>): { stop(): Promise<void> } {
   const settle = setInterval(() => {
     loop.settleQuiet().catch((error: unknown) => logger.error({ err: error }, "settling quiet tasks failed"));
     // Operators' `laoding experiences distill <tag>` requests wait here for the bot that owns the toolhosts.
     handleRequests().catch((error: unknown) => logger.error({ err: error }, "skill distillation requests failed"));
   }, Math.max(1_000, Math.min(60_000, Math.floor(quietMs / 10))));
-  const curate = setInterval(() => {
+  let curating: Promise<void> | undefined;
+  const curateAll = async () => {
     for (const agent of agents) {
       try {
-        const changes = loop.curate(agent.id);
+        const changes = await loop.curate(agent.id);
         if (changes.length > 0) logger.info({ agentId: agent.id, changes }, "lesson lifecycle applied");
       } catch (error) {
         logger.error({ err: error, agentId: agent.id }, "lesson lifecycle failed");
       }
     }
+  };
+  const curate = setInterval(() => {
+    // One round at a time; a round never rejects (each agent's failure is logged), so nothing waits for it.
+    if (curating) return;
+    curating = curateAll().finally(() => (curating = undefined));
   }, curateMs);
   // Timers never keep the process alive on their own.
   settle.unref();
   curate.unref();
   return {
-    stop() {
+    /** Stops both timers; resolves when a lifecycle round under way has finished. */
+    async stop() {
       clearInterval(settle);
       clearInterval(curate);
+      await curating;
     },
   };
 }

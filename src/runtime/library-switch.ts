@@ -13,9 +13,9 @@ import type { ToolhostPool } from "../toolhost/client/toolhost-pool.js";
 import type { AgentLaunch, ToolhostLaunches } from "./toolhost-launch.js";
 
 export type LibrarySwitch = {
-  enabled(agentId: string): boolean;
+  enabled(agentId: string): Promise<boolean>;
   /** The agent's toolhost client, relaunched first when the switch flipped. */
-  toolhost(agentId: string): ToolhostClient;
+  toolhost(agentId: string): Promise<ToolhostClient>;
 };
 
 export function createLibrarySwitch(options: {
@@ -28,13 +28,14 @@ export function createLibrarySwitch(options: {
   logger: Logger;
 }): LibrarySwitch {
   const agents = new Map(options.agents.map((agent) => [agent.id, agent]));
-  const enabled = (agentId: string) => options.settings.experienceLibrary(agentId) ?? agents.get(agentId)?.experienceLibrary ?? false;
+  const enabled = async (agentId: string) => (await options.settings.experienceLibrary(agentId)) ?? agents.get(agentId)?.experienceLibrary ?? false;
   return {
     enabled,
-    toolhost(agentId) {
+    async toolhost(agentId) {
+      const wanted = await enabled(agentId);
+      // From here on synchronous: two calls at once cannot both relaunch for one flip.
       const agent = agents.get(agentId);
       const launch = options.launches.agents.get(agentId);
-      const wanted = enabled(agentId);
       if (agent && launch && (launch.startup.library !== undefined) !== wanted) {
         try {
           options.launches.agents.set(agentId, options.replan(agent, wanted));

@@ -29,8 +29,8 @@ beforeAll(async () => {
   writeFileSync(join(workspace.layout.agentTrees("a").privateDir, "private.md"), "private-note-of-a\n");
   symlinkSync(join(workspace.layout.agentTrees("a").privateDir, "private.md"), join(library("a"), "2026-01-02-sideways.md"));
   // A draft made by the gap loop: its folder in a's own skills and its rows.
-  seedExportReportDraft(workspace, "a", "body\n");
-  lessons = seedLessons(workspace, "a");
+  await seedExportReportDraft(workspace, "a", "body\n");
+  lessons = await seedLessons(workspace, "a");
   giveToAgent(workspace, "a", library("a"), workspace.layout.agentTrees("a").skillsDir, join(workspace.layout.agentTrees("a").privateDir, "private.md"));
   admin = await launchTestAdmin(workspace, { secrets: [TOKEN], logLines });
 }, 60_000);
@@ -138,11 +138,11 @@ describe("admin API: routes", () => {
     expect(archived).toBe(join(workspace.layout.agentTrees("a").privateDir, "archive", "skills", `${date}-auto-export-report`));
     expect(readFileSync(join(archived, "SKILL.md"), "utf8")).toContain("auto-export-report");
     expect(existsSync(join(workspace.layout.agentTrees("a").skillsDir, "auto-export-report"))).toBe(false);
-    const store = openStore(workspace.layout.databaseFile, systemClock);
-    expect(store.clusters.draftFor("a", "export_report")).toMatchObject({ status: "rejected", reason: expect.stringContaining("retired by an operator") });
+    const store = await openStore(workspace.layout.databaseTarget, systemClock);
+    expect(await store.clusters.draftFor("a", "export_report")).toMatchObject({ status: "rejected", reason: expect.stringContaining("retired by an operator") });
     // The tombstone keeps the gap loop from drafting it again.
-    expect(store.clusters.claimDraft("a", "export_report", "auto-export-report", 9)).toBe(false);
-    store.close();
+    expect(await store.clusters.claimDraft("a", "export_report", "auto-export-report", 9)).toBe(false);
+    await store.close();
     expect(await call("DELETE", "/v1/agents/a/skill-drafts/auto-export-report")).toMatchObject({ status: 404, json: { error: { code: "DRAFT_NOT_FOUND" } } });
   });
 });
@@ -183,10 +183,10 @@ describe("admin API: lessons", () => {
     expect(await call("POST", `${base}/deprecate`, { body: { reason: "again" } })).toMatchObject({ status: 409, json: { error: { code: "LESSON_STATE", message: expect.stringContaining("already deprecated") } } });
     expect(await call("POST", `${base}/restore`)).toMatchObject({ status: 200, json: { data: { status: "draft", deprecatedReason: null } } });
     expect(await call("POST", `${base}/unpin`)).toMatchObject({ status: 200, json: { data: { pinned: false } } });
-    const store = openStore(workspace.layout.databaseFile, systemClock);
+    const store = await openStore(workspace.layout.databaseTarget, systemClock);
     try {
-      expect(store.experiences.get(Number(lessons.deploy.slice(4)))).toMatchObject({ status: "draft", pinned: 0 });
-      expect(store.ledger.bySubject("experience", lessons.deploy).map((entry) => [entry.action, entry.actor, entry.reason])).toEqual([
+      expect(await store.experiences.get(Number(lessons.deploy.slice(4)))).toMatchObject({ status: "draft", pinned: 0 });
+      expect((await store.ledger.bySubject("experience", lessons.deploy)).map((entry) => [entry.action, entry.actor, entry.reason])).toEqual([
         ["create", "distiller", null],
         ["pin", "operator", null],
         ["deprecate", "operator", "the gateway takes TLS by default now"],
@@ -194,7 +194,7 @@ describe("admin API: lessons", () => {
         ["unpin", "operator", null],
       ]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -218,11 +218,11 @@ describe("admin API: lessons", () => {
   it("GET experiences-report is the effect report `laoding experiences report --json` prints for the agent", async () => {
     const result = await call("GET", "/v1/agents/a/experiences-report");
     expect(result.status).toBe(200);
-    const store = openStore(workspace.layout.databaseFile, systemClock);
+    const store = await openStore(workspace.layout.databaseTarget, systemClock);
     try {
-      expect(result.json.data).toEqual(JSON.parse(JSON.stringify(effectReport(store, "a"))));
+      expect(result.json.data).toEqual(JSON.parse(JSON.stringify(await effectReport(store, "a"))));
     } finally {
-      store.close();
+      await store.close();
     }
     const byTag = Object.fromEntries(result.json.data.byTag.map((tag: { tag: string }) => [tag.tag, tag]));
     expect(byTag.deploy).toMatchObject({ treatment: { n: 20, successes: 18 }, holdout: { n: 10, successes: 3 }, effect: 0.6, verdict: "helps" });

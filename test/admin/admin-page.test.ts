@@ -46,13 +46,13 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none", BOT_LOCALE: "en", ADMIN_TOKEN: TOKEN });
     mkdirSync(library("a"), { recursive: true });
     writeFileSync(join(library("a"), "2026-03-01-deploy-notes.md"), "---\ntitle: Deploy notes\nkeywords: deploy, ssh\nsummary: How we deploy\nlast_verified: 2026-03-02\n---\nUse the script.\n");
-    seedExportReportDraft(workspace, "a", "Export the weekly report.\n");
+    await seedExportReportDraft(workspace, "a", "Export the weekly report.\n");
     giveToAgent(workspace, "a", library("a"), workspace.layout.agentTrees("a").skillsDir);
-    lessons = seedLessons(workspace, "a");
+    lessons = await seedLessons(workspace, "a");
     // Agent b has one cluster nobody drafted for yet: an open one.
-    const store = openStore(workspace.layout.databaseFile, systemClock);
-    store.gaps.record({ agentId: "b", traceId: "tb", intentKey: "translate_pdf", reason: "no_skill", gapClass: "capability", userText: "translate this pdf" });
-    store.close();
+    const store = await openStore(workspace.layout.databaseTarget, systemClock);
+    await store.gaps.record({ agentId: "b", traceId: "tb", intentKey: "translate_pdf", reason: "no_skill", gapClass: "capability", userText: "translate this pdf" });
+    await store.close();
     admin = await launchTestAdmin(workspace, { secrets: [], logLines });
     // A fresh profile for every run: nothing carried over between runs or from a person's browser.
     browser = await chromium.launchPersistentContext(tempDir("laoding-chromium-", "file"), {
@@ -227,12 +227,12 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     await expect.poll(() => history.evaluateAll((found) => found.map((element) => element.getAttribute("data-action")))).toEqual(["create", "deprecate"]);
     expect(await history.nth(1).textContent()).toContain("the cache reloads itself now");
 
-    const store = openStore(workspace.layout.databaseFile, systemClock);
+    const store = await openStore(workspace.layout.databaseTarget, systemClock);
     const lessonRow = (id: string) => store.experiences.get(Number(id.slice(4)));
     try {
       await row(lessons.deploy).locator("button[data-action=pin]").click();
       await expect.poll(() => statusText()).toContain(`Pinned ${lessons.deploy}`);
-      expect(lessonRow(lessons.deploy)?.pinned).toBe(1);
+      expect((await lessonRow(lessons.deploy))?.pinned).toBe(1);
       await row(lessons.deploy).locator("button[data-action=unpin]").waitFor();
       // Keyboard users land on the button that undoes what they did.
       expect(await page.evaluate<string | null>("document.activeElement?.getAttribute('data-action') ?? null")).toBe("unpin");
@@ -242,22 +242,22 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
       page.once("dialog", (dialog) => void dialog.accept("   "));
       await row(lessons.backup).locator("button[data-action=deprecate]").click();
       await expect.poll(() => statusText()).toContain("a reason is needed");
-      expect(lessonRow(lessons.backup)?.status).toBe("draft");
+      expect((await lessonRow(lessons.backup))?.status).toBe("draft");
       page.once("dialog", (dialog) => {
         expect(dialog.type()).toBe("prompt");
         void dialog.accept("only true for the old backup host");
       });
       await row(lessons.backup).locator("button[data-action=deprecate]").click();
       await expect.poll(() => statusText()).toContain(`Deprecated ${lessons.backup}`);
-      expect(lessonRow(lessons.backup)).toMatchObject({ status: "deprecated", deprecatedReason: "only true for the old backup host" });
-      expect(store.ledger.bySubject("experience", lessons.backup).at(-1)).toMatchObject({ action: "deprecate", actor: "operator", reason: "only true for the old backup host" });
+      expect(await lessonRow(lessons.backup)).toMatchObject({ status: "deprecated", deprecatedReason: "only true for the old backup host" });
+      expect((await store.ledger.bySubject("experience", lessons.backup)).at(-1)).toMatchObject({ action: "deprecate", actor: "operator", reason: "only true for the old backup host" });
       expect(await row(lessons.backup).getAttribute("data-status")).toBe("deprecated");
 
       await row(lessons.stale).locator("button[data-action=restore]").click();
       await expect.poll(() => statusText()).toContain(`Restored ${lessons.stale} as a draft`);
-      expect(lessonRow(lessons.stale)?.status).toBe("draft");
+      expect((await lessonRow(lessons.stale))?.status).toBe("draft");
     } finally {
-      store.close();
+      await store.close();
     }
     const fromApi = await fetch(`${admin.url}/v1/agents/a/experiences?status=deprecated`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(((await fromApi.json()) as { data: { id: string }[] }).data.map((lesson) => lesson.id)).toEqual([lessons.backup]);

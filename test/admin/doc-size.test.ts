@@ -39,7 +39,7 @@ beforeAll(async () => {
   mkdirSync(library, { recursive: true });
   writeFileSync(join(library, "2026-03-01-small.md"), "---\ntitle: Small\n---\nfits\n");
   plantSparse(join(library, "2026-03-02-huge.md"));
-  const draftDir = seedExportReportDraft(workspace, "a", "body\n");
+  const draftDir = await seedExportReportDraft(workspace, "a", "body\n");
   plantSparse(join(draftDir, "SKILL.md"));
   giveToAgent(workspace, "a", library, workspace.layout.agentTrees("a").skillsDir);
   admin = await launchTestAdmin(workspace, { secrets: [TOKEN], logLines });
@@ -81,7 +81,7 @@ describe("admin API: a document over ADMIN_DOC_MAX_BYTES", () => {
 
 describe("operator.read with maxBytes, in the agent's real toolhost", () => {
   it("refuses a file over maxBytes by the size of the file it opened, before reading it", async () => {
-    const store = openStore(workspace.layout.databaseFile, systemClock);
+    const store = await openStore(workspace.layout.databaseTarget, systemClock);
     const pool = openMaintenancePool({ config: workspace.config, layout: workspace.layout, agents: readAgentsFile(workspace.layout.agentsFile), store, logger: pino({ level: "silent" }), cliEntry: CLI_ENTRY, onWarning: () => undefined });
     try {
       const files = pool.agent("a").files;
@@ -91,7 +91,7 @@ describe("operator.read with maxBytes, in the agent's real toolhost", () => {
       expect(Buffer.from(small.base64, "base64").toString("utf8")).toBe("---\ntitle: Small\n---\nfits\n");
     } finally {
       await pool.close();
-      store.close();
+      await store.close();
     }
   }, 30_000);
 });

@@ -41,8 +41,8 @@ describe("Feishu over the long connection", () => {
     expect(feishu.sent).toEqual([]);
     await feishu.waitForSent(1);
     expect(feishu.sent[0]).toMatchObject({ kind: "reply", replyTo: "om_in_hello", msgType: "post", text: "**Hi**, you said: hello", replyInThread: false, uuid: expect.stringMatching(/^laoding-feishu:main-\d+$/) });
-    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status, platform_message_id AS id FROM channel_outbox").all()).toEqual([{ status: "sent", id: "om_sent_1" }]));
-    const rows = chat.runtime.store.db.prepare("SELECT m.role, m.content, m.user_id AS userId, s.channel FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.kind = 'chat' ORDER BY m.id").all();
+    await eventually(async () => expect(await chat.runtime.store.sql.all("SELECT status, platform_message_id AS id FROM channel_outbox")).toEqual([{ status: "sent", id: "om_sent_1" }]));
+    const rows = await chat.runtime.store.sql.all("SELECT m.role, m.content, m.user_id AS userId, s.channel FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.kind = 'chat' ORDER BY m.id");
     expect(rows).toEqual([
       { role: "user", content: "hello", userId: "ou_user1", channel: "feishu" },
       { role: "assistant", content: "**Hi**, you said: hello", userId: null, channel: "feishu" },
@@ -71,7 +71,7 @@ describe("Feishu over the long connection", () => {
     await feishu.longConnection.sendEvent(feishu.messageEvent({ text: "what is new?", chatType: "group", chatId: "oc_group", mentionBot: true, threadId: "omt_topic", messageId: "om_topic_msg" }));
     await feishu.waitForSent(1);
     expect(feishu.sent).toMatchObject([{ kind: "reply", replyTo: "om_topic_msg", replyInThread: true, text: "You said: what is new?" }]);
-    expect(chat.runtime.store.db.prepare("SELECT content FROM messages WHERE role = 'user'").all()).toEqual([{ content: "what is new?" }]);
+    expect(await chat.runtime.store.sql.all("SELECT content FROM messages WHERE role = 'user'")).toEqual([{ content: "what is new?" }]);
   });
 
   it("takes commands as plain text and refuses operator commands to non-operators", async () => {
@@ -91,7 +91,7 @@ describe("Feishu over the long connection", () => {
     await feishu.longConnection.sendEvent(feishu.messageEvent({ text: "busy day" }));
     await feishu.waitForSent(1);
     expect(feishu.sendAttempts).toBe(3);
-    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status, attempts FROM channel_outbox").all()).toEqual([{ status: "sent", attempts: 3 }]));
+    await eventually(async () => expect(await chat.runtime.store.sql.all("SELECT status, attempts FROM channel_outbox")).toEqual([{ status: "sent", attempts: 3 }]));
   });
 
   it("records a send the platform refuses for good as failed, with the reason", async () => {
@@ -99,8 +99,8 @@ describe("Feishu over the long connection", () => {
     await feishu.longConnection.connected();
     feishu.failNext({ status: 400, code: 230002, msg: "The bot can not be outside the group" });
     await feishu.longConnection.sendEvent(feishu.messageEvent({ text: "hello?" }));
-    await eventually(() =>
-      expect(chat.runtime.store.db.prepare("SELECT status, last_error AS reason FROM channel_outbox").all()).toEqual([{ status: "failed", reason: "Feishu refused the message: The bot can not be outside the group (code 230002, HTTP 400) (after 1 attempt)" }]),
+    await eventually(async () =>
+      expect(await chat.runtime.store.sql.all("SELECT status, last_error AS reason FROM channel_outbox")).toEqual([{ status: "failed", reason: "Feishu refused the message: The bot can not be outside the group (code 230002, HTTP 400) (after 1 attempt)" }]),
     );
   });
 
@@ -108,11 +108,11 @@ describe("Feishu over the long connection", () => {
     const chat = await startBot();
     await feishu.longConnection.connected();
     await feishu.longConnection.sendEvent(feishu.messageEvent({ text: "exactly once" }));
-    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status FROM channel_outbox").all()).toEqual([{ status: "sent" }]));
+    await eventually(async () => expect(await chat.runtime.store.sql.all("SELECT status FROM channel_outbox")).toEqual([{ status: "sent" }]));
     // What a crash just after the send leaves behind: the row still pending.
-    chat.runtime.store.db.prepare("UPDATE channel_outbox SET status = 'pending', sent_at = NULL").run();
+    await chat.runtime.store.sql.run("UPDATE channel_outbox SET status = 'pending', sent_at = NULL");
     await chat.restart();
-    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status FROM channel_outbox").all()).toEqual([{ status: "sent" }]));
+    await eventually(async () => expect(await chat.runtime.store.sql.all("SELECT status FROM channel_outbox")).toEqual([{ status: "sent" }]));
     expect(feishu.sendAttempts).toBe(2);
     expect(feishu.sent.map((message) => message.text)).toEqual(["You said: exactly once"]);
   });

@@ -22,8 +22,8 @@ const tooLongReply = (chars: number) => `Sorry, that message is too long for me 
 
 /** Every text the model was shown, joined: the big message must not be in it. */
 const seenByModel = (model: FakeOpenAI) => model.requests.flatMap((request) => request.messages.map((message) => message.content ?? "")).join("\n");
-const storedTextBytes = (chat: ChatTestBot) =>
-  chat.runtime.store.db.prepare("SELECT (SELECT COALESCE(MAX(length(message)), 0) FROM channel_inbox) AS inbox, (SELECT COALESCE(MAX(length(content)), 0) FROM messages) AS history").get() as { inbox: number; history: number };
+const storedTextBytes = async (chat: ChatTestBot) =>
+  (await chat.runtime.store.sql.get<{ inbox: number; history: number }>("SELECT (SELECT COALESCE(MAX(length(message)), 0) FROM channel_inbox) AS inbox, (SELECT COALESCE(MAX(length(content)), 0) FROM messages) AS history")) as { inbox: number; history: number };
 
 describe("MESSAGE_MAX_CHARS on Telegram", () => {
   let telegram: FakeTelegram;
@@ -52,11 +52,11 @@ describe("MESSAGE_MAX_CHARS on Telegram", () => {
     telegram.pushUpdate(TOKEN, update);
     telegram.userMessage(TOKEN, { chatId: 601, userId: 77, text: "a short one" });
     await telegram.waitFor(() => textsTo(601).length >= 2);
-    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT COUNT(*) AS n FROM channel_outbox WHERE status = 'sent'").get()).toEqual({ n: 2 }));
+    await eventually(async () => expect(await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM channel_outbox WHERE status = 'sent'")).toEqual({ n: 2 }));
     expect(textsTo(601)).toEqual([tooLongReply(big.length), "You said: a short one"]);
     expect(seenByModel(chat.bot.fake)).not.toContain("x".repeat(1000));
     // Not kept either: neither the inbox nor the conversation holds its text.
-    const stored = storedTextBytes(chat);
+    const stored = await storedTextBytes(chat);
     expect(stored.inbox).toBeLessThan(10_000);
     expect(stored.history).toBeLessThan(10_000);
   });
@@ -96,11 +96,11 @@ describe("MESSAGE_MAX_CHARS on Feishu", () => {
     await feishu.longConnection.sendEvent(event);
     await feishu.longConnection.sendEvent(feishu.messageEvent({ text: "a short one" }));
     await feishu.waitForSent(2);
-    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT COUNT(*) AS n FROM channel_outbox WHERE status = 'sent'").get()).toEqual({ n: 2 }));
+    await eventually(async () => expect(await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM channel_outbox WHERE status = 'sent'")).toEqual({ n: 2 }));
     expect(feishu.sent.map((message) => message.text)).toEqual([tooLongReply(big.length), "You said: a short one"]);
     expect(feishu.sent[0]).toMatchObject({ kind: "reply", replyTo: "om_big" });
     expect(seenByModel(chat.bot.fake)).not.toContain("长".repeat(1000));
-    const stored = storedTextBytes(chat);
+    const stored = await storedTextBytes(chat);
     expect(stored.inbox).toBeLessThan(10_000);
     expect(stored.history).toBeLessThan(10_000);
   });

@@ -40,8 +40,8 @@ describe("Telegram", () => {
     const menu = telegram.calls.find((call) => call.method === "setMyCommands")?.body.commands as { command: string }[];
     expect(menu.map((command) => command.command)).toEqual(["help", "new", "capability_gaps", "reload_skills"]);
 
-    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status FROM channel_outbox").all()).toEqual([{ status: "sent" }]));
-    const rows = chat.runtime.store.db.prepare("SELECT m.role, m.content, m.user_id AS userId, s.channel, s.chat_id AS chatId FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.kind = 'chat' ORDER BY m.id").all();
+    await eventually(async () => expect(await chat.runtime.store.sql.all("SELECT status FROM channel_outbox")).toEqual([{ status: "sent" }]));
+    const rows = await chat.runtime.store.sql.all("SELECT m.role, m.content, m.user_id AS userId, s.channel, s.chat_id AS chatId FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.kind = 'chat' ORDER BY m.id");
     expect(rows).toEqual([
       { role: "user", content: "hello **there**", userId: "77", channel: "telegram", chatId: "501" },
       { role: "assistant", content: "You said: hello **there**", userId: null, channel: "telegram", chatId: "501" },
@@ -74,7 +74,7 @@ describe("Telegram", () => {
     expect(textsTo(-900)).toEqual(["You said: what time is it", "You said: and now?"]);
     // In a group the answer quotes the message it answers.
     expect(telegram.sent()[0]?.body.reply_parameters).toMatchObject({ message_id: expect.any(Number) });
-    const userTexts = chat.runtime.store.db.prepare("SELECT content FROM messages WHERE role = 'user' ORDER BY id").all();
+    const userTexts = await chat.runtime.store.sql.all("SELECT content FROM messages WHERE role = 'user' ORDER BY id");
     expect(userTexts).toEqual([{ content: "what time is it" }, { content: "and now?" }]);
   });
 
@@ -95,14 +95,14 @@ describe("Telegram", () => {
     const chat = await startBot({}, { gateway: { delivery: { retryBaseMs: 60_000, retryMaxMs: 60_000 } } });
     telegram.failNext("sendMessage", { error_code: 502, description: "Bad Gateway" });
     telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "survive this" });
-    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status, attempts FROM channel_outbox").all()).toEqual([{ status: "pending", attempts: 1 }]));
+    await eventually(async () => expect(await chat.runtime.store.sql.all("SELECT status, attempts FROM channel_outbox")).toEqual([{ status: "pending", attempts: 1 }]));
     // The bot stops while waiting to retry: the reply stays stored, unsent.
     await chat.restart();
     await telegram.waitFor(() => textsTo(501).length === 2);
-    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status, attempts FROM channel_outbox").all()).toEqual([{ status: "sent", attempts: 2 }]));
+    await eventually(async () => expect(await chat.runtime.store.sql.all("SELECT status, attempts FROM channel_outbox")).toEqual([{ status: "sent", attempts: 2 }]));
     // Two calls: the refused one before the restart and the acknowledged one after it, nothing more.
     expect(textsTo(501)).toEqual(["You said: survive this", "You said: survive this"]);
-    expect(chat.runtime.store.db.prepare("SELECT COUNT(*) AS n FROM messages WHERE role = 'assistant'").get()).toEqual({ n: 1 });
+    expect(await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM messages WHERE role = 'assistant'")).toEqual({ n: 1 });
   });
 
   it("honours 429 retry_after", async () => {
@@ -120,7 +120,7 @@ describe("Telegram", () => {
     const paragraphs = Array.from({ length: 12 }, (_, index) => `Paragraph ${index}: ${"word ".repeat(150).trim()}`);
     answerEveryMessage(chat.bot.fake, () => paragraphs.join("\n\n"));
     telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "tell me a lot" });
-    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT COUNT(*) AS n FROM channel_outbox WHERE status = 'sent'").get()).toEqual({ n: 3 }));
+    await eventually(async () => expect(await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM channel_outbox WHERE status = 'sent'")).toEqual({ n: 3 }));
     const parts = textsTo(501);
     expect(parts).toHaveLength(3);
     for (const part of parts) {
@@ -181,7 +181,7 @@ describe("Telegram", () => {
     await telegram.waitFor(() => telegram.sent(TOKEN).length === 1 && telegram.sent("999:OPS-token").length === 1);
     expect(telegram.sent(TOKEN)[0]?.body.text).toContain("I'm Laoding");
     expect(telegram.sent("999:OPS-token")[0]?.body.text).toContain("I'm Ops");
-    const sessions = chat.runtime.store.db.prepare("SELECT agent_id AS agentId FROM sessions ORDER BY agent_id").all();
+    const sessions = await chat.runtime.store.sql.all("SELECT agent_id AS agentId FROM sessions ORDER BY agent_id");
     expect(sessions).toEqual([{ agentId: "main" }, { agentId: "ops" }]);
   });
 
@@ -208,12 +208,12 @@ describe("Telegram", () => {
     telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "slow one" });
     telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "waiting behind it" });
     await eventually(() => expect(chat.bot.fake.requests.some((request) => request.messages.at(-1)?.content === "slow one")).toBe(true));
-    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT COUNT(*) AS n FROM channel_inbox").get()).toEqual({ n: 2 }));
+    await eventually(async () => expect(await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM channel_inbox")).toEqual({ n: 2 }));
     await chat.restart();
     await telegram.waitFor(() => textsTo(501).length === 1);
     expect(textsTo(501)).toEqual(["You said: waiting behind it"]);
-    expect(chat.runtime.store.db.prepare("SELECT status FROM channel_inbox ORDER BY id").all()).toEqual([{ status: "cancelled" }, { status: "answered" }]);
-    const answers = chat.runtime.store.db.prepare("SELECT content FROM messages WHERE role = 'assistant' AND kind = 'chat' ORDER BY id").all();
+    expect(await chat.runtime.store.sql.all("SELECT status FROM channel_inbox ORDER BY id")).toEqual([{ status: "cancelled" }, { status: "answered" }]);
+    const answers = await chat.runtime.store.sql.all("SELECT content FROM messages WHERE role = 'assistant' AND kind = 'chat' ORDER BY id");
     expect(answers).toEqual([{ content: "(Cancelled.)" }, { content: "You said: waiting behind it" }]);
   });
 
@@ -232,10 +232,10 @@ describe("Telegram", () => {
   it("a crash just after Telegram accepted a part, before it was marked sent, resends it once (at-least-once: Telegram has no idempotency key)", async () => {
     const chat = await startBot();
     telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "edge" });
-    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status FROM channel_outbox").all()).toEqual([{ status: "sent" }]));
-    chat.runtime.store.db.prepare("UPDATE channel_outbox SET status = 'pending', sent_at = NULL").run();
+    await eventually(async () => expect(await chat.runtime.store.sql.all("SELECT status FROM channel_outbox")).toEqual([{ status: "sent" }]));
+    await chat.runtime.store.sql.run("UPDATE channel_outbox SET status = 'pending', sent_at = NULL");
     await chat.restart();
-    await eventually(() => expect(chat.runtime.store.db.prepare("SELECT status FROM channel_outbox").all()).toEqual([{ status: "sent" }]));
+    await eventually(async () => expect(await chat.runtime.store.sql.all("SELECT status FROM channel_outbox")).toEqual([{ status: "sent" }]));
     expect(textsTo(501)).toEqual(["You said: edge", "You said: edge"]);
     // Once acknowledged and marked, never again: the next start sends only the next answer.
     await chat.restart();

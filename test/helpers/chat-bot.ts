@@ -62,7 +62,7 @@ export async function startChatTestBot(options: ChatTestOptions): Promise<ChatTe
     const logger = pino({ level: process.env.CHAT_TEST_LOG ?? "silent" });
     const planned = await planChatBots({ loaded, agents, channels: selectChannels(loaded, agents), logger });
     const bots = await loginChatBots(planned.bots);
-    state.runtime = createBotRuntime({ loaded, layout: bot.layout, agents, logger, cliEntry: CLI_ENTRY, watchSkills: false });
+    state.runtime = await createBotRuntime({ loaded, layout: bot.layout, agents, logger, cliEntry: CLI_ENTRY, watchSkills: false });
     entry.runtime = state.runtime;
     state.warnings = planned.warnings;
     state.channel = createChatGateway({
@@ -115,8 +115,8 @@ export function answerEveryMessage(model: FakeOpenAI, reply: (userText: string) 
   });
 }
 
-/** Waits until `check` stops throwing (the store or a fake caught up), up to 10 s. */
-export const eventually = (check: () => void) => vi.waitFor(check, { timeout: 10_000, interval: 20 });
+/** Waits until `check` stops throwing or rejecting (the store or a fake caught up), up to 10 s. */
+export const eventually = (check: () => void | Promise<void>) => vi.waitFor(check, { timeout: 10_000, interval: 20 });
 
 /** A port nothing listens on right now, for a webhook server the test starts. */
 export async function freePort(): Promise<number> {

@@ -77,19 +77,20 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
       identity = await login();
       return identity;
     },
-    async start(onEvent: (event: InboundEvent) => void) {
+    async start(onEvent: (event: InboundEvent) => Promise<void>) {
       identity ??= await login();
       const bot = { appId: options.appId, openId: identity.openId };
       const webhook = options.webhook;
       const dispatcher = new lark.EventDispatcher({ ...(webhook?.encryptKey ? { encryptKey: webhook.encryptKey } : {}), logger: sdkLogger, loggerLevel: lark.LoggerLevel.warn }).register({
-        "im.message.receive_v1": (data: unknown) => {
+        // The SDK answers the event (the webhook's response, the long connection's ack frame) once this resolves: after the gateway stored it.
+        "im.message.receive_v1": async (data: unknown) => {
           if (webhook?.verificationToken && (data as { token?: unknown }).token !== webhook.verificationToken) {
             log.warn("webhook event with a wrong verification token dropped (check FEISHU_VERIFICATION_TOKEN)");
             return;
           }
           const outcome = feishuEventToInbound(data, bot, now());
           if ("dropped" in outcome) log.debug({ reason: outcome.dropped }, "Feishu event dropped");
-          else onEvent(outcome.event);
+          else await onEvent(outcome.event);
         },
       });
       if (webhook) {

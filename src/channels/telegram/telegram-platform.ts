@@ -49,11 +49,12 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
       identity = { id: String(bot.botInfo.id), displayName: `@${bot.botInfo.username}` };
       return identity;
     },
-    async start(onEvent: (event: InboundEvent) => void) {
+    async start(onEvent: (event: InboundEvent) => Promise<void>) {
       if (!identity) await this.login();
-      bot.on("message", (context) => {
+      // grammY confirms an update (the next getUpdates offset, or the webhook's answer) once this resolves: after the gateway stored it.
+      bot.on("message", async (context) => {
         const event = telegramUpdateToEvent(context.update, bot.botInfo);
-        if (event) onEvent(event);
+        if (event) await onEvent(event);
       });
       bot.catch((error) => log.error({ err: error.error }, "handling a Telegram update failed"));
       try {
