@@ -68,7 +68,7 @@ export async function runChannelsBench(): Promise<string> {
   }
 
   const planned = await planChatBots({ loaded, agents, channels: ["telegram"], logger });
-  const gateway = createChatGateway({ bots: await loginChatBots(planned.bots), store: runtime.store.channels, logger, refusal: () => "no", graceMs: 5_000, messageCap: messageCap(loaded.config.MESSAGE_MAX_CHARS, "en") });
+  const gateway = createChatGateway({ bots: await loginChatBots(planned.bots), store: runtime.store.channels, work: runtime.store.chatWork, keeper: runtime.replica.keeper, transaction: (work) => runtime.store.transaction(work), logger, refusal: () => "no", graceMs: 5_000, messageCap: messageCap(loaded.config.MESSAGE_MAX_CHARS, "en") });
   const running = gateway.run((message, control) => runtime.orchestrator.handle(message, control));
 
   // Counts sendMessage calls without rescanning the call list (it is emptied between phases).

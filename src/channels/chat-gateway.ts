@@ -12,13 +12,16 @@
  * stay pending: the next start answers and sends them.
  */
 import type { Logger } from "pino";
-import type { ChannelStore } from "../store/channel-store.js";
+import type { ChannelStore, InboxRow } from "../store/channel-store.js";
+import type { ChatWorkStore } from "../store/chat-work-store.js";
+import type { LeaseKeeper } from "../replica/lease-keeper.js";
+import { runAsLeader, type Leadership } from "../replica/leader.js";
 import type { AccessPolicy } from "./access-policy.js";
 import type { Channel, IncomingMessage, MessageHandler } from "./channel.js";
 import type { BotIdentity, ChatPlatform, InboundEvent, PlatformMessage } from "./chat-platform.js";
-import { createDeliveryOutbox, type DeliveryOutbox, type DeliveryOutboxOptions } from "./delivery-outbox.js";
+import { createDeliveryOutbox, type DeliveryOutboxOptions } from "./delivery-outbox.js";
 import { overCap, type MessageCap } from "./message-cap.js";
-import { PerChatQueue } from "./per-chat-queue.js";
+import { createChatScheduler, type ChatLease, type ChatScheduler } from "./chat-scheduler.js";
 
 /** Telegram's typing lasts 5 s: refresh a little sooner. */
 export const TYPING_REFRESH_MS = 4_000;
@@ -35,6 +38,12 @@ export type GatewayBot = {
 export type ChatGatewayOptions = {
   bots: GatewayBot[];
   store: ChannelStore;
+  /** Where replicas share the chats (queued work, outbox claims). */
+  work: ChatWorkStore;
+  /** This replica's leases: a chat's turns, and the platform connections only one replica may hold. */
+  keeper: LeaseKeeper;
+  /** Runs a write in one transaction (a reply is stored only while the chat's lease is still ours). */
+  transaction: <T>(work: () => Promise<T>) => Promise<T>;
   logger: Logger;
   /** The polite refusal for a user not on the allowlist (in BOT_LOCALE). */
   refusal: (message: PlatformMessage) => string;
@@ -47,15 +56,16 @@ export type ChatGatewayOptions = {
 };
 
 export function createChatGateway(options: ChatGatewayOptions): Channel {
-  const { store, logger } = options;
+  const { store, logger, keeper } = options;
   const cap = options.messageCap;
-  const queue = new PerChatQueue();
+  const schedulers = new Map<string, ChatScheduler>();
+  const leaderships: Leadership[] = [];
   const stopping = new AbortController();
   let stopRequested: (() => void) | undefined;
   const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
   let stopCalled = false;
   // Events are taken in one at a time, in the order the platforms handed them over: a
-  // chat's messages reach its queue in that order, as when taking in was synchronous.
+  // chat's messages reach the inbox in that order.
   let intake: Promise<void> = Promise.resolve();
   const inOrder = (work: () => Promise<void>): Promise<void> => {
     const turn = intake.then(work);
@@ -69,37 +79,52 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
       const started: GatewayBot[] = [];
       try {
         for (const bot of options.bots) {
-          const outbox = createDeliveryOutbox({ store, botKey: bot.key, platform: bot.platform, logger, stopping: stopping.signal, ...options.delivery });
-          const chatKey = (chatId: string) => `${bot.key}:${chatId}`;
-          const answer = (inboxId: number, message: PlatformMessage) => queue.push(chatKey(message.chatId), () => processMessage(bot, outbox, handler, inboxId, message));
+          const outbox = createDeliveryOutbox({ store, work: options.work, holder: keeper.holder, claimMs: keeper.ttlMs, botKey: bot.key, platform: bot.platform, logger, stopping: stopping.signal, ...options.delivery });
+          const scheduler = createChatScheduler({
+            botKey: bot.key,
+            work: options.work,
+            keeper,
+            logger,
+            answer: (row, lease) => processMessage(bot, handler, row, lease),
+            deliver: (chatId, lease) => outbox.deliverChat(chatId, lease.lost),
+          });
+          schedulers.set(bot.key, scheduler);
 
-          // What the last run left: replies not acknowledged, then messages not answered.
-          const leftover = await outbox.chatsWithPending();
-          for (const chatId of leftover) queue.push(chatKey(chatId), () => outbox.deliverChat(chatId));
-          const queued = await store.queued(bot.key);
-          for (const row of queued) answer(row.id, JSON.parse(row.message) as PlatformMessage);
-          if (leftover.length + queued.length > 0) logger.info({ bot: bot.key, chatsWithUnsentReplies: leftover.length, unansweredMessages: queued.length }, "taking up what the last run left");
-
-          // The platform acknowledges the event when this resolves: after it is stored.
-          await bot.platform.start((event) =>
-            inOrder(() => takeIn(bot, outbox, event, answer)).catch((error: unknown) => {
-              // The store refused: the platform will re-deliver (it was not acknowledged by a reply).
-              logger.error({ err: error, bot: bot.key }, "could not take an event in");
-            }),
-          );
+          // The platform acknowledges the event when this resolves: after it is stored. A store
+          // that refuses rejects it, so the platform does not count it delivered and sends it again.
+          const receive = () =>
+            bot.platform.start((event) =>
+              inOrder(() => takeIn(bot, scheduler, event)).catch((error: unknown) => {
+                logger.error({ err: error, bot: bot.key }, "could not take an event in; the platform will deliver it again");
+                throw error;
+              }),
+            );
+          if (bot.platform.receiving === "pull") {
+            // Long polling and long connections: one replica at a time holds the connection.
+            const leadership = runAsLeader(keeper, `receive:${bot.key}`, { start: receive, stop: () => bot.platform.stop() }, logger.child({ bot: bot.key }));
+            leaderships.push(leadership);
+            await leadership.settled;
+          } else {
+            await receive();
+          }
           started.push(bot);
+          // What the last run (or a replica that died) left: unsent replies and unanswered messages
+          // (a chat's earlier replies still go out before its new messages are answered).
+          await scheduler.sweep();
         }
       } catch (error) {
         // One bot that cannot start stops start-up: the ones already receiving stop too.
+        await Promise.all(leaderships.map((leadership) => leadership.stop().catch(() => undefined)));
         await Promise.all(started.map((bot) => bot.platform.stop().catch(() => undefined)));
         throw error;
       }
       await stopped;
+      await Promise.all(leaderships.map((leadership) => leadership.stop().catch((error: unknown) => logger.warn({ err: error }, "giving up a connection's leadership failed"))));
       await Promise.all(options.bots.map((bot) => bot.platform.stop().catch((error: unknown) => logger.warn({ err: error, bot: bot.key }, "stopping a channel failed"))));
-      // Events handed over before the stop are stored (and queued) before the queue closes.
+      // Events handed over before the stop are stored before the chats close.
       await intake;
       const grace = setTimeout(() => stopping.abort(), options.graceMs);
-      await queue.close();
+      await Promise.all([...schedulers.values()].map((scheduler) => scheduler.close()));
       clearTimeout(grace);
       stopping.abort();
     },
@@ -111,7 +136,7 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
     },
   };
 
-  async function takeIn(bot: GatewayBot, outbox: DeliveryOutbox, event: InboundEvent, answer: (inboxId: number, message: PlatformMessage) => void): Promise<void> {
+  async function takeIn(bot: GatewayBot, scheduler: ChatScheduler, event: InboundEvent): Promise<void> {
     const { message } = event;
     const decision = bot.access.decide(message);
     // Over the cap: only its ids are kept (a re-delivery is still dropped), never its text;
@@ -129,45 +154,60 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
     }
     if (decision === "refuse") {
       logger.info(about, "user not on the allowlist; refused");
-      return replyOnly(bot, outbox, message, options.refusal(message));
+      return replyOnly(bot, scheduler, message, options.refusal(message));
     }
     if (tooLong !== undefined) {
       logger.info({ ...about, chars: tooLong, maxChars: cap.maxChars }, "message over MESSAGE_MAX_CHARS; not sent to the model");
-      return replyOnly(bot, outbox, message, cap.reply(tooLong));
+      return replyOnly(bot, scheduler, message, cap.reply(tooLong));
     }
-    answer(admitted.inboxId as number, message);
+    scheduler.poke(message.chatId);
   }
 
   /** A reply the gateway gives itself, without a turn: stored in the outbox and sent in the chat's order. */
-  async function replyOnly(bot: GatewayBot, outbox: DeliveryOutbox, message: PlatformMessage, reply: string): Promise<void> {
+  async function replyOnly(bot: GatewayBot, scheduler: ChatScheduler, message: PlatformMessage, reply: string): Promise<void> {
     await store.storeReply({ botKey: bot.key, chatId: message.chatId, parts: bot.platform.split(reply), ...replyTarget(message) });
-    queue.push(`${bot.key}:${message.chatId}`, () => outbox.deliverChat(message.chatId));
+    scheduler.poke(message.chatId);
   }
 
-  async function processMessage(bot: GatewayBot, outbox: DeliveryOutbox, handler: MessageHandler, inboxId: number, platformMessage: PlatformMessage): Promise<void> {
+  /** Answers one queued message while this replica holds its chat; the scheduler sends the stored reply next. */
+  async function processMessage(bot: GatewayBot, handler: MessageHandler, row: InboxRow, lease: ChatLease): Promise<void> {
+    const platformMessage = JSON.parse(row.message) as PlatformMessage;
+    const resumed = await options.work.start(row.id);
     const message: IncomingMessage = {
       ...platformMessage,
       // Message ids are per bot (two bots in one chat count from the same numbers): the orchestrator's dedupe needs the bot too.
       ...(platformMessage.messageId ? { messageId: `${bot.key}/${platformMessage.messageId}` } : {}),
+      ...(resumed ? { resumed: true } : {}),
       agentId: bot.agentId,
       isOperator: bot.access.isOperator(platformMessage.userId),
     };
+    if (resumed) logger.info({ bot: bot.key, chatId: message.chatId, inboxId: row.id }, "taking up a message whose turn did not finish");
     const stopTyping = showTyping(bot.platform, platformMessage);
+    const signal = AbortSignal.any([stopping.signal, lease.lost]);
     let reply: string | undefined;
     try {
-      reply = await handler(message, { signal: stopping.signal });
+      reply = await handler(message, { signal });
     } catch (error) {
-      await store.finish(inboxId, "failed");
+      // Another replica took the chat over: the message is its now.
+      if (lease.lost.aborted) return;
+      await store.finish(row.id, "failed");
       logger.error({ err: error, bot: bot.key, chatId: message.chatId }, "answering a message failed");
       return;
     } finally {
       stopTyping();
     }
+    if (lease.lost.aborted) return;
     // Cut short by the end of the grace period: stored by the orchestrator, never sent.
-    if (stopping.signal.aborted) return store.finish(inboxId, "cancelled");
-    if (reply === undefined) return store.finish(inboxId, "answered");
-    await store.storeReply({ botKey: bot.key, chatId: message.chatId, inboxId, parts: bot.platform.split(reply), ...replyTarget(platformMessage) });
-    await outbox.deliverChat(message.chatId);
+    if (stopping.signal.aborted) return store.finish(row.id, "cancelled");
+    if (reply === undefined) return store.finish(row.id, "answered");
+    const parts = bot.platform.split(reply);
+    const kept = await options.transaction(async () => {
+      // Fenced: only while the chat's lease is still ours, or a replica that took it over answers twice.
+      if (!(await keeper.confirm(lease.name))) return false;
+      await store.storeReply({ botKey: bot.key, chatId: message.chatId, inboxId: row.id, parts, ...replyTarget(platformMessage) });
+      return true;
+    });
+    if (!kept) logger.warn({ bot: bot.key, chatId: message.chatId, inboxId: row.id }, "the chat was taken over by another replica before the reply was stored; that replica answers it");
   }
 
   function showTyping(platform: ChatPlatform, message: PlatformMessage): () => void {

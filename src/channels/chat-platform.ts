@@ -23,6 +23,11 @@ export type BotIdentity = {
 
 export type ChatPlatform = {
   readonly channel: "telegram" | "feishu";
+  /**
+   * push: the platform calls us (webhooks): every replica serves. pull: we hold a
+   * connection (long polling, Feishu's long connection): one replica at a time, by lease.
+   */
+  readonly receiving: "push" | "pull";
   /** Checks the credentials against the platform; throws ChannelLoginError saying what to check. */
   login(): Promise<BotIdentity>;
   /**

@@ -7,6 +7,7 @@
  */
 import type { Logger } from "pino";
 import type { ChannelStore, OutboxRow } from "../store/channel-store.js";
+import type { ChatWorkStore } from "../store/chat-work-store.js";
 import { DeliveryError, type ChatPlatform } from "./chat-platform.js";
 
 export const DEFAULT_MAX_SEND_ATTEMPTS = 6;
@@ -15,6 +16,12 @@ export const DEFAULT_RETRY_MAX_MS = 60_000;
 
 export type DeliveryOutboxOptions = {
   store: ChannelStore;
+  /** Claims each part before it is sent, so one replica sends it. */
+  work: ChatWorkStore;
+  /** This replica's name (the claim's holder). */
+  holder: string;
+  /** How long a claim lasts (REPLICA_LEASE_MS): a replica that dies mid-send frees its part after it. */
+  claimMs: number;
   botKey: string;
   platform: Pick<ChatPlatform, "send">;
   logger: Logger;
@@ -26,8 +33,8 @@ export type DeliveryOutboxOptions = {
 };
 
 export type DeliveryOutbox = {
-  /** Sends every pending part of one chat, oldest first. */
-  deliverChat(chatId: string): Promise<void>;
+  /** Sends every pending part of one chat, oldest first; stops early when `lost` aborts (another replica took the chat). */
+  deliverChat(chatId: string, lost?: AbortSignal): Promise<void>;
   /** Chats with parts still pending (left by a previous run). */
   chatsWithPending(): Promise<string[]>;
 };
@@ -68,10 +75,13 @@ export function createDeliveryOutbox(options: DeliveryOutboxOptions): DeliveryOu
   }
 
   return {
-    async deliverChat(chatId) {
-      for (const row of await store.pendingOf(botKey, chatId)) {
-        if (options.stopping.aborted) return;
+    async deliverChat(chatId, lost) {
+      while (!options.stopping.aborted && !lost?.aborted) {
+        const row = await options.work.claimNextPart(botKey, chatId, options.holder, options.claimMs);
+        if (!row) return;
         await deliver(row);
+        // Still pending after its attempts (the bot is stopping): the next run sends it.
+        if (options.stopping.aborted) return;
       }
     },
     chatsWithPending: () => store.chatsWithPending(botKey),

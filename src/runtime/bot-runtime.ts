@@ -17,6 +17,7 @@ import type { LoadedConfig } from "../config/load-config.js";
 import type { RuntimeLayout } from "../config/runtime-layout.js";
 import { SkillCatalog } from "../knowledge/skill-catalog.js";
 import { watchSkillFolders } from "../knowledge/skill-watcher.js";
+import { readFileSync } from "node:fs";
 import type { ChatModel } from "../llm/chat-model.js";
 import { createOpenAIChatModel } from "../llm/openai-chat-model.js";
 import { recordedModel } from "../llm/recorded-model.js";
@@ -24,6 +25,8 @@ import type { Logger } from "../log/logger.js";
 import { systemClock, type Clock } from "../store/clock.js";
 import { openStore, type Store } from "../store/store.js";
 import type { ToolhostPool } from "../toolhost/client/toolhost-pool.js";
+import { configFingerprint } from "../replica/config-fingerprint.js";
+import { startReplica, type Replica } from "../replica/replica.js";
 import { recordRunningBot } from "./bot-pid-file.js";
 import { createLibrarySwitch } from "./library-switch.js";
 import { prepareToolhostLaunches, type AgentLaunch, type ToolhostLaunches } from "./toolhost-launch.js";
@@ -39,6 +42,8 @@ export type BotRuntime = {
   /** Undefined when DISTILLATION_ENABLED=false. */
   distillation: DistillationLoop | undefined;
   orchestrator: Orchestrator;
+  /** This process as one replica on the database: its leases, the bus to the others. */
+  replica: Replica;
   close(): Promise<void>;
 };
 
@@ -57,7 +62,7 @@ export type BotRuntimeOptions = {
   childStderr?: () => number;
   /** Watch skills folders for changes (default true). */
   watchSkills?: boolean;
-  extend?: (runtime: Omit<BotRuntime, "orchestrator" | "close">) => Partial<OrchestratorOptions>;
+  extend?: (runtime: Omit<BotRuntime, "orchestrator" | "close" | "replica">) => Partial<OrchestratorOptions>;
 };
 
 export async function createBotRuntime(options: BotRuntimeOptions): Promise<BotRuntime> {
@@ -71,14 +76,35 @@ export async function createBotRuntime(options: BotRuntimeOptions): Promise<BotR
     // Each agent's library switch as the store has it now: planning the launches is synchronous.
     const overrides = new Map<string, boolean | undefined>();
     for (const agent of options.agents) overrides.set(agent.id, await store.agentSettings.experienceLibrary(agent.id));
-    return assembleRuntime(options, clock, store, (agent) => overrides.get(agent.id) ?? agent.experienceLibrary);
+    const replica = await startReplica({
+      store,
+      ...(config.REPLICA_NAME ? { name: config.REPLICA_NAME } : {}),
+      leaseMs: config.REPLICA_LEASE_MS,
+      fingerprint: configFingerprint(options.loaded.raw, { "agents.json": readIfPresent(options.layout.agentsFile) }),
+      logger: options.logger,
+      now: () => clock.now(),
+    });
+    try {
+      return assembleRuntime(options, clock, store, replica, (agent) => overrides.get(agent.id) ?? agent.experienceLibrary);
+    } catch (error) {
+      await replica.stop();
+      throw error;
+    }
   } catch (error) {
     await store.close();
     throw error;
   }
 }
 
-function assembleRuntime(options: BotRuntimeOptions, clock: Clock, store: Store, libraryEnabled: (agent: AgentDefinition) => boolean): BotRuntime {
+function readIfPresent(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+function assembleRuntime(options: BotRuntimeOptions, clock: Clock, store: Store, replica: Replica, libraryEnabled: (agent: AgentDefinition) => boolean): BotRuntime {
   const { config } = options.loaded;
   const launchSetup = { config, layout: options.layout, cliEntry: options.cliEntry, libraryEnabled };
   const launches = options.launches ?? prepareToolhostLaunches({ ...launchSetup, agents: options.agents });
@@ -124,6 +150,20 @@ function assembleRuntime(options: BotRuntimeOptions, clock: Clock, store: Store,
     ]),
   );
   const catalogOf = (agentId: string) => catalogs.get(agentId) as SkillCatalog;
+  const reloadCatalogs = (why: string, only?: string) => {
+    for (const [agentId, catalog] of catalogs) {
+      if (only !== undefined && only !== "*" && only !== agentId) continue;
+      const changes = catalog.reload();
+      if (changes.error || changes.added.length + changes.changed.length + changes.removed.length + changes.invalid.length > 0) {
+        options.logger.info({ agentId, version: catalog.snapshot.version, ...changes }, why);
+      }
+    }
+  };
+  const announceSkillsChanged = (agentId: string) =>
+    void replica.bus.publish({ topic: "skills-changed", agentId }).catch((error: unknown) => options.logger.warn({ err: error }, "could not tell the other replicas that skills changed"));
+  const unsubscribe = replica.bus.subscribe((event, from) => {
+    if (from !== replica.name && event.topic === "skills-changed") reloadCatalogs(`skills reloaded: replica ${from} changed them`, event.agentId);
+  });
   const gapLoop = createGapLoop({
     store,
     catalog: catalogOf,
@@ -138,12 +178,9 @@ function assembleRuntime(options: BotRuntimeOptions, clock: Clock, store: Store,
     : watchSkillFolders(
         [options.layout.baseSkillsDir, ...options.agents.map((agent) => options.layout.agentTrees(agent.id).skillsDir)],
         () => {
-          for (const [agentId, catalog] of catalogs) {
-            const changes = catalog.reload();
-            if (changes.error || changes.added.length + changes.changed.length + changes.removed.length + changes.invalid.length > 0) {
-              options.logger.info({ agentId, version: catalog.snapshot.version, ...changes }, "skills reloaded after a change on disk");
-            }
-          }
+          reloadCatalogs("skills reloaded after a change on disk");
+          // Watchers do not see another host's writes on a shared volume: the other replicas are told.
+          announceSkillsChanged("*");
         },
         { onError: (error) => options.logger.warn({ err: error }, "cannot watch a skills folder; use /reload_skills after changes") },
       );
@@ -168,7 +205,9 @@ function assembleRuntime(options: BotRuntimeOptions, clock: Clock, store: Store,
       })
     : undefined;
   const distillTimers = distillation
-    ? startDistillationTimers(distillation, options.agents, config.DISTILL_SETTLE_QUIET_MS, config.DISTILL_CURATE_INTERVAL_MS, options.logger, () => handleDistillRequests(store, skills))
+    ? startDistillationTimers(distillation, options.agents, config.DISTILL_SETTLE_QUIET_MS, config.DISTILL_CURATE_INTERVAL_MS, options.logger, () => handleDistillRequests(store, skills), (agentId) =>
+        // One lifecycle round per interval across replicas: the lease outlives the round and is not released.
+        store.leases.acquire(`curate:${agentId}`, replica.name, Math.max(1_000, config.DISTILL_CURATE_INTERVAL_MS - 1_000)))
     : undefined;
   const parts = { store, toolhosts, catalogs, model, gapLoop, distillation };
   const orchestrator = createOrchestrator({
@@ -204,6 +243,7 @@ function assembleRuntime(options: BotRuntimeOptions, clock: Clock, store: Store,
         sinceMs: () => gapLoop.sinceMs(),
         now: () => clock.now(),
         workspaceDir: options.layout.workspaceDir,
+        afterReload: announceSkillsChanged,
       }),
       ...(distillation ? [feedbackCommand(distillation), ...skillCommands({ store, skills })] : []),
     ],
@@ -215,14 +255,17 @@ function assembleRuntime(options: BotRuntimeOptions, clock: Clock, store: Store,
   return {
     ...parts,
     orchestrator,
+    replica,
     close() {
       closed ??= (async () => {
         watcher?.close();
+        unsubscribe();
         await distillTimers?.stop();
         await orchestrator.idle();
         await distillation?.idle();
         await toolhosts.stopAll();
         await Promise.all(recording);
+        await replica.stop();
         await store.close();
         forgetRunningBot();
       })();
@@ -244,7 +287,15 @@ function configuredModel(loaded: LoadedConfig): ChatModel | undefined {
 }
 
 /** Settles quiet tasks (checked at a tenth of the quiet period) and runs the lesson lifecycle on its interval. */
-function startDistillationTimers(loop: DistillationLoop, agents: AgentDefinition[], quietMs: number, curateMs: number, logger: Logger, handleRequests: () => Promise<number>): { stop(): Promise<void> } {
+function startDistillationTimers(
+  loop: DistillationLoop,
+  agents: AgentDefinition[],
+  quietMs: number,
+  curateMs: number,
+  logger: Logger,
+  handleRequests: () => Promise<number>,
+  curateTurn: (agentId: string) => Promise<boolean>,
+): { stop(): Promise<void> } {
   const settle = setInterval(() => {
     loop.settleQuiet().catch((error: unknown) => logger.error({ err: error }, "settling quiet tasks failed"));
     // Operators' `laoding experiences distill <tag>` requests wait here for the bot that owns the toolhosts.
@@ -254,6 +305,7 @@ function startDistillationTimers(loop: DistillationLoop, agents: AgentDefinition
   const curateAll = async () => {
     for (const agent of agents) {
       try {
+        if (!(await curateTurn(agent.id))) continue;
         const changes = await loop.curate(agent.id);
         if (changes.length > 0) logger.info({ agentId: agent.id, changes }, "lesson lifecycle applied");
       } catch (error) {

@@ -68,6 +68,9 @@ export async function startChatTestBot(options: ChatTestOptions): Promise<ChatTe
     state.channel = createChatGateway({
       bots,
       store: state.runtime.store.channels,
+    work: state.runtime.store.chatWork,
+    keeper: state.runtime.replica.keeper,
+    transaction: (work) => state.runtime.store.transaction(work),
       logger,
       refusal: (message) => text("en", "notAllowed", { userId: message.userId }),
       graceMs: 2_000,

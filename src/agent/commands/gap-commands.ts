@@ -15,6 +15,8 @@ export function gapCommands(options: {
   sinceMs: () => number;
   now: () => number;
   workspaceDir: string;
+  /** Told after /reload_skills reloaded an agent's catalog (the other replicas reload too). */
+  afterReload?: (agentId: string) => void;
 }): ChatCommand[] {
   return [
     {
@@ -27,7 +29,9 @@ export function gapCommands(options: {
       operatorOnly: true,
       run: ({ message, locale }) => {
         const catalog = options.catalog(message.agentId);
-        return formatReload(catalog.reload(), catalog.snapshot.version, catalog.snapshot.skills.length, locale, options.workspaceDir);
+        const changes = catalog.reload();
+        options.afterReload?.(message.agentId);
+        return formatReload(changes, catalog.snapshot.version, catalog.snapshot.skills.length, locale, options.workspaceDir);
       },
     },
   ];

@@ -73,6 +73,7 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
 
   return {
     channel: "feishu",
+    receiving: options.webhook ? "push" : "pull",
     async login() {
       identity = await login();
       return identity;

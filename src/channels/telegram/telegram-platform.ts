@@ -36,9 +36,11 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
   let server: WebhookServer | undefined;
   let polling: Promise<void> | undefined;
   let identity: BotIdentity | undefined;
+  let deliverEvent: ((event: InboundEvent) => Promise<void>) | undefined;
 
   return {
     channel: "telegram",
+    receiving: options.webhook ? "push" : "pull",
     async login() {
       try {
         // Not bot.init(): it retries network errors for ever, and start-up must say what is wrong instead.
@@ -52,11 +54,19 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
     async start(onEvent: (event: InboundEvent) => Promise<void>) {
       if (!identity) await this.login();
       // grammY confirms an update (the next getUpdates offset, or the webhook's answer) once this resolves: after the gateway stored it.
-      bot.on("message", async (context) => {
-        const event = telegramUpdateToEvent(context.update, bot.botInfo);
-        if (event) await onEvent(event);
-      });
-      bot.catch((error) => log.error({ err: error.error }, "handling a Telegram update failed"));
+      const firstStart = deliverEvent === undefined;
+      deliverEvent = onEvent;
+      if (firstStart) {
+        bot.on("message", async (context) => {
+          const event = telegramUpdateToEvent(context.update, bot.botInfo);
+          if (!event) return;
+          // A webhook that fails is delivered again by Telegram. A polled update would be
+          // confirmed by the next getUpdates: keep it (and the poll) until it is stored.
+          if (options.webhook) await (deliverEvent as (event: InboundEvent) => Promise<void>)(event);
+          else await untilStored(() => (deliverEvent as (event: InboundEvent) => Promise<void>)(event), () => bot.isRunning(), log);
+        });
+        bot.catch((error) => log.error({ err: error.error }, "handling a Telegram update failed"));
+      }
       try {
         await bot.api.setMyCommands(options.commands);
       } catch (error) {
@@ -159,4 +169,17 @@ function describeLoginFailure(error: unknown, options: TelegramPlatformOptions):
 function describeCause(error: HttpError): string {
   const cause = error.error as { cause?: { code?: string; message?: string }; message?: string } | undefined;
   return cause?.cause?.code ?? cause?.cause?.message ?? cause?.message ?? error.message;
+}
+
+/** Tries to take a polled update in until it is stored, backing off to 30 s, while polling runs. */
+async function untilStored(store: () => Promise<void>, running: () => boolean, log: { warn(obj: object, message: string): void }): Promise<void> {
+  for (let waitMs = 500; ; waitMs = Math.min(waitMs * 2, 30_000)) {
+    try {
+      return await store();
+    } catch (error) {
+      if (!running()) throw error;
+      log.warn({ err: error, retryInMs: waitMs }, "could not store a polled update; polling waits until it can");
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
 }

@@ -73,6 +73,9 @@ async function serveChatChannels(context: CliContext, boot: Boot, channels: Chan
   const channel = createChatGateway({
     bots,
     store: runtime.store.channels,
+    work: runtime.store.chatWork,
+    keeper: runtime.replica.keeper,
+    transaction: (work) => runtime.store.transaction(work),
     logger,
     refusal: (message) => text(locale, "notAllowed", { userId: message.userId }),
     graceMs: loaded.config.SHUTDOWN_GRACE_MS,
