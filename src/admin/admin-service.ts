@@ -21,7 +21,15 @@ export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; 
 export type DraftDetail = { name: string; intentKey: string; status: string; path: string; content: string };
 export type LibraryListing = { enabled: boolean; docs: OperatorDoc[]; indexContent: string };
 export type RetiredDraft = { name: string; intentKey: string; archivedTo: string | null };
-export type Health = { ok: true; version: string; agents?: string[]; channels?: string[]; sandbox?: string };
+/** What the probe says: `ok` is false when the database does not answer (a load balancer takes the replica out). */
+export type Health = {
+  ok: boolean;
+  version: string;
+  replica: { name: string; database: { engine: string; roundTripMs: number | null; error?: string }; leases?: string[]; liveReplicas?: string[] };
+  agents?: string[];
+  channels?: string[];
+  sandbox?: string;
+};
 
 export type AdminService = ReturnType<typeof createAdminService>;
 
@@ -35,6 +43,8 @@ export function createAdminService(options: {
   defaultLookbackHours: number;
   /** ADMIN_DOC_MAX_BYTES: the largest file of an agent's tree the API reads. */
   docMaxBytes: number;
+  /** This process's replica name (REPLICA_NAME, or host:pid) and REPLICA_LEASE_MS. */
+  replica: { name: string; leaseMs: number };
 }) {
   const { store, maintenance } = options;
   const lessons = createAdminLessons(store);
@@ -73,9 +83,24 @@ export function createAdminService(options: {
   };
 
   return {
-    health(full: boolean): Health {
-      if (!full) return { ok: true, version: options.version };
-      return { ok: true, version: options.version, agents: options.agents.map((agent) => agent.id), channels: options.channels, sandbox: maintenance.sandbox };
+    async health(full: boolean): Promise<Health> {
+      const started = performance.now();
+      const replica: Health["replica"] = { name: options.replica.name, database: { engine: store.engine, roundTripMs: null } };
+      try {
+        await store.sql.get("SELECT 1 AS one");
+        replica.database.roundTripMs = Math.round((performance.now() - started) * 100) / 100;
+        if (full) {
+          replica.leases = (await store.leases.heldBy(options.replica.name)).map((lease) => lease.name);
+          replica.liveReplicas = (await store.replicas.live(options.replica.leaseMs)).map((row) => row.name);
+        }
+      } catch (error) {
+        // Named for the operator; the server's words stay in the log (they may name hosts).
+        replica.database.error = "the database does not answer";
+        if (full) replica.database.error = `the database does not answer: ${(error as Error).message}`;
+      }
+      const ok = replica.database.roundTripMs !== null;
+      if (!full) return { ok, version: options.version, replica };
+      return { ok, version: options.version, replica, agents: options.agents.map((agent) => agent.id), channels: options.channels, sandbox: maintenance.sandbox };
     },
     async listAgents(): Promise<AgentSummary[]> {
       return Promise.all(

@@ -10,6 +10,7 @@ import type { RuntimeLayout } from "../config/runtime-layout.js";
 import type { Logger } from "../log/logger.js";
 import { openMaintenancePool } from "../runtime/library-maintenance.js";
 import { systemClock } from "../store/clock.js";
+import { defaultReplicaName } from "../replica/replica.js";
 import { openStore } from "../store/store.js";
 import { adminRoutes } from "./admin-routes.js";
 import { createAdminService } from "./admin-service.js";
@@ -39,6 +40,8 @@ export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
       channels: options.channels,
       defaultLookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS,
       docMaxBytes: config.ADMIN_DOC_MAX_BYTES,
+      // The bot's replica in this process has the same name (REPLICA_NAME, or this host and pid).
+      replica: { name: config.REPLICA_NAME ?? defaultReplicaName(), leaseMs: config.REPLICA_LEASE_MS },
     });
     const server = await startAdminServer({ host: config.ADMIN_HOST, port: options.port, token: config.ADMIN_TOKEN, bodyMaxBytes: config.ADMIN_BODY_MAX_BYTES, routes: adminRoutes(service), page: pageAssets({ locale: config.BOT_LOCALE }), logger });
     logger.info({ url: server.url }, "admin API listening");

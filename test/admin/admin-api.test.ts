@@ -59,7 +59,16 @@ describe("admin API: routes", () => {
     expect(await call("GET", "/v1/health", { token: null })).toMatchObject({ status: 200, json: { ok: true, data: { ok: true, version: "9.9.9-test" } } });
     expect((await call("GET", "/v1/health", { token: null })).json.data).not.toHaveProperty("agents");
     const full = await call("GET", "/v1/health");
-    expect(full.json.data).toEqual({ ok: true, version: "9.9.9-test", agents: ["a", "b"], channels: ["console"], sandbox: "none" });
+    expect(full.json.data).toMatchObject({ ok: true, version: "9.9.9-test", agents: ["a", "b"], channels: ["console"], sandbox: "none" });
+    // The replica: its name, the database's round trip, and (with the token) its leases and the live replicas.
+    const replica = full.json.data.replica;
+    expect(replica.name).toEqual(expect.any(String));
+    expect(replica.database).toMatchObject({ engine: "sqlite", roundTripMs: expect.any(Number) });
+    expect(replica.leases).toEqual(expect.any(Array));
+    expect(replica.liveReplicas).toEqual(expect.any(Array));
+    const open = (await call("GET", "/v1/health", { token: null })).json.data;
+    expect(open.replica.database.roundTripMs).toEqual(expect.any(Number));
+    expect(open.replica).not.toHaveProperty("leases");
     expect(full.headers.get("access-control-allow-origin")).toBeNull();
   });
 
