@@ -19,7 +19,7 @@ import { createModelCallsStore, type ModelCallsStore } from "./model-calls-store
 import { isPostgresUrl } from "./sql/database-url.js";
 import { migrate } from "./sql/migrate.js";
 import { openPostgresDriver } from "./sql/postgres-driver.js";
-import type { Engine, SqlDriver } from "./sql/sql-driver.js";
+import type { Engine, SqlDriver, TransactionOptions } from "./sql/sql-driver.js";
 import { openSqliteDriver } from "./sql/sqlite-driver.js";
 import { createSessionsStore, type SessionsStore } from "./sessions-store.js";
 import { createToolCallsStore, type ToolCallsStore } from "./tool-calls-store.js";
@@ -28,8 +28,11 @@ export type Store = {
   /** The engine under every repository (SQLite file or PostgreSQL pool). */
   sql: SqlDriver;
   engine: Engine;
-  /** Runs `work` in one transaction; every repository call from its async context joins it. */
-  transaction<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction; every repository call from its async context joins it.
+   * `lock` names what the work reads then changes, so replicas on PostgreSQL take turns on it.
+   */
+  transaction<T>(work: () => Promise<T>, options?: TransactionOptions): Promise<T>;
   sessions: SessionsStore;
   messages: MessagesStore;
   gaps: GapsStore;
@@ -79,7 +82,7 @@ export async function openStore(target: string, clock: Clock, options: OpenStore
   return {
     sql: db,
     engine: db.engine,
-    transaction: (work) => db.transaction(work),
+    transaction: (work, transactionOptions) => db.transaction(work, transactionOptions),
     sessions: createSessionsStore(db, clock),
     messages: createMessagesStore(db, clock),
     gaps: createGapsStore(db, clock),

@@ -44,6 +44,9 @@ export type ApplyInput = {
   dangerouslySkipChecks?: boolean;
 };
 
+/** What a lesson write reads first (duplicates, the lesson's state): replicas take turns on an agent's lessons. */
+export const lessonsLock = (agentId: string) => `lessons:${agentId}`;
+
 export async function applyOperations(input: ApplyInput): Promise<{ applied: AppliedOperation[]; refused: RefusedOperation[] }> {
   const applied: AppliedOperation[] = [];
   const refused: RefusedOperation[] = [];
@@ -51,7 +54,7 @@ export async function applyOperations(input: ApplyInput): Promise<{ applied: App
   // One operation at a time, in order, each in a transaction of its own: it sees what the ones
   // before it wrote, and its duplicate check and its write are one step.
   for (const [index, operation] of input.operations.entries()) {
-    const outcome = await input.store.transaction(() => applyOne(input, operation, index, touched));
+    const outcome = await input.store.transaction(() => applyOne(input, operation, index, touched), { lock: lessonsLock(input.agentId) });
     if ("reason" in outcome) refused.push({ index, reason: outcome.reason });
     else applied.push(outcome);
   }

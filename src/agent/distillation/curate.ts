@@ -6,6 +6,7 @@
  */
 import type { Experience } from "../../store/experiences-store.js";
 import type { Store } from "../../store/store.js";
+import { lessonsLock } from "./apply-operations.js";
 import { holdLesson } from "./lesson-hold.js";
 import { checkLessonText } from "./lesson-rules.js";
 import { lessonStats } from "./lesson-stats.js";
@@ -20,7 +21,7 @@ export async function curateLessons(store: Store, lessons: readonly Experience[]
   const changes: CurateChange[] = [];
   for (const lesson of lessons) {
     // One lesson at a time, read and changed in one transaction: a lesson curated twice at once changes once.
-    const change = await store.transaction(() => curateOne(store, lesson.id, now, actor));
+    const change = await store.transaction(() => curateOne(store, lesson.id, now, actor), { lock: lessonsLock(lesson.agentId) });
     if (change) changes.push(change);
   }
   return changes;

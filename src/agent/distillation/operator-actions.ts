@@ -7,6 +7,7 @@
  */
 import { formatExperienceId, parseExperienceId, type Experience } from "../../store/experiences-store.js";
 import type { Store } from "../../store/store.js";
+import { lessonsLock } from "./apply-operations.js";
 import { isHeld } from "./lesson-hold.js";
 import { checkLessonText, contentHash, normalizeTags } from "./lesson-rules.js";
 
@@ -55,10 +56,10 @@ export async function addManualLesson(store: Store, input: { agentId: string; su
   const check = checkLessonText(input.summary);
   if (!check.ok && !check.hold) throw new LessonActionError(`lesson refused: ${check.reason}`);
   const hash = contentHash(input.summary);
-  // The duplicate check and the write are one step.
+  // The duplicate check and the write are one step, on every replica.
   return store.transaction(async () => {
     if (await store.experiences.byHash(input.agentId, hash)) throw new LessonActionError("the same lesson exists already");
     // An operator who writes a command run from the network has approved it by writing it.
     return store.experiences.add({ agentId: input.agentId, source: "manual", summary: input.summary, category: input.category, confidence: 0.8, status: "active", createdBy: actor, ...(check.ok ? {} : { approvedBy: actor }), contentHash: hash, tags: normalizeTags(input.tags) });
-  });
+  }, { lock: lessonsLock(input.agentId) });
 }

@@ -166,7 +166,7 @@ export function createSkillLoop(options: {
           const reason = `${updated.trialSuccesses}/${updated.trialUses} successes on trial vs ${Math.round((updated.baselineRate ?? 0) * 100)}% before`;
           await store.skillVersions.setStatus(updated.id, "rolled_back", { action: "rollback", reason, actor: "ratchet" });
           return { updated, previous, reason };
-        });
+        }, { lock: `skill:${agentId}:${name}` });
         if (!rollback) continue;
         const { updated, previous, reason } = rollback;
         if (previous) {

@@ -65,7 +65,8 @@ export function createGapLoop(options: {
     gaps: store.gaps,
     logger,
     canonicalKey: (agentId, intentKey) => canonicalIntentKey(store.clusters, agentId, intentKey, sinceMs()),
-    atomically: (work) => store.transaction(work),
+    // The key merge reads the registry then writes it: replicas take turns on it.
+    atomically: (work) => store.transaction(work, { lock: "gap-intent-keys" }),
     onRecorded: (gap) => {
       pending.set(gap.traceId, [...(pending.get(gap.traceId) ?? []), gap]);
       if (pending.size > MAX_PENDING_TURNS) pending.delete(pending.keys().next().value as string);

@@ -8,7 +8,10 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { describeDatabaseUrl } from "./database-url.js";
 import { toPostgresQuery, type PostgresQuery } from "./postgres-dialect.js";
-import { StoreError, type SqlDriver, type SqlParams, type SqlValue } from "./sql-driver.js";
+import { StoreError, type SqlDriver, type SqlParams, type SqlValue, type TransactionOptions } from "./sql-driver.js";
+
+/** A transaction-scoped advisory lock on a name (released by COMMIT or ROLLBACK). */
+const LOCK = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))";
 
 export type PostgresDriver = SqlDriver & {
   readonly engine: "postgres";
@@ -93,8 +96,21 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
       const client = openClient();
       await (client ? client.query(sql) : pool.query(sql));
     },
-    async transaction<T>(work: () => Promise<T>): Promise<T> {
-      if (openClient()) return work();
+    async transaction<T>(work: () => Promise<T>, options?: TransactionOptions): Promise<T> {
+      const lockOf = async (client: pg.PoolClient) => {
+        if (options?.lock === undefined) return;
+        try {
+          await client.query(LOCK, [options.lock]);
+        } catch (error) {
+          throw new StoreError(`PostgreSQL at ${label} refused the lock on ${options.lock}: ${serverWords(error)}`, { cause: error });
+        }
+      };
+      const outer = openClient();
+      if (outer) {
+        // Joining an open transaction: its lock (if any) is held already; this one is taken too.
+        await lockOf(outer);
+        return work();
+      }
       let client: pg.PoolClient;
       try {
         client = await pool.connect();
@@ -112,6 +128,7 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
         }
         let result: T;
         try {
+          await lockOf(client);
           result = await context.run(transaction, work);
         } catch (error) {
           await client.query("ROLLBACK").catch(() => (broken = true));

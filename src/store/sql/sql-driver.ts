@@ -11,6 +11,8 @@ export type SqlParams = readonly SqlValue[] | Readonly<Record<string, SqlValue>>
 
 export type Engine = "sqlite" | "postgres";
 
+export type TransactionOptions = { lock?: string };
+
 export type SqlDriver = {
   readonly engine: Engine;
   /** Where the data lives, safe to print: a file path, or host:port/database (never the password). */
@@ -26,8 +28,13 @@ export type SqlDriver = {
    * throws. Queries from `work`'s async context join it; a transaction started inside
    * another one joins the outer one. Other callers wait for it (SQLite) or run beside it
    * on other connections (PostgreSQL).
+   *
+   * `lock` names what the work reads and then changes (`lessons:<agent>`): on PostgreSQL a
+   * transaction-scoped advisory lock makes such transactions of every replica take turns,
+   * since READ COMMITTED alone lets two of them read the same state and both write. SQLite
+   * has one writer, so they take turns already.
    */
-  transaction<T>(work: () => Promise<T>): Promise<T>;
+  transaction<T>(work: () => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** True inside a transaction's async context. */
   inTransaction(): boolean;
   readonly closed: boolean;

@@ -8,7 +8,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { StoreError, type SqlDriver, type SqlParams } from "./sql-driver.js";
+import { StoreError, type SqlDriver, type SqlParams, type TransactionOptions } from "./sql-driver.js";
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 
@@ -82,7 +82,8 @@ export function openSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
       while (active && context.getStore() !== active) await active.done;
       db.exec(sql);
     },
-    async transaction<T>(work: () => Promise<T>): Promise<T> {
+    // The lock option needs nothing here: SQLite's transactions take turns (one writer).
+    async transaction<T>(work: () => Promise<T>, _options?: TransactionOptions): Promise<T> {
       if (active && context.getStore() === active) return work();
       // Checked and taken with no await in between: two callers woken by one commit cannot both begin.
       while (active) await active.done;
