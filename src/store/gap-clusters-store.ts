@@ -50,9 +50,16 @@ const UPSERT_KEY = `INSERT INTO intent_keys (agent_id, intent_key, signature, la
   ON CONFLICT (agent_id, intent_key) DO UPDATE SET last_seen = excluded.last_seen`;
 const DRAFT_FOR = `SELECT ${DRAFT_COLUMNS} FROM skill_drafts WHERE agent_id = ? AND intent_key = ?`;
 const DRAFTS = `SELECT ${DRAFT_COLUMNS} FROM skill_drafts WHERE agent_id = ? ORDER BY id`;
-// skill_drafts_one_per_intent arbitrates between concurrent claims (replicas included): one insert wins.
+/**
+ * A claim left 'drafting' this long belongs to a turn (or a replica) that died before it
+ * settled: it may be taken over. Drafting is one model call, well under this.
+ */
+export const STALE_DRAFT_CLAIM_MS = 15 * 60 * 1000;
+// skill_drafts_one_per_intent arbitrates between concurrent claims (replicas included): one insert or takeover wins.
 const CLAIM = `INSERT INTO skill_drafts (agent_id, intent_key, status, skill_name, cluster_size, created_at, updated_at) VALUES (?, ?, 'drafting', ?, ?, ?, ?)
-  ON CONFLICT (agent_id, intent_key) DO NOTHING`;
+  ON CONFLICT (agent_id, intent_key) DO UPDATE SET skill_name = excluded.skill_name, cluster_size = excluded.cluster_size,
+    created_at = excluded.created_at, updated_at = excluded.updated_at
+  WHERE skill_drafts.status = 'drafting' AND skill_drafts.updated_at < ?`;
 const SETTLE = `UPDATE skill_drafts SET status = ?, skill_name = ?, path = ?, reason = ?, updated_at = ? WHERE agent_id = ? AND intent_key = ?`;
 const RELEASE = `DELETE FROM skill_drafts WHERE agent_id = ? AND intent_key = ? AND status = 'drafting'`;
 
@@ -77,7 +84,7 @@ export function createGapClustersStore(sql: SqlDriver, clock: Clock) {
     /** Claims the right to draft for an intent; false when another claim or draft exists. */
     claimDraft: async (agentId: string, intentKey: string, skillName: string, clusterSize: number): Promise<boolean> => {
       const now = clock.now();
-      return (await sql.run(CLAIM, [agentId, intentKey, skillName, clusterSize, now, now])).changes === 1;
+      return (await sql.run(CLAIM, [agentId, intentKey, skillName, clusterSize, now, now, now - STALE_DRAFT_CLAIM_MS])).changes === 1;
     },
     settleDraft: async (agentId: string, intentKey: string, outcome: { status: "drafted" | "linked" | "rejected"; skillName: string; path?: string; reason?: string }): Promise<void> => {
       await sql.run(SETTLE, [outcome.status, outcome.skillName, outcome.path ?? null, outcome.reason ?? null, clock.now(), agentId, intentKey]);

@@ -1,6 +1,7 @@
 /** Sessions, messages, gaps, gap clusters, model calls, agent settings and imported rows, on SQLite and PostgreSQL. */
 import { describe, expect, it } from "vitest";
 import { GAP_DETAIL_MAX_CHARS, GAP_USER_TEXT_MAX_CHARS, type NewGap } from "../../src/store/gaps-store.js";
+import { STALE_DRAFT_CLAIM_MS } from "../../src/store/gap-clusters-store.js";
 import type { Store } from "../../src/store/store.js";
 import { openTestStore, STORE_ENGINES } from "../helpers/test-store.js";
 
@@ -200,12 +201,23 @@ describe.each(STORE_ENGINES)("core repositories on %s", (engine) => {
       await store.clusters.releaseDraft("main", "weather");
       expect(await store.clusters.draftFor("main", "weather")).toMatchObject({ status: "drafted", skillName: "weather-now", path: "skills/weather-now/SKILL.md", clusterSize: 6 });
       expect(await store.clusters.claimDraft("main", "weather", "again", 7)).toBe(false);
+
+      // A claim left 'drafting' by a turn (or replica) that died is taken over once it is stale, never before.
+      expect(await store.clusters.claimDraft("main", "orphan", "orphan-1", 3)).toBe(true);
+      now += STALE_DRAFT_CLAIM_MS - 1;
+      expect(await store.clusters.claimDraft("main", "orphan", "orphan-2", 4)).toBe(false);
+      now += 2;
+      const takeovers = await Promise.all([5, 6].map((n) => store.clusters.claimDraft("main", "orphan", `orphan-${n}`, n)));
+      expect(takeovers.filter(Boolean)).toHaveLength(1);
+      expect(await store.clusters.draftFor("main", "orphan")).toMatchObject({ status: "drafting", createdAt: now });
+      await store.clusters.settleDraft("main", "orphan", { status: "rejected", skillName: "orphan", reason: "test" });
       await store.clusters.settleDraft("main", "stocks", { status: "rejected", skillName: "stocks", reason: "too vague" });
 
       const drafts = await store.clusters.drafts("main");
       expect(drafts.map((draft) => [draft.intentKey, draft.status, draft.reason])).toEqual([
         ["stocks", "rejected", "too vague"],
         ["weather", "drafted", null],
+        ["orphan", "rejected", "test"],
       ]);
       expect(drafts[0]?.id).toBeLessThan(drafts[1]?.id as number);
     }));
