@@ -3,13 +3,16 @@
  * An event is taken in at once (deduplicated by its platform ids and queued in the
  * store, in one transaction, before the platform's acknowledgement; one event at a time,
  * in the order they arrived), decided on by the bot's access policy (a message over
- * MESSAGE_MAX_CHARS gets one reply instead of a turn), and answered in its chat's queue:
- * one message at a time per chat, chats in parallel, "typing" while the turn runs. The
- * answer is split, stored in the outbox and then sent.
+ * MESSAGE_MAX_CHARS gets one reply instead of a turn), and answered by whichever replica
+ * holds its chat's lease (chat-scheduler.ts): one message at a time per chat across every
+ * replica on the database, chats in parallel, "typing" while the turn runs. The answer is
+ * split and stored in the outbox — only while the chat's lease is still this replica's —
+ * and then sent. Platforms this replica must hold a connection to (long polling, Feishu's
+ * long connection) are received by one replica at a time, by lease; webhooks by all.
  *
  * Stopping: receiving stops first; turns in flight and their deliveries may finish
  * within `graceMs`; messages not started stay queued and outbox rows not acknowledged
- * stay pending: the next start answers and sends them.
+ * stay pending: the next start (or another replica) answers and sends them.
  */
 import type { Logger } from "pino";
 import type { ChannelStore, InboxRow } from "../store/channel-store.js";
@@ -47,6 +50,8 @@ export type ChatGatewayOptions = {
   logger: Logger;
   /** The polite refusal for a user not on the allowlist (in BOT_LOCALE). */
   refusal: (message: PlatformMessage) => string;
+  /** Said once per chat, sent directly, while the database does not answer (BOT_LOCALE); the message stays queued. */
+  databaseDown?: (message: PlatformMessage) => string;
   /** MESSAGE_MAX_CHARS and its reply in BOT_LOCALE (messageCap()). */
   messageCap: MessageCap;
   /** How long turns in flight and their deliveries may finish after stop(). */
@@ -60,6 +65,8 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
   const cap = options.messageCap;
   const schedulers = new Map<string, ChatScheduler>();
   const leaderships: Leadership[] = [];
+  /** Chats told that the database is down; forgotten when a reply is stored again. */
+  const toldDatabaseDown = new Set<string>();
   const stopping = new AbortController();
   let stopRequested: (() => void) | undefined;
   const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
@@ -190,7 +197,14 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
     } catch (error) {
       // Another replica took the chat over: the message is its now.
       if (lease.lost.aborted) return;
-      await store.finish(row.id, "failed");
+      try {
+        await store.finish(row.id, "failed");
+      } catch (storeError) {
+        // The database does not answer: the message stays queued, and the sweep answers it once it is back.
+        logger.error({ err: storeError, bot: bot.key, chatId: message.chatId, inboxId: row.id }, "the database does not answer; the message stays queued");
+        await tellDatabaseDown(bot, platformMessage);
+        throw storeError;
+      }
       logger.error({ err: error, bot: bot.key, chatId: message.chatId }, "answering a message failed");
       return;
     } finally {
@@ -207,7 +221,16 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
       await store.storeReply({ botKey: bot.key, chatId: message.chatId, inboxId: row.id, parts, ...replyTarget(platformMessage) });
       return true;
     });
+    toldDatabaseDown.delete(`${bot.key}:${message.chatId}`);
     if (!kept) logger.warn({ bot: bot.key, chatId: message.chatId, inboxId: row.id }, "the chat was taken over by another replica before the reply was stored; that replica answers it");
+  }
+
+  /** Once per chat until the database answers again: sent directly, since the outbox is in the database. */
+  async function tellDatabaseDown(bot: GatewayBot, message: PlatformMessage): Promise<void> {
+    const key = `${bot.key}:${message.chatId}`;
+    if (!options.databaseDown || toldDatabaseDown.has(key)) return;
+    toldDatabaseDown.add(key);
+    await bot.platform.send({ chatId: message.chatId, text: options.databaseDown(message), ...(message.threadId ? { threadId: message.threadId } : {}) }, `laoding-dbdown-${bot.key}-${message.chatId}-${Date.now()}`.slice(0, 50)).catch((error: unknown) => logger.warn({ err: error, bot: bot.key }, "could not tell the chat that the database is down"));
   }
 
   function showTyping(platform: ChatPlatform, message: PlatformMessage): () => void {

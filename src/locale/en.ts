@@ -101,6 +101,7 @@ export const en = {
   skillStatusRetired: "retired",
 
   // Chat channels (Telegram, Feishu)
+  databaseDown: "I can't reach my database right now. Your message is kept and I will answer it as soon as the database is back.",
   notAllowed: "Sorry, I'm not set up to talk with you yet. To get access, give an operator your user id ({userId}) for the allowlist.",
   // Every channel: a message over MESSAGE_MAX_CHARS never reaches the model.
   messageTooLong: "Sorry, that message is too long for me ({chars} characters); I can read at most {maxChars} characters at a time. Please shorten it, or split it into several messages.",

@@ -103,6 +103,7 @@ export const zh: Record<TextKey, string> = {
   skillStatusRetired: "已停用",
 
   // Chat channels (Telegram, Feishu)
+  databaseDown: "我暂时连不上数据库。你的消息已保留，数据库恢复后我会马上回复。",
   notAllowed: "抱歉，我还没有被设置为和你对话。如需使用，请把你的用户 ID（{userId}）告诉运维人员，加入允许列表。",
   messageTooLong: "抱歉，这条消息太长了（{chars} 个字符），我一次最多只能读 {maxChars} 个字符。请精简一下，或者分成几条发送。",
   menuHelp: "显示帮助",

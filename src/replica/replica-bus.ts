@@ -24,6 +24,9 @@ export type ReplicaBus = {
 
 type Envelope = { from: string; event: ReplicaEvent };
 
+/** The sender of the catch-up news a replica gives itself after its bus reconnected. */
+export const RECONNECTED = "(bus reconnected)";
+
 export function createReplicaBus(sql: SqlDriver, replica: string, logger: Logger): ReplicaBus {
   const listeners = new Set<(event: ReplicaEvent, from: string) => void>();
   const deliver = (event: ReplicaEvent, from: string) => {
@@ -38,6 +41,7 @@ export function createReplicaBus(sql: SqlDriver, replica: string, logger: Logger
   let closed = false;
   let client: pg.PoolClient | undefined;
   let retryMs = 500;
+  let listenedBefore = false;
 
   async function listen(): Promise<void> {
     const driver = sql as PostgresDriver;
@@ -64,6 +68,12 @@ export function createReplicaBus(sql: SqlDriver, replica: string, logger: Logger
     await connection.query(`LISTEN ${BUS_CHANNEL}`);
     client = connection;
     retryMs = 500;
+    if (listenedBefore) {
+      // News sent while the connection was down is lost: assume skills changed everywhere.
+      logger.info("the replica bus listens again; reloading skills in case news was missed");
+      deliver({ topic: "skills-changed", agentId: "*" }, RECONNECTED);
+    }
+    listenedBefore = true;
   }
 
   function reconnect(): void {

@@ -2,7 +2,6 @@
 import { describe, expect, it } from "vitest";
 import { createAccessPolicy, operatorsFor } from "../../src/channels/access-policy.js";
 import type { PlatformMessage } from "../../src/channels/chat-platform.js";
-import { PerChatQueue } from "../../src/channels/per-chat-queue.js";
 import { splitText } from "../../src/channels/split-text.js";
 import { markdownToTelegramHtml } from "../../src/channels/telegram/markdown-to-html.js";
 
@@ -59,36 +58,5 @@ describe("access policy", () => {
   it("reads OPERATOR_IDS per channel", () => {
     expect(operatorsFor("telegram", ["telegram:1", "feishu:ou_a", "7"])).toEqual(["1", "7"]);
     expect(operatorsFor("feishu", ["telegram:1", "feishu:ou_a", "7"])).toEqual(["ou_a", "7"]);
-  });
-});
-
-describe("per-chat queue", () => {
-  it("runs one task at a time per chat in order, chats in parallel, and close() waits for running tasks only", async () => {
-    const queue = new PerChatQueue();
-    const log: string[] = [];
-    let releaseA!: () => void;
-    const gateA = new Promise<void>((resolve) => (releaseA = resolve));
-    queue.push("a", async () => {
-      await gateA;
-      log.push("a1");
-    });
-    queue.push("a", async () => void log.push("a2"));
-    queue.push("b", async () => void log.push("b1"));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(log).toEqual(["b1"]);
-    releaseA();
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(log).toEqual(["b1", "a1", "a2"]);
-    queue.push("c", () => Promise.reject(new Error("boom")));
-    queue.push("c", async () => void log.push("c2"));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(log.at(-1)).toBe("c2");
-    let releaseD!: () => void;
-    queue.push("d", () => new Promise<void>((resolve) => (releaseD = resolve)));
-    queue.push("d", async () => void log.push("never"));
-    const closed = queue.close();
-    releaseD();
-    await closed;
-    expect(log).not.toContain("never");
   });
 });

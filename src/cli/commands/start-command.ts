@@ -78,6 +78,7 @@ async function serveChatChannels(context: CliContext, boot: Boot, channels: Chan
     transaction: (work) => runtime.store.transaction(work),
     logger,
     refusal: (message) => text(locale, "notAllowed", { userId: message.userId }),
+    databaseDown: () => text(locale, "databaseDown"),
     graceMs: loaded.config.SHUTDOWN_GRACE_MS,
     messageCap: messageCap(loaded.config.MESSAGE_MAX_CHARS, locale),
   });
