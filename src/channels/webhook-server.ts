@@ -47,7 +47,8 @@ export async function startWebhookServer(options: {
       })
       .catch((error: unknown) => {
         options.onError(error);
-        if (!response.headersSent) response.writeHead(500, { "content-type": "text/plain" }).end("error");
+        // 503: nothing was stored (the database does not answer, say); the platform delivers it again.
+        if (!response.headersSent) response.writeHead(503, { "content-type": "text/plain", "retry-after": "5" }).end("not taken in; deliver again");
       });
   });
   await new Promise<void>((resolve, reject) => {

@@ -75,7 +75,9 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
       if (options.webhook) {
         const { url, secretToken, host, port } = options.webhook;
         const path = new URL(url).pathname;
-        const callback = webhookCallback(bot, "http", { secretToken, onTimeout: "return" });
+        // An update not stored within grammY's 10 s is answered 503 (never 200): Telegram sends it
+        // again, and the gateway drops the copy if the first one was stored after all.
+        const callback = webhookCallback(bot, "http", { secretToken, onTimeout: "throw" });
         server = await startWebhookServer({
           host,
           port,
