@@ -5,6 +5,12 @@
  * passes, drops updates below `offset` and ends at once when the client aborts. Tests
  * push user messages (or whole updates, to re-deliver them), script failures of the next
  * calls of a method (429, entity errors), and read every call the bot made.
+ *
+ * For several bot processes on one token (test/channels/replicas.test.ts): every
+ * getUpdates is recorded in `polls` (when it began and ended, the client's port, and who
+ * `identify` says made it), and `hold(method)` keeps that method's calls waiting, unrecorded
+ * and unanswered, until `release(method)`; a held call whose client went away meanwhile
+ * (a killed process) is dropped, never recorded.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,11 +18,26 @@ import type { AddressInfo } from "node:net";
 export type TelegramCall = { token: string; method: string; body: Record<string, unknown>; at: number };
 export type TelegramFailure = { error_code: number; description: string; parameters?: { retry_after?: number } };
 export type FakeUpdate = { update_id: number; message?: Record<string, unknown> };
+/** One getUpdates request: `endedAt` is set when it was answered or its client went away. */
+export type TelegramPoll = { token: string; offset: number; startedAt: number; endedAt?: number; remotePort: number; by?: string | undefined };
+
+export type FakeTelegramOptions = {
+  /** Names the client of a getUpdates request from its TCP port (called when the request arrives). */
+  identify?: (remotePort: number) => string | undefined;
+};
 
 export type FakeTelegram = {
   /** The API root to give grammY (TELEGRAM_API_ROOT). */
   apiRoot: string;
   calls: TelegramCall[];
+  /** Every getUpdates request, in the order they arrived. */
+  polls: TelegramPoll[];
+  /** Calls of `method` wait from now on (not recorded, not answered) until `release(method)`. */
+  hold(method: string): void;
+  /** Lets the held calls of `method` through; those whose client is gone are dropped. */
+  release(method: string): void;
+  /** Calls waiting on a hold. */
+  held(): number;
   /** Makes a bot token valid; its bot answers getMe with this username. */
   addBot(token: string, username: string): { id: number };
   /** A user writes to the bot; returns the update (push it again to re-deliver). */
@@ -32,9 +53,11 @@ export type FakeTelegram = {
 
 type BotState = { id: number; username: string; updates: FakeUpdate[]; waiters: (() => void)[]; nextMessageId: number };
 
-export async function startFakeTelegram(): Promise<FakeTelegram> {
+export async function startFakeTelegram(options: FakeTelegramOptions = {}): Promise<FakeTelegram> {
   const bots = new Map<string, BotState>();
   const calls: TelegramCall[] = [];
+  const polls: TelegramPoll[] = [];
+  const holds = new Map<string, (() => void)[]>();
   const failures = new Map<string, TelegramFailure[]>();
   const watchers = new Set<() => void>();
   let nextUpdateId = 1000;
@@ -55,6 +78,13 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
     const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
     const bot = bots.get(token);
     if (!bot) return reply(401, { ok: false, error_code: 401, description: "Unauthorized" });
+    if (holds.has(method)) {
+      let gone = false;
+      response.once("close", () => (gone = !response.writableFinished));
+      const waiting = holds.get(method);
+      if (waiting) await new Promise<void>((resolve) => waiting.push(resolve));
+      if (gone || response.destroyed || request.socket.destroyed) return;
+    }
     if (method !== "getUpdates") {
       calls.push({ token, method, body, at: Date.now() });
       for (const watcher of watchers) watcher();
@@ -73,8 +103,14 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
         bot.nextMessageId += 1;
         return reply(200, { ok: true, result: { message_id: bot.nextMessageId, date: Math.floor(Date.now() / 1000), chat: { id: Number(body.chat_id), type: "private" }, text: body.text } });
       }
-      case "getUpdates":
-        return reply(200, { ok: true, result: await nextUpdates(bot, body, request) });
+      case "getUpdates": {
+        const poll: TelegramPoll = { token, offset: typeof body.offset === "number" ? body.offset : 0, startedAt: Date.now(), remotePort: request.socket.remotePort ?? 0, by: options.identify?.(request.socket.remotePort ?? 0) };
+        polls.push(poll);
+        response.once("close", () => (poll.endedAt ??= Date.now()));
+        const updates = await nextUpdates(bot, body, request);
+        poll.endedAt ??= Date.now();
+        return reply(200, { ok: true, result: updates });
+      }
       default:
         return reply(404, { ok: false, error_code: 404, description: `Not Found: method ${method}` });
     }
@@ -106,6 +142,12 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
     return bot;
   };
 
+  function release(method: string) {
+    const waiting = holds.get(method) ?? [];
+    holds.delete(method);
+    for (const resume of waiting) resume();
+  }
+
   function pushUpdate(token: string, update: FakeUpdate) {
     const bot = stateOf(token);
     bot.updates.push(update);
@@ -115,6 +157,12 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
   return {
     apiRoot: `http://127.0.0.1:${port}`,
     calls,
+    polls,
+    hold(method) {
+      if (!holds.has(method)) holds.set(method, []);
+    },
+    release,
+    held: () => [...holds.values()].reduce((total, waiting) => total + waiting.length, 0),
     addBot(token, username) {
       nextBotId += 1;
       bots.set(token, { id: nextBotId, username, updates: [], waiters: [], nextMessageId: 500 });
@@ -163,6 +211,7 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
       });
     },
     async close() {
+      for (const method of [...holds.keys()]) release(method);
       for (const bot of bots.values()) for (const waiter of [...bot.waiters]) waiter();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
