@@ -55,8 +55,9 @@ export function createChatScheduler(options: ChatSchedulerOptions): ChatSchedule
       if (!(await keeper.acquire(name, () => lost.abort(new Error("another replica took this chat over"))))) return;
       const lease: ChatLease = { name, lost: lost.signal };
       try {
-        while (!closed && !lost.signal.aborted) {
-          // Replies of earlier messages go out before the next message is answered.
+        while (!lost.signal.aborted) {
+          // Replies of earlier messages go out before the next message is answered; the last
+          // answer's reply too while closing (the delivery itself stops when the grace ends).
           await options.deliver(chatId, lease);
           if (closed || lost.signal.aborted) break;
           const row = await work.nextQueued(botKey, chatId);

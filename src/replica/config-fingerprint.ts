@@ -2,12 +2,26 @@
  * Replicas must run the same configuration (agents, channels, limits). Each replica
  * records a fingerprint per variable — a short hash, never the value — and names the
  * variables where a live replica differs from it. Variables that are meant to differ per
- * replica (its name, where its logs go, its workspace mount path) are left out.
+ * replica (its name, where its logs go, its workspace mount path, the ports it listens
+ * on) are left out.
  */
 import { createHash } from "node:crypto";
 
 /** Per-replica by design: not compared. */
-export const PER_REPLICA_VARIABLES = new Set(["REPLICA_NAME", "LOG_DIR", "LOG_LEVEL", "AGENT_WORKSPACE_DIR", "CONFIG_ENV_FILE", "DATABASE_POOL_MAX"]);
+export const PER_REPLICA_VARIABLES = new Set([
+  "REPLICA_NAME",
+  "LOG_DIR",
+  "LOG_LEVEL",
+  "AGENT_WORKSPACE_DIR",
+  "CONFIG_ENV_FILE",
+  "DATABASE_POOL_MAX",
+  // Where this host listens: replicas sharing a host need ports of their own.
+  "WEBHOOK_HOST",
+  "TELEGRAM_WEBHOOK_PORT",
+  "FEISHU_WEBHOOK_PORT",
+  "ADMIN_HOST",
+  "ADMIN_PORT",
+]);
 
 export type Fingerprint = Record<string, string>;
 
