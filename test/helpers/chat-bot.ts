@@ -73,6 +73,7 @@ export async function startChatTestBot(options: ChatTestOptions): Promise<ChatTe
     transaction: (work) => state.runtime.store.transaction(work),
       logger,
       refusal: (message) => text("en", "notAllowed", { userId: message.userId }),
+      databaseDown: () => text("en", "databaseDown"),
       graceMs: 2_000,
       delivery: { retryBaseMs: 20, retryMaxMs: 200 },
       messageCap: messageCap(loaded.config.MESSAGE_MAX_CHARS, "en"),

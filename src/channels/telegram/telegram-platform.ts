@@ -37,6 +37,14 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
   let polling: Promise<void> | undefined;
   let identity: BotIdentity | undefined;
   let deliverEvent: ((event: InboundEvent) => Promise<void>) | undefined;
+  // Polling: the first update handed over but not stored (polling stopped while the store refused
+  // it). grammY's stop() and next getUpdates confirm every update it tried; this one and those
+  // after it must be handed out again, so grammY's offset is put back before them.
+  let unstored: number | undefined;
+  let pollingStopped = new AbortController();
+  const rewind = () => {
+    if (unstored !== undefined) (bot as unknown as { lastTriedUpdateId: number }).lastTriedUpdateId = unstored - 1;
+  };
 
   return {
     channel: "telegram",
@@ -62,8 +70,16 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
           if (!event) return;
           // A webhook that fails is delivered again by Telegram. A polled update would be
           // confirmed by the next getUpdates: keep it (and the poll) until it is stored.
-          if (options.webhook) await (deliverEvent as (event: InboundEvent) => Promise<void>)(event);
-          else await untilStored(() => (deliverEvent as (event: InboundEvent) => Promise<void>)(event), () => bot.isRunning(), log);
+          if (options.webhook) {
+            await (deliverEvent as (event: InboundEvent) => Promise<void>)(event);
+            return;
+          }
+          const id = context.update.update_id;
+          // Polling stopped with an earlier update of the batch not stored: this one comes again after it.
+          if (unstored !== undefined) throw new Error(`update ${id} not taken in: update ${unstored} before it is not stored yet`);
+          unstored = id;
+          await untilStored(() => (deliverEvent as (event: InboundEvent) => Promise<void>)(event), pollingStopped.signal, () => bot.isRunning(), log);
+          unstored = undefined;
         });
         bot.catch((error) => log.error({ err: error.error }, "handling a Telegram update failed"));
       }
@@ -92,6 +108,9 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
         log.info({ url, listen: `${host}:${server.port}` }, "receiving Telegram updates by webhook");
         return;
       }
+      pollingStopped = new AbortController();
+      rewind();
+      unstored = undefined;
       await new Promise<void>((resolve, reject) => {
         polling = bot.start({ allowed_updates: ["message"], onStart: () => resolve() });
         polling.catch((error: unknown) => {
@@ -105,7 +124,11 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
       if (server) await server.close();
       // grammY's stop confirms the last updates with one more call: an unreachable API must not hold up shutdown.
       const stopping = (async () => {
-        if (bot.isRunning()) await bot.stop();
+        if (bot.isRunning()) {
+          pollingStopped.abort();
+          rewind();
+          await bot.stop();
+        }
         await polling?.catch(() => undefined);
       })();
       await Promise.race([stopping, new Promise((resolve) => setTimeout(resolve, STOP_TIMEOUT_MS).unref())]);
@@ -173,15 +196,24 @@ function describeCause(error: HttpError): string {
   return cause?.cause?.code ?? cause?.cause?.message ?? cause?.message ?? error.message;
 }
 
-/** Tries to take a polled update in until it is stored, backing off to 30 s, while polling runs. */
-async function untilStored(store: () => Promise<void>, running: () => boolean, log: { warn(obj: object, message: string): void }): Promise<void> {
+/** Tries to take a polled update in until it is stored, backing off to 30 s, while polling runs (a stop ends the wait at once). */
+async function untilStored(store: () => Promise<void>, stopped: AbortSignal, running: () => boolean, log: { warn(obj: object, message: string): void }): Promise<void> {
   for (let waitMs = 500; ; waitMs = Math.min(waitMs * 2, 30_000)) {
     try {
       return await store();
     } catch (error) {
-      if (!running()) throw error;
+      if (stopped.aborted || !running()) throw error;
       log.warn({ err: error, retryInMs: waitMs }, "could not store a polled update; polling waits until it can");
-      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, waitMs);
+        stopped.addEventListener("abort", done, { once: true });
+        function done() {
+          clearTimeout(timer);
+          stopped.removeEventListener("abort", done);
+          resolve();
+        }
+      });
+      if (stopped.aborted) throw error;
     }
   }
 }

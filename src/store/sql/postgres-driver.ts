@@ -119,6 +119,10 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
       }
       const transaction: Transaction = { client, open: true };
       let broken = false;
+      // A connection the server drops while it is checked out says so on the client too, not only to
+      // the statement that was running: unheard, that 'error' would end the process.
+      const dropped = () => (broken = true);
+      client.on("error", dropped);
       try {
         try {
           await client.query("BEGIN");
@@ -145,6 +149,7 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
         return result;
       } finally {
         transaction.open = false;
+        client.off("error", dropped);
         client.release(broken);
       }
     },
