@@ -42,9 +42,9 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
   let renewing: Promise<void> | undefined;
   let stopped = false;
 
-  const lose = (name: string, why: string) => {
-    const lease = held.get(name);
-    if (!lease) return;
+  /** `lease` is the entry the failed renewal was for: one released and taken again meanwhile is another entry, and stays. */
+  const lose = (name: string, lease: Held, why: string) => {
+    if (held.get(name) !== lease) return;
     held.delete(name);
     logger.warn({ lease: name, holder, why }, "lease lost; stopping what it guarded");
     lease.onLost?.();
@@ -54,9 +54,9 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
     for (const [name, lease] of [...held]) {
       try {
         if (await leases.renew(name, holder, ttlMs)) lease.renewedAt = now();
-        else lose(name, "another replica holds it now");
+        else lose(name, lease, "another replica holds it now");
       } catch (error) {
-        if (now() - lease.renewedAt >= ttlMs) lose(name, `not renewed for a whole lease: ${(error as Error).message}`);
+        if (now() - lease.renewedAt >= ttlMs) lose(name, lease, `not renewed for a whole lease: ${(error as Error).message}`);
         else logger.warn({ err: error, lease: name }, "could not renew a lease; trying again");
       }
     }
@@ -82,9 +82,11 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
       return true;
     },
     async confirm(name) {
-      if (!held.has(name)) return false;
+      // The entry is kept from before the await: a release or stop() meanwhile removes it from `held`.
+      const lease = held.get(name);
+      if (!lease) return false;
       const ok = await leases.renew(name, holder, ttlMs);
-      if (ok) (held.get(name) as Held).renewedAt = now();
+      if (ok) lease.renewedAt = now();
       return ok;
     },
     async release(name) {

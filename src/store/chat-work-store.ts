@@ -29,8 +29,14 @@ const NEXT_QUEUED = `SELECT id, bot_key AS botKey, chat_id AS chatId, message, s
 const HAS_WORK = `SELECT
     (SELECT COUNT(*) FROM channel_inbox WHERE bot_key = ? AND chat_id = ? AND status = 'queued') +
     (SELECT COUNT(*) FROM channel_outbox WHERE bot_key = ? AND chat_id = ? AND status = 'pending') AS work`;
-const CLAIM_CANDIDATE = `SELECT id FROM channel_outbox WHERE bot_key = ? AND chat_id = ? AND status = 'pending'
-  AND (claimed_by IS NULL OR claimed_by = ? OR claim_expires_at < ?) ORDER BY id LIMIT 1`;
+/**
+ * The chat's oldest pending part, when it is free, expired or already the holder's: a part
+ * claimed by another replica holds back the later ones (parts and replies go out in order),
+ * so the candidate is never a later part (nor, on PostgreSQL, one behind a locked part).
+ */
+const CLAIM_CANDIDATE = `SELECT id FROM channel_outbox
+  WHERE id = (SELECT MIN(id) FROM channel_outbox WHERE bot_key = ? AND chat_id = ? AND status = 'pending')
+  AND (claimed_by IS NULL OR claimed_by = ? OR claim_expires_at < ?)`;
 const CLAIM = `UPDATE channel_outbox SET claimed_by = ?, claim_expires_at = ? WHERE id = ? AND status = 'pending'
   AND (claimed_by IS NULL OR claimed_by = ? OR claim_expires_at < ?)`;
 const START = `UPDATE channel_inbox SET started_at = ? WHERE id = ? AND started_at IS NULL`;
