@@ -46,6 +46,8 @@ export function createReplicaBus(sql: SqlDriver, replica: string, logger: Logger
   async function listen(): Promise<void> {
     const driver = sql as PostgresDriver;
     const connection = await driver.connect();
+    // Closed while connecting (a stop during a reconnect): a connection kept would hold the pool's end() for ever.
+    if (closed) return connection.release();
     connection.on("notification", (message) => {
       if (message.channel !== BUS_CHANNEL || !message.payload) return;
       let envelope: Envelope;
@@ -59,13 +61,19 @@ export function createReplicaBus(sql: SqlDriver, replica: string, logger: Logger
       logger.info({ topic: envelope.event.topic, agentId: envelope.event.agentId, from: envelope.from }, "news from another replica");
       deliver(envelope.event, envelope.from);
     });
+    let dropped = false;
     connection.on("error", (error) => {
+      // After close() the connection is the pool's again (this listener stays on it): the pool handles its errors.
+      // Released once: a second release throws, from an event handler, and would end the process.
+      if (closed || dropped) return;
+      dropped = true;
       logger.warn({ err: error }, "the replica bus connection dropped; reconnecting");
       connection.release(true);
       if (client === connection) client = undefined;
       reconnect();
     });
     await connection.query(`LISTEN ${BUS_CHANNEL}`);
+    if (closed) return connection.release(true);
     client = connection;
     retryMs = 500;
     if (listenedBefore) {
@@ -79,6 +87,7 @@ export function createReplicaBus(sql: SqlDriver, replica: string, logger: Logger
   function reconnect(): void {
     if (closed) return;
     const timer = setTimeout(() => {
+      if (closed) return;
       listen().catch((error: unknown) => {
         logger.warn({ err: error, retryMs }, "the replica bus cannot listen yet; trying again");
         retryMs = Math.min(retryMs * 2, 30_000);
