@@ -20,8 +20,8 @@ export type ChatSchedulerOptions = {
   logger: Logger;
   /** Answers one queued message (its reply stored and delivered, or the row finished). */
   answer(row: InboxRow, lease: ChatLease): Promise<void>;
-  /** Sends the chat's pending reply parts. */
-  deliver(chatId: string, lease: ChatLease): Promise<void>;
+  /** Sends the chat's pending reply parts; resolves to how many it handled (sent or given up). */
+  deliver(chatId: string, lease: ChatLease): Promise<number>;
   /** How often to look for work nobody holds; default a third of the lease. */
   sweepMs?: number;
 };
@@ -40,6 +40,10 @@ export type ChatScheduler = {
   close(): Promise<void>;
 };
 
+/** Passes in a row that got nothing done before a chat is left to the sweep, and the pause between them. */
+const IDLE_PASSES = 3;
+const IDLE_PAUSE_MS = 100;
+
 export function createChatScheduler(options: ChatSchedulerOptions): ChatScheduler {
   const { botKey, work, keeper, logger } = options;
   const running = new Map<string, Promise<void>>();
@@ -49,26 +53,37 @@ export function createChatScheduler(options: ChatSchedulerOptions): ChatSchedule
 
   async function runChat(chatId: string): Promise<void> {
     const name = chatLeaseName(botKey, chatId);
-    do {
+    let idlePasses = 0;
+    for (;;) {
       again.delete(chatId);
       const lost = new AbortController();
       if (!(await keeper.acquire(name, () => lost.abort(new Error("another replica took this chat over"))))) return;
       const lease: ChatLease = { name, lost: lost.signal };
+      let progress = 0;
       try {
         while (!lost.signal.aborted) {
           // Replies of earlier messages go out before the next message is answered; the last
           // answer's reply too while closing (the delivery itself stops when the grace ends).
-          await options.deliver(chatId, lease);
+          progress += await options.deliver(chatId, lease);
           if (closed || lost.signal.aborted) break;
           const row = await work.nextQueued(botKey, chatId);
           if (!row) break;
           await options.answer(row, lease);
+          progress += 1;
         }
       } finally {
         if (!lost.signal.aborted) await keeper.release(name).catch((error: unknown) => logger.warn({ err: error, lease: name }, "could not release a chat lease; it expires by itself"));
       }
-      // Work taken in while the lease was held here, by a replica that could not take it.
-    } while (!closed && (again.has(chatId) || (await work.hasWork(botKey, chatId))));
+      if (closed) return;
+      if (again.has(chatId)) continue;
+      // Work taken in while the lease was held here, by a replica that could not take it. A pass
+      // that got nothing done (a part still claimed by a replica that died) tries a few more
+      // times, a moment apart, then leaves the chat to the sweep instead of spinning.
+      if (!(await work.hasWork(botKey, chatId))) return;
+      idlePasses = progress > 0 ? 0 : idlePasses + 1;
+      if (idlePasses > IDLE_PASSES) return;
+      if (idlePasses > 0) await new Promise((resolve) => setTimeout(resolve, IDLE_PAUSE_MS));
+    }
   }
 
   function poke(chatId: string): void {

@@ -33,8 +33,11 @@ export type DeliveryOutboxOptions = {
 };
 
 export type DeliveryOutbox = {
-  /** Sends every pending part of one chat, oldest first; stops early when `lost` aborts (another replica took the chat). */
-  deliverChat(chatId: string, lost?: AbortSignal): Promise<void>;
+  /**
+   * Sends every pending part of one chat, oldest first; stops early when `lost` aborts
+   * (another replica took the chat). Resolves to how many parts it handled (sent or failed).
+   */
+  deliverChat(chatId: string, lost?: AbortSignal): Promise<number>;
   /** Chats with parts still pending (left by a previous run). */
   chatsWithPending(): Promise<string[]>;
 };
@@ -76,13 +79,16 @@ export function createDeliveryOutbox(options: DeliveryOutboxOptions): DeliveryOu
 
   return {
     async deliverChat(chatId, lost) {
+      let handled = 0;
       while (!options.stopping.aborted && !lost?.aborted) {
         const row = await options.work.claimNextPart(botKey, chatId, options.holder, options.claimMs);
-        if (!row) return;
+        if (!row) break;
         await deliver(row);
         // Still pending after its attempts (the bot is stopping): the next run sends it.
-        if (options.stopping.aborted) return;
+        if (options.stopping.aborted) break;
+        handled += 1;
       }
+      return handled;
     },
     chatsWithPending: () => store.chatsWithPending(botKey),
   };

@@ -72,7 +72,16 @@ export function createReplicaBus(sql: SqlDriver, replica: string, logger: Logger
       if (client === connection) client = undefined;
       reconnect();
     });
-    await connection.query(`LISTEN ${BUS_CHANNEL}`);
+    try {
+      await connection.query(`LISTEN ${BUS_CHANNEL}`);
+    } catch (error) {
+      // Refused without dropping the connection: give it back (destroyed), or every retry keeps a pool slot.
+      if (!dropped) {
+        dropped = true;
+        connection.release(true);
+      }
+      throw error;
+    }
     if (closed) return connection.release(true);
     client = connection;
     retryMs = 500;

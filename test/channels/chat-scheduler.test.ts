@@ -106,7 +106,7 @@ async function replicasOn(engine: Engine, behaviour: Behaviour = {}) {
       keeper,
       logger,
       answer,
-      deliver: async () => undefined,
+      deliver: async () => 0,
       ...(behaviour.sweepMs !== undefined ? { sweepMs: behaviour.sweepMs } : {}),
     });
     return replica;
