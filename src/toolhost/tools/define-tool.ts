@@ -28,15 +28,16 @@ export type ToolLimits = {
   shellMaxTimeoutMs: number;
 };
 
-export const DEFAULT_TOOL_LIMITS: ToolLimits = {
-  outputMaxBytes: 40_000,
+/** The limits a variable sets: their defaults live once, in the variables table (TOOL_OUTPUT_MAX_BYTES, SHELL_TIMEOUT_MS, SHELL_MAX_TIMEOUT_MS). */
+export type ConfiguredToolLimit = "outputMaxBytes" | "shellTimeoutMs" | "shellMaxTimeoutMs";
+
+/** The limits no variable sets; the parent adds the configured ones (toolhost-launch.ts). */
+export const DEFAULT_TOOL_LIMITS: Omit<ToolLimits, ConfiguredToolLimit> = {
   writeMaxBytes: 8 * 1024 * 1024,
   listMaxEntries: 1_000,
   grepMaxResults: 100,
   grepMaxFileBytes: 4 * 1024 * 1024,
   globMaxResults: 1_000,
-  shellTimeoutMs: 30_000,
-  shellMaxTimeoutMs: 300_000,
 };
 
 export type ToolContext = {
