@@ -6,6 +6,7 @@
  * Both sides validate it with this one schema.
  */
 import { z } from "zod";
+import { describeIssues } from "../../validation/describe-issues.js";
 
 /** The environment variable that carries the message (JSON). */
 export const STARTUP_VARIABLE = "LAODING_TOOLHOST_STARTUP";
@@ -83,8 +84,7 @@ export function parseStartupMessage(text: string | undefined): ToolhostStartup {
   }
   const parsed = toolhostStartupSchema.safeParse(json);
   if (!parsed.success) {
-    const problems = parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join(".") || "message"}: ${issue.message}`);
-    throw new StartupMessageError(`invalid ${STARTUP_VARIABLE}: ${problems.join("; ")}`);
+    throw new StartupMessageError(`invalid ${STARTUP_VARIABLE}: ${describeIssues(parsed.error, { root: "the message" })}`);
   }
   return parsed.data;
 }

@@ -28,6 +28,7 @@ import type { Tool, ToolLimits, ToolOutput } from "../tools/define-tool.js";
 import { andFinally, andThen, mapMaybe, type MaybePromise } from "../maybe-async.js";
 import { errnoFailure } from "../tools/file-access.js";
 import { boundReason } from "../tools/truncate-output.js";
+import { describeIssues } from "../../validation/describe-issues.js";
 import { createRpcEndpoint, type RpcEndpoint } from "./rpc-endpoint.js";
 
 /** How long a session folder's resolution serves the path tools' calls that follow. */
@@ -118,7 +119,7 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
     const tool = tools.get(call.name);
     if (!tool) return failure("UNKNOWN_TOOL", call.name, `no tool named ${call.name}; available: ${[...tools.keys()].join(", ")}`);
     const args = tool.inputSchema.safeParse(call.args);
-    if (!args.success) return failure("INVALID_ARGS", call.name, boundReason(describeIssues(args.error)));
+    if (!args.success) return failure("INVALID_ARGS", call.name, boundReason(describeIssues(args.error, { root: "arguments" })));
     // The abort signal is made only for a tool that asks for it: most calls never look.
     let controller: AbortController | undefined;
     let cancellation: { dispose(): void } | undefined;
@@ -219,11 +220,4 @@ function sessionFolder(requested: string, options: ToolhostServerOptions): strin
   }
   if (options.setupSession && dirname(folder) === options.workTree) options.setupSession(folder);
   return folder;
-}
-
-export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "arguments"}: ${issue.message}`)
-    .join("; ");
 }
