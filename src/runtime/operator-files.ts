@@ -5,7 +5,15 @@
  */
 import { z } from "zod";
 import type { ToolErrorCode, ToolResult } from "../toolhost/protocol.js";
-import type { OperatorDoc, OperatorDocsPage, OperatorReadPage, OperatorStat } from "../toolhost/tools/operator-tools.js";
+import {
+  operatorDocsPageSchema,
+  operatorReadPageSchema,
+  operatorStatListSchema,
+  type OperatorDoc,
+  type OperatorDocsPage,
+  type OperatorReadPage,
+  type OperatorStat,
+} from "../toolhost/tools/operator-answers.js";
 
 export class OperatorCallError extends Error {
   override readonly name = "OperatorCallError";
@@ -20,15 +28,6 @@ export class OperatorCallError extends Error {
 
 type CallTool = (call: { name: string; args: Record<string, unknown> }) => Promise<ToolResult>;
 
-const readPage = z.object({ size: z.number(), offset: z.number(), next: z.number().nullable(), base64: z.string() });
-const statEntry = z.union([
-  z.object({ path: z.string(), error: z.string() }),
-  z.object({ path: z.string(), type: z.enum(["file", "dir", "link", "other", "missing"]), sizeBytes: z.number().optional(), mtimeMs: z.number().optional(), mode: z.number().optional(), sha256: z.string().optional() }),
-]);
-const docsPage = z.object({
-  total: z.number(),
-  docs: z.array(z.object({ fileName: z.string(), title: z.string(), keywords: z.array(z.string()), summary: z.string(), applicable: z.string(), lastVerified: z.string(), sizeBytes: z.number(), updatedAt: z.string() })),
-});
 const STAT_BATCH = 200;
 const DOCS_PAGE = 100;
 
@@ -55,7 +54,7 @@ export function operatorFiles(callTool: CallTool) {
       const chunks: Buffer[] = [];
       for (let offset: number | null = 0; offset !== null; ) {
         const args = { path, offset, ...(within ? { within } : {}), ...(maxBytes !== undefined ? { maxBytes } : {}) };
-        const page: OperatorReadPage = parse(readPage, "operator.read", await call("operator.read", args));
+        const page: OperatorReadPage = parse(operatorReadPageSchema, "operator.read", await call("operator.read", args));
         chunks.push(Buffer.from(page.base64, "base64"));
         offset = page.next;
       }
@@ -67,18 +66,18 @@ export function operatorFiles(callTool: CallTool) {
     async stat(paths: string[], hash = false): Promise<OperatorStat[]> {
       const results: OperatorStat[] = [];
       for (let start = 0; start < paths.length; start += STAT_BATCH) {
-        results.push(...parse(z.array(statEntry), "operator.stat", await call("operator.stat", { paths: paths.slice(start, start + STAT_BATCH), hash })));
+        results.push(...parse(operatorStatListSchema, "operator.stat", await call("operator.stat", { paths: paths.slice(start, start + STAT_BATCH), hash })));
       }
       return results;
     },
     /** How many documents the library holds (its index refreshed first). */
     async libraryCount(): Promise<number> {
-      return parse(docsPage, "operator.library-docs", await call("operator.library-docs", { offset: 0, limit: 1 })).total;
+      return parse(operatorDocsPageSchema, "operator.library-docs", await call("operator.library-docs", { offset: 0, limit: 1 })).total;
     },
     async libraryDocs(): Promise<OperatorDoc[]> {
       const docs: OperatorDoc[] = [];
       for (let offset = 0; ; offset += DOCS_PAGE) {
-        const page: OperatorDocsPage = parse(docsPage, "operator.library-docs", await call("operator.library-docs", { offset, limit: DOCS_PAGE }));
+        const page: OperatorDocsPage = parse(operatorDocsPageSchema, "operator.library-docs", await call("operator.library-docs", { offset, limit: DOCS_PAGE }));
         docs.push(...page.docs);
         if (offset + DOCS_PAGE >= page.total) return docs;
       }

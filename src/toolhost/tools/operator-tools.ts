@@ -15,6 +15,7 @@ import { isWithin } from "../sandbox/path-sandbox.js";
 import { ToolError } from "../tool-error.js";
 import { defineTool, READS_ONLY, type Tool, type ToolContext } from "./define-tool.js";
 import { atomicWrite, fsError, lstatOrUndefined, openForRead } from "./file-access.js";
+import type { OperatorDoc, OperatorDocsPage, OperatorReadPage, OperatorStat } from "./operator-answers.js";
 import type { LibrarySettings } from "./library-tools.js";
 
 /** Room left in an answer for the JSON around a base64 page. */
@@ -22,10 +23,7 @@ const ENVELOPE_BYTES = 256;
 const MAX_STAT_PATHS = 200;
 const MAX_DOCS_PAGE = 200;
 
-export type OperatorReadPage = { size: number; offset: number; next: number | null; base64: string };
-export type OperatorStat = { path: string; type: "file" | "dir" | "link" | "other" | "missing"; sizeBytes?: number; mtimeMs?: number; mode?: number; sha256?: string } | { path: string; error: string };
-export type OperatorDoc = { fileName: string; title: string; keywords: string[]; summary: string; applicable: string; lastVerified: string; sizeBytes: number; updatedAt: string };
-export type OperatorDocsPage = { total: number; docs: OperatorDoc[] };
+export type { OperatorDoc, OperatorDocsPage, OperatorReadPage, OperatorStat } from "./operator-answers.js";
 
 /** A folder the path must lie in, compared by segments after realpath (the library for document calls). */
 const within = z.string().min(1).describe("Folder the path must lie in, after links are resolved");
@@ -134,7 +132,8 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
     hints: READS_ONLY,
     inputSchema: z.object({ paths: z.array(z.string()).min(1).max(MAX_STAT_PATHS), hash: z.boolean().optional() }).strict(),
     async execute(args, context) {
-      return json(args.paths.map((path) => statOne(path, args.hash === true, context)));
+      const entries: OperatorStat[] = args.paths.map((path) => statOne(path, args.hash === true, context));
+      return json(entries);
     },
   });
 
