@@ -99,16 +99,18 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
 
           // The platform acknowledges the event when this resolves: after it is stored. A store
           // that refuses rejects it, so the platform does not count it delivered and sends it again.
-          const receive = () =>
-            bot.platform.start((event) =>
-              inOrder(() => takeIn(bot, scheduler, event)).catch((error: unknown) => {
-                logger.error({ err: error, bot: bot.key }, "could not take an event in; the platform will deliver it again");
-                throw error;
-              }),
+          const receive = (failed?: (error: Error) => void) =>
+            bot.platform.start(
+              (event) =>
+                inOrder(() => takeIn(bot, scheduler, event)).catch((error: unknown) => {
+                  logger.error({ err: error, bot: bot.key }, "could not take an event in; the platform will deliver it again");
+                  throw error;
+                }),
+              failed,
             );
           if (bot.platform.receiving === "pull") {
             // Long polling and long connections: one replica at a time holds the connection.
-            const leadership = runAsLeader(keeper, `receive:${bot.key}`, { start: receive, stop: () => bot.platform.stop() }, logger.child({ bot: bot.key }));
+            const leadership = runAsLeader(keeper, `receive:${bot.key}`, { start: (failed) => receive(failed), stop: () => bot.platform.stop() }, logger.child({ bot: bot.key }));
             leaderships.push(leadership);
             await leadership.settled;
           } else {
@@ -179,7 +181,11 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
   /** Answers one queued message while this replica holds its chat; the scheduler sends the stored reply next. */
   async function processMessage(bot: GatewayBot, handler: MessageHandler, row: InboxRow, lease: ChatLease): Promise<void> {
     const platformMessage = JSON.parse(row.message) as PlatformMessage;
-    const resumed = await options.work.start(row.id);
+    const { resumed, attempts } = await options.work.start(row.id);
+    if (attempts > MAX_TURN_ATTEMPTS) {
+      logger.error({ bot: bot.key, chatId: platformMessage.chatId, inboxId: row.id, attempts }, "a message whose turn kept failing on the store is given up");
+      return store.finish(row.id, "failed");
+    }
     const message: IncomingMessage = {
       ...platformMessage,
       // Message ids are per bot (two bots in one chat count from the same numbers): the orchestrator's dedupe needs the bot too.
@@ -197,10 +203,16 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
     } catch (error) {
       // Another replica took the chat over: the message is its now.
       if (lease.lost.aborted) return;
+      if (failedOnStore(error)) {
+        // The database failed the turn (down, or a connection lost in a failover): the message stays
+        // queued, the chat's work stops here, and the sweep takes it up again (at most MAX_TURN_ATTEMPTS turns).
+        logger.error({ err: error, bot: bot.key, chatId: message.chatId, inboxId: row.id, attempts }, "the database failed a turn; the message stays queued");
+        await tellDatabaseDown(bot, platformMessage);
+        throw error;
+      }
       try {
         await store.finish(row.id, "failed");
       } catch (storeError) {
-        // The database does not answer: the message stays queued, and the sweep answers it once it is back.
         logger.error({ err: storeError, bot: bot.key, chatId: message.chatId, inboxId: row.id }, "the database does not answer; the message stays queued");
         await tellDatabaseDown(bot, platformMessage);
         throw storeError;
@@ -240,6 +252,17 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
     const timer = setInterval(typing, options.typingRefreshMs ?? TYPING_REFRESH_MS);
     return () => clearInterval(timer);
   }
+}
+
+/** Turns begun on one message before it is given up (a turn that keeps failing on the store). */
+export const MAX_TURN_ATTEMPTS = 5;
+
+/** An error of the store (or one caused by it): the database, not the turn, failed. */
+function failedOnStore(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth += 1) {
+    if (current.name === "StoreError" || current.name === "SqliteError") return true;
+  }
+  return false;
 }
 
 function replyTarget(message: PlatformMessage): { replyTo?: string; threadId?: string } {

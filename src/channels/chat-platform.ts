@@ -33,8 +33,11 @@ export type ChatPlatform = {
   /**
    * Starts receiving. `onEvent` only takes the event in (stores it) and never rejects; the
    * platform acknowledges the event once its promise resolves, never before.
+   * `onFailure` hears of receiving that stopped on its own after start-up (long polling
+   * given up, the long connection lost for good): the gateway hands the connection's
+   * lease back so it is taken up again, here or by another replica.
    */
-  start(onEvent: (event: InboundEvent) => Promise<void>): Promise<void>;
+  start(onEvent: (event: InboundEvent) => Promise<void>, onFailure?: (error: Error) => void): Promise<void>;
   /** Stops receiving; events already handed over are the gateway's. Idempotent. */
   stop(): Promise<void>;
   /** Splits an answer into parts the platform accepts, at paragraph or line boundaries. */

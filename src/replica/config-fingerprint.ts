@@ -27,11 +27,15 @@ export type Fingerprint = Record<string, string>;
 
 const digest = (value: string) => createHash("sha256").update(value).digest("hex").slice(0, 16);
 
-/** `raw` is each variable's raw string as configured; `files` the shared configuration files' contents (agents.json). */
-export function configFingerprint(raw: Partial<Record<string, string>>, files: Record<string, string> = {}): Fingerprint {
+/**
+ * `raw` is each variable's raw string as configured; `files` the shared configuration files'
+ * contents (agents.json). Secrets are left out: an unsalted hash in the database would let a
+ * weak one be guessed offline.
+ */
+export function configFingerprint(raw: Partial<Record<string, string>>, files: Record<string, string> = {}, secrets: ReadonlySet<string> = new Set()): Fingerprint {
   const fingerprint: Fingerprint = {};
   for (const [name, value] of Object.entries(raw)) {
-    if (value === undefined || PER_REPLICA_VARIABLES.has(name)) continue;
+    if (value === undefined || PER_REPLICA_VARIABLES.has(name) || secrets.has(name)) continue;
     fingerprint[name] = digest(`${name}=${value}`);
   }
   for (const [name, content] of Object.entries(files)) fingerprint[name] = digest(content);

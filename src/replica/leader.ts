@@ -8,7 +8,8 @@ import type { Logger } from "pino";
 import type { LeaseKeeper } from "./lease-keeper.js";
 
 export type LeaderWork = {
-  start(): Promise<void>;
+  /** Starts the work; `failed` is called when it stops on its own later (the lease is then given back and retried). */
+  start(failed: (error: Error) => void): Promise<void>;
   stop(): Promise<void>;
 };
 
@@ -42,7 +43,7 @@ export function runAsLeader(keeper: LeaseKeeper, name: string, work: LeaderWork,
       leader = true;
       logger.info({ lease: name, replica: keeper.holder }, "this replica leads");
       try {
-        await work.start();
+        await work.start((error) => void step(() => gaveUp(error)));
       } catch (error) {
         leader = false;
         await keeper.release(name).catch(() => undefined);
@@ -51,6 +52,15 @@ export function runAsLeader(keeper: LeaseKeeper, name: string, work: LeaderWork,
       }
     }
     settle();
+  }
+
+  /** The work stopped on its own: give the lease back so the next attempt (here or elsewhere) starts it again. */
+  async function gaveUp(error: Error): Promise<void> {
+    if (!leader) return;
+    leader = false;
+    logger.warn({ err: error, lease: name }, "the leader's work stopped on its own; giving the lease back to start it again");
+    await work.stop().catch(() => undefined);
+    await keeper.release(name).catch(() => undefined);
   }
 
   async function lost(): Promise<void> {

@@ -52,8 +52,10 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
 
   async function renewAll(): Promise<void> {
     for (const [name, lease] of [...held]) {
+      // Timed from when the renewal was sent: the database extends the lease from about then.
+      const sentAt = now();
       try {
-        if (await leases.renew(name, holder, ttlMs)) lease.renewedAt = now();
+        if (await leases.renew(name, holder, ttlMs)) lease.renewedAt = sentAt;
         else lose(name, lease, "another replica holds it now");
       } catch (error) {
         if (now() - lease.renewedAt >= ttlMs) lose(name, lease, `not renewed for a whole lease: ${(error as Error).message}`);
@@ -65,7 +67,11 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
   function schedule(): void {
     if (timer || stopped) return;
     timer = setInterval(() => {
-      if (renewing) return;
+      if (renewing) {
+        // A renewal that hangs (a silent network partition) must not hide that the leases ran out.
+        for (const [name, lease] of [...held]) if (now() - lease.renewedAt >= ttlMs) lose(name, lease, "the renewal has not answered for a whole lease");
+        return;
+      }
       renewing = renewAll().finally(() => (renewing = undefined));
     }, Math.max(100, Math.floor(ttlMs / 3)));
     timer.unref();
@@ -87,6 +93,8 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
       if (!lease) return false;
       const ok = await leases.renew(name, holder, ttlMs);
       if (ok) lease.renewedAt = now();
+      // Another replica holds it: what it guarded stops now, not at the next renewal.
+      else lose(name, lease, "another replica holds it now");
       return ok;
     },
     async release(name) {

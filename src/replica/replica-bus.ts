@@ -42,6 +42,7 @@ export function createReplicaBus(sql: SqlDriver, replica: string, logger: Logger
   let client: pg.PoolClient | undefined;
   let retryMs = 500;
   let listenedBefore = false;
+  let reconnecting = false;
 
   async function listen(): Promise<void> {
     const driver = sql as PostgresDriver;
@@ -94,8 +95,11 @@ export function createReplicaBus(sql: SqlDriver, replica: string, logger: Logger
   }
 
   function reconnect(): void {
-    if (closed) return;
+    // The dropped connection's error and the failed LISTEN can both ask: one reconnect at a time.
+    if (closed || reconnecting) return;
+    reconnecting = true;
     const timer = setTimeout(() => {
+      reconnecting = false;
       if (closed) return;
       listen().catch((error: unknown) => {
         logger.warn({ err: error, retryMs }, "the replica bus cannot listen yet; trying again");

@@ -1,9 +1,11 @@
 /**
  * This process as one replica of the bot on its database: its name, its leases, the bus
- * to the other replicas, and what /v1/health says about it. On SQLite there is one
- * process (the pid file guards the workspace), so leases left by a previous run are
- * cleared at start instead of waiting for them to expire. A replica whose configuration
- * differs from a live one's names the differing variables in a warning.
+ * to the other replicas, and what /v1/health says about it. What a previous run of this
+ * replica held (its leases, its claims on reply parts) is freed at start instead of
+ * waiting for it to expire: on PostgreSQL under a fixed REPLICA_NAME; on SQLite, where
+ * every process is on this host, whatever a process that is no longer running held (a
+ * `laoding chat` beside a running bot leaves that bot's leases alone). A replica whose
+ * configuration differs from a live one's names the differing variables in a warning.
  */
 import { hostname } from "node:os";
 import type { Logger } from "pino";
@@ -32,9 +34,10 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   const { store, logger, leaseMs } = options;
   const name = options.name ?? defaultReplicaName();
   const now = options.now ?? Date.now;
-  if (store.engine === "sqlite") await store.sql.run("DELETE FROM leases");
-  // A restarted replica with a fixed REPLICA_NAME frees its old chats at once.
-  else await store.leases.releaseAll(name);
+  for (const holder of await formerHolders(store, name)) {
+    await store.leases.releaseAll(holder);
+    await store.sql.run(FREE_CLAIMS, [holder]);
+  }
   await warnAboutDifferentConfigurations(store, name, options.fingerprint, leaseMs, logger);
   await store.replicas.register({ name, host: hostname(), pid: process.pid, configFingerprint: JSON.stringify(options.fingerprint) });
   const keeper = createLeaseKeeper({ leases: store.leases, holder: name, ttlMs: leaseMs, logger, now });
@@ -66,6 +69,32 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
       await store.replicas.forget(name).catch(() => undefined);
     },
   };
+}
+
+const FREE_CLAIMS = `UPDATE channel_outbox SET claimed_by = NULL, claim_expires_at = NULL WHERE claimed_by = ? AND status = 'pending'`;
+const HOLDERS = `SELECT holder FROM leases UNION SELECT claimed_by AS holder FROM channel_outbox WHERE claimed_by IS NOT NULL AND status = 'pending'`;
+
+/** This replica's own name (a restart under a fixed name), and on SQLite every host:pid holder of this host whose process is gone. */
+async function formerHolders(store: Store, name: string): Promise<string[]> {
+  const holders = new Set([name]);
+  if (store.engine === "sqlite") {
+    const host = hostname();
+    for (const { holder } of await store.sql.all<{ holder: string }>(HOLDERS)) {
+      const match = /^(.*):(\d+)$/.exec(holder);
+      if (match && match[1] === host && !processAlive(Number(match[2]))) holders.add(holder);
+    }
+  }
+  return [...holders];
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, owned by someone else.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 async function warnAboutDifferentConfigurations(store: Store, name: string, mine: Fingerprint, leaseMs: number, logger: Logger): Promise<void> {

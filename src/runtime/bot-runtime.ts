@@ -25,6 +25,7 @@ import type { Logger } from "../log/logger.js";
 import { systemClock, type Clock } from "../store/clock.js";
 import { openStore, type Store } from "../store/store.js";
 import type { ToolhostPool } from "../toolhost/client/toolhost-pool.js";
+import { VARIABLES } from "../config/variables.js";
 import { configFingerprint } from "../replica/config-fingerprint.js";
 import { startReplica, type Replica } from "../replica/replica.js";
 import { recordRunningBot } from "./bot-pid-file.js";
@@ -80,7 +81,7 @@ export async function createBotRuntime(options: BotRuntimeOptions): Promise<BotR
       store,
       ...(config.REPLICA_NAME ? { name: config.REPLICA_NAME } : {}),
       leaseMs: config.REPLICA_LEASE_MS,
-      fingerprint: configFingerprint(options.loaded.raw, { "agents.json": readIfPresent(options.layout.agentsFile) }),
+      fingerprint: configFingerprint(options.loaded.raw, { "agents.json": readIfPresent(options.layout.agentsFile) }, SECRET_VARIABLES),
       logger: options.logger,
       now: () => clock.now(),
     });
@@ -95,6 +96,8 @@ export async function createBotRuntime(options: BotRuntimeOptions): Promise<BotR
     throw error;
   }
 }
+
+const SECRET_VARIABLES: ReadonlySet<string> = new Set(Object.entries(VARIABLES as Record<string, { secret?: boolean }>).filter(([, spec]) => spec.secret).map(([name]) => name));
 
 function readIfPresent(file: string): string {
   try {

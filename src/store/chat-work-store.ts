@@ -39,7 +39,7 @@ const CLAIM_CANDIDATE = `SELECT id FROM channel_outbox
   AND (claimed_by IS NULL OR claimed_by = ? OR claim_expires_at < ?)`;
 const CLAIM = `UPDATE channel_outbox SET claimed_by = ?, claim_expires_at = ? WHERE id = ? AND status = 'pending'
   AND (claimed_by IS NULL OR claimed_by = ? OR claim_expires_at < ?)`;
-const START = `UPDATE channel_inbox SET started_at = ? WHERE id = ? AND started_at IS NULL`;
+const START = `UPDATE channel_inbox SET started_at = COALESCE(started_at, ?), attempts = attempts + 1 WHERE id = ? RETURNING attempts`;
 const BY_ID = `SELECT ${OUTBOX_COLUMNS} FROM channel_outbox WHERE id = ?`;
 
 export function createChatWorkStore(sql: SqlDriver, clock: Clock) {
@@ -56,9 +56,13 @@ export function createChatWorkStore(sql: SqlDriver, clock: Clock) {
       const row = await sql.get<{ work: number }>(HAS_WORK, [botKey, chatId, botKey, chatId]);
       return (row?.work ?? 0) > 0;
     },
-    /** Records that a turn begins on the message; true when one began before (a run stopped mid-turn: this one resumes it). */
-    async start(inboxId: number): Promise<boolean> {
-      return (await sql.run(START, [clock.now(), inboxId])).changes === 0;
+    /**
+     * Records that a turn begins on the message: `attempts` counts the turns begun on it, so
+     * more than one means a run stopped mid-turn (or failed on the store) and this one resumes it.
+     */
+    async start(inboxId: number): Promise<{ resumed: boolean; attempts: number }> {
+      const attempts = (await sql.get<{ attempts: number }>(START, [clock.now(), inboxId]))?.attempts ?? 1;
+      return { resumed: attempts > 1, attempts };
     },
     /** Claims the chat's oldest pending part for `holder` until now + claimMs; undefined when none is free. */
     async claimNextPart(botKey: string, chatId: string, holder: string, claimMs: number): Promise<OutboxRow | undefined> {

@@ -373,6 +373,8 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX channel_inbox_by_chat ON channel_inbox (bot_key, chat_id, status, id);
       -- Set when a turn begins on the message: one taken up again after its replica died is finished, not dropped.
       ALTER TABLE channel_inbox ADD COLUMN started_at INTEGER;
+      -- Turns begun on the message: one that keeps failing on the store is given up after a few.
+      ALTER TABLE channel_inbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
     `,
   },
 ];

@@ -4,6 +4,8 @@
  * on PostgreSQL are two stores (two pools) on one database; on SQLite, one store that two
  * keepers share. Leases are short (600 ms) and the tests wait for conditions, not times.
  */
+import { spawnSync } from "node:child_process";
+import { hostname } from "node:os";
 import pino from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { configFingerprint, differingVariables, PER_REPLICA_VARIABLES } from "../../src/replica/config-fingerprint.js";
@@ -247,6 +249,46 @@ describe.each(STORE_ENGINES)("leadership on %s", (engine) => {
     await stores.close();
   });
 
+  it("gives the lease back when the work stops on its own (polling cut off), and the work starts again", async () => {
+    const stores = await twoReplicaStores(engine);
+    const { logger } = capturedLogger();
+    const keeper = createLeaseKeeper({ leases: stores.one.leases, holder: "a", ttlMs: TTL, logger });
+    const log: string[] = [];
+    let fail: ((error: Error) => void) | undefined;
+    const leadership = runAsLeader(keeper, "receive:bot", {
+      start: async (failed) => {
+        log.push("start");
+        fail = failed;
+      },
+      stop: async () => void log.push("stop"),
+    }, logger);
+    await leadership.settled;
+    expect(log).toEqual(["start"]);
+    fail?.(new Error("409: terminated by other getUpdates request"));
+    await until(() => expect(log).toEqual(["start", "stop", "start"]));
+    expect(leadership.isLeader()).toBe(true);
+    await leadership.stop();
+    await keeper.stop();
+    await stores.close();
+  });
+
+  it("stops the chat's work at once when a fenced write finds the lease taken (confirm)", async () => {
+    const stores = await twoReplicaStores(engine);
+    const { logger } = capturedLogger();
+    let now = Date.now();
+    const a = createLeaseKeeper({ leases: stores.one.leases, holder: "a", ttlMs: 60_000, logger, now: () => now });
+    let lost = 0;
+    expect(await a.acquire("chat:bot:1", () => (lost += 1))).toBe(true);
+    // Another replica takes the name over (as after an expiry): a's next fenced write learns it.
+    await stores.two.sql.run("UPDATE leases SET holder = 'b' WHERE name = 'chat:bot:1'");
+    now += 1;
+    expect(await a.confirm("chat:bot:1")).toBe(false);
+    expect(lost).toBe(1);
+    expect(a.isHeld("chat:bot:1")).toBe(false);
+    await a.stop();
+    await stores.close();
+  });
+
   it("hands the work over when the leader stops", async () => {
     const { stores, log, leader, follower, leaderKeeper, followerKeeper, leaderName, followerName } = await twoCandidates();
     await leader.stop();
@@ -435,14 +477,28 @@ describe("configuration fingerprint", () => {
 describe.each(STORE_ENGINES)("startReplica on %s", (engine) => {
   const config = { LLM_MODEL: "gpt-4o-mini", LLM_API_KEY: "sk-shared-secret-987", MESSAGE_CAP: "20" };
 
-  it("frees leases left by an earlier run at start (SQLite: all of them; PostgreSQL: its own name's)", async () => {
+  it("frees what an earlier run held at start (its own name's; on SQLite also a finished process of this host), never a live process's", async () => {
     const store = await openTestStore(engine);
+    // A process of this host that is gone: a child that has exited.
+    const gone = spawnSync(process.execPath, ["-e", "process.pid"]).pid as number;
+    const deadHolder = `${hostname()}:${gone}`;
+    const liveHolder = `${hostname()}:${process.pid}`;
     await store.leases.acquire("chat:telegram:main:1", "r1", 60_000);
     await store.leases.acquire("chat:telegram:main:2", "other-replica", 60_000);
+    await store.leases.acquire("chat:telegram:main:3", deadHolder, 60_000);
+    await store.leases.acquire("chat:telegram:main:4", liveHolder, 60_000);
+    // A reply part claimed by the finished process is free again at once.
+    await store.channels.storeReply({ botKey: "telegram:main", chatId: "3", parts: ["hello"] });
+    expect(await store.chatWork.claimNextPart("telegram:main", "3", deadHolder, 60_000)).toMatchObject({ text: "hello" });
     const replica = await startReplica({ store, name: "r1", leaseMs: TTL, fingerprint: configFingerprint(config), logger: capturedLogger().logger });
     const left = (await store.leases.live()).map((lease) => [lease.name, lease.holder]);
-    // On SQLite one process runs on the file: whatever is left is a previous run's.
-    expect(left).toEqual(engine === "sqlite" ? [] : [["chat:telegram:main:2", "other-replica"]]);
+    // A running `laoding chat` beside a bot (SQLite) leaves the bot's leases alone.
+    expect(left).toEqual(
+      engine === "sqlite"
+        ? [["chat:telegram:main:2", "other-replica"], ["chat:telegram:main:4", liveHolder]]
+        : [["chat:telegram:main:2", "other-replica"], ["chat:telegram:main:3", deadHolder], ["chat:telegram:main:4", liveHolder]],
+    );
+    if (engine === "sqlite") expect(await store.chatWork.claimNextPart("telegram:main", "3", "r1", 60_000)).toMatchObject({ text: "hello" });
     expect(await replica.keeper.acquire("chat:telegram:main:1")).toBe(true);
     const health = await replica.health();
     expect(health).toMatchObject({ name: "r1", engine, leases: ["chat:telegram:main:1"], replicas: ["r1"] });

@@ -201,10 +201,10 @@ describe.each(STORE_ENGINES)("chat work on %s", (engine) => {
     expect(await store.chatWork.hasWork(BOT, "c")).toBe(true);
     expect(await store.chatWork.hasWork("other", "c")).toBe(false);
 
-    expect(await store.chatWork.start(first)).toBe(false);
-    expect(await store.chatWork.start(first)).toBe(true);
-    expect(await store.chatWork.start(first)).toBe(true);
-    expect(await store.chatWork.start(second)).toBe(false);
+    expect(await store.chatWork.start(first)).toEqual({ resumed: false, attempts: 1 });
+    expect(await store.chatWork.start(first)).toEqual({ resumed: true, attempts: 2 });
+    expect(await store.chatWork.start(first)).toEqual({ resumed: true, attempts: 3 });
+    expect(await store.chatWork.start(second)).toEqual({ resumed: false, attempts: 1 });
 
     await store.channels.finish(first, "answered");
     expect((await store.chatWork.nextQueued(BOT, "c"))?.id).toBe(second);

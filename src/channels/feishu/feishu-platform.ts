@@ -78,7 +78,7 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
       identity = await login();
       return identity;
     },
-    async start(onEvent: (event: InboundEvent) => Promise<void>) {
+    async start(onEvent: (event: InboundEvent) => Promise<void>, onFailure?: (error: Error) => void) {
       identity ??= await login();
       const bot = { appId: options.appId, openId: identity.openId };
       const webhook = options.webhook;
@@ -136,8 +136,9 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
           },
           onError: (error: Error) => {
             clearTimeout(timer);
-            // After start-up too (the SDK gave up reconnecting): say so, loudly.
-            log.error({ err: error }, "the Feishu long connection failed; restart the bot once the cause is fixed");
+            // After start-up too (the SDK gave up reconnecting): say so, loudly, and hand the connection's lease back.
+            log.error({ err: error }, "the Feishu long connection failed; it is opened again by whichever replica takes its lease");
+            onFailure?.(error);
             reject(loginError(`Feishu long connection failed: ${error.message}`, "Enable \"Receive events through persistent connection\" in the app's Events and Callbacks page and subscribe im.message.receive_v1"));
           },
         });

@@ -59,7 +59,7 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
       identity = { id: String(bot.botInfo.id), displayName: `@${bot.botInfo.username}` };
       return identity;
     },
-    async start(onEvent: (event: InboundEvent) => Promise<void>) {
+    async start(onEvent: (event: InboundEvent) => Promise<void>, onFailure?: (error: Error) => void) {
       if (!identity) await this.login();
       // grammY confirms an update (the next getUpdates offset, or the webhook's answer) once this resolves: after the gateway stored it.
       const firstStart = deliverEvent === undefined;
@@ -112,11 +112,22 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
       rewind();
       unstored = undefined;
       await new Promise<void>((resolve, reject) => {
-        polling = bot.start({ allowed_updates: ["message"], onStart: () => resolve() });
+        let started = false;
+        polling = bot.start({
+          allowed_updates: ["message"],
+          onStart: () => {
+            started = true;
+            resolve();
+          },
+        });
         polling.catch((error: unknown) => {
-          // Before the first poll this is a start-up failure; later, polling has given up (another instance, revoked token).
-          reject(loginError(error, options, redact));
-          log.error({ err: error }, "Telegram polling stopped; restart the bot after fixing the cause");
+          // Before the first poll this is a start-up failure.
+          if (!started) return reject(loginError(error, options, redact));
+          // Later polling has given up: another poller (a replica taking over, whose old leader's
+          // last confirming call cut this poll off with 409), or a revoked token. The lease goes back
+          // and polling starts again, here or on another replica.
+          log.error({ err: error }, "Telegram polling stopped; it is started again by whichever replica takes the poller's lease");
+          onFailure?.(error instanceof Error ? error : new Error(String(error)));
         });
       });
     },

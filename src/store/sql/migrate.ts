@@ -64,6 +64,9 @@ function migrateSqlite(driver: SqliteDriver, migrations: Migration[]): void {
 
 async function migratePostgres(driver: PostgresDriver, migrations: Migration[]): Promise<void> {
   const client = await driver.connect();
+  // A server that drops the connection mid-migration fails the running query; the client's own error event must not end the process.
+  const ignore = () => undefined;
+  client.on("error", ignore);
   try {
     await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
     try {
@@ -89,6 +92,7 @@ async function migratePostgres(driver: PostgresDriver, migrations: Migration[]):
       await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]).catch(() => undefined);
     }
   } finally {
+    client.off("error", ignore);
     client.release();
   }
 }

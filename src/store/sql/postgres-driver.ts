@@ -20,7 +20,10 @@ export type PostgresDriver = SqlDriver & {
   connect(): Promise<pg.PoolClient>;
 };
 
-export type PostgresDriverOptions = { url: string; maxConnections?: number; applicationName?: string; onIdleError?: (error: Error) => void };
+export type PostgresDriverOptions = { url: string; maxConnections?: number; applicationName?: string; onIdleError?: (error: Error) => void; queryTimeoutMs?: number };
+
+/** How long one statement may take on the client's side; a copy or a migration of a large table passes its own. */
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 
 const INT8 = 20;
 const NUMERIC = 1700;
@@ -43,6 +46,9 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
     types,
     application_name: options.applicationName ?? "laoding",
     connectionTimeoutMillis: 10_000,
+    // A silent network partition must fail queries (and lease renewals) instead of hanging them.
+    keepAlive: true,
+    query_timeout: options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
   });
   // An idle connection the server drops must not end the process; the next query opens a new one.
   pool.on("error", (error) => options.onIdleError?.(error));
