@@ -33,3 +33,20 @@ const MODEL_ERROR_WORDS: Record<ModelErrorKind, TextKey> = {
 export function modelErrorWords(locale: Locale, kind: ModelErrorKind): string {
   return text(locale, MODEL_ERROR_WORDS[kind]);
 }
+
+/**
+ * The words for a failed model call: what happened, and who can do what about it. `envFile`
+ * and `baseUrl` say where an operator looks (the key, the server's address).
+ */
+export function modelFailureText(locale: Locale, failure: { kind: ModelErrorKind; status?: number | undefined }, where: { envFile: string; baseUrl?: string | undefined }): string {
+  switch (failure.kind) {
+    case "auth":
+      return text(locale, "modelAuth", { envFile: where.envFile });
+    case "connection":
+      return text(locale, "modelUnreachable", { baseUrl: where.baseUrl ?? "LLM_BASE_URL" });
+    case "bad_request":
+      return text(locale, "modelRejected", { detail: failure.status ? `HTTP ${failure.status}` : modelErrorWords(locale, failure.kind) });
+    default:
+      return text(locale, "modelFailed", { reason: modelErrorWords(locale, failure.kind) });
+  }
+}

@@ -1,5 +1,6 @@
 /** /help, /start, /new and /context: the commands every chat user has. */
 import type { AgentDefinition } from "../../config/agents.js";
+import { manifestLines } from "../prompt/compose-prompt.js";
 import type { PromptManifest } from "../prompt/system-prompt.js";
 import { text, type Locale } from "../texts.js";
 import { helpLines, type ChatCommand } from "./chat-commands.js";
@@ -42,7 +43,7 @@ export function builtinCommands(options: {
         const manifest = options.lastPrompt(sessionKey);
         if (!manifest) return text(locale, "noContext");
         const skills = text(locale, "contextSkills", { skills: manifest.skills.join(", ") || "-" });
-        return [text(locale, "contextHeader", { total: manifest.totalChars, skills }), ...manifest.sections.map((section) => `- ${section.name}: ${section.chars}`)].join("\n");
+        return [text(locale, "contextHeader", { total: manifest.totalChars, skills }), ...manifestLines(manifest)].join("\n");
       },
     },
   ];
