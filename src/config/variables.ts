@@ -26,6 +26,13 @@ const integer = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min, { message: `below the minimum ${min}` }).max(max, { message: `above the maximum ${max}` }));
 
+/**
+ * A bounded whole number and its `expected` text, both from the same bounds, so a bound
+ * changes in one place: bounded("milliseconds", 1_000, 600_000) expects "milliseconds
+ * from 1000 to 600000". `note` follows the range as written (" (0: never)").
+ */
+const bounded = (unit: string, min: number, max: number, note = "") => ({ schema: integer(min, max), expected: `${unit} from ${min} to ${max}${note}` });
+
 const text = () => z.string();
 const optionalText = () => z.string().min(1);
 const list = () =>
@@ -105,36 +112,31 @@ export const VARIABLES = {
 
   // Agent loop
   REACT_MAX_STEPS: {
-    schema: integer(1, 100),
-    expected: "a whole number from 1 to 100",
+    ...bounded("a whole number", 1, 100),
     required: true,
     group: "Agent",
     doc: "Maximum ReAct steps (model calls) per turn. No code default: the seeded env file sets it.",
   },
   TURN_TIMEOUT_MS: {
-    schema: integer(1_000, 3_600_000),
-    expected: "milliseconds from 1000 to 3600000",
+    ...bounded("milliseconds", 1_000, 3_600_000),
     defaultValue: "180000",
     group: "Agent",
     doc: "Overall deadline of one turn (routing, every model call and tool call); past it the turn is cancelled and the user told.",
   },
   CONTEXT_CHAR_BUDGET: {
-    schema: integer(1_000, 1_000_000),
-    expected: "a whole number from 1000 to 1000000",
+    ...bounded("a whole number", 1_000, 1_000_000),
     defaultValue: "12000",
     group: "Agent",
     doc: "Characters of recent conversation the model sees; older messages are folded into a rolling summary.",
   },
   GAP_DRAFT_TRIGGER_COUNT: {
-    schema: integer(1, 1000),
-    expected: "a whole number from 1 to 1000",
+    ...bounded("a whole number", 1, 1000),
     defaultValue: "3",
     group: "Agent",
     doc: "Capability gaps in one cluster (from at least two sessions) that make the bot draft a skill.",
   },
   GAP_CLUSTER_LOOKBACK_HOURS: {
-    schema: integer(1, 24 * 365),
-    expected: "a whole number of hours from 1 to 8760",
+    ...bounded("a whole number of hours", 1, 24 * 365),
     defaultValue: "72",
     group: "Agent",
     doc: "How far back gaps count towards a cluster.",
@@ -156,22 +158,19 @@ export const VARIABLES = {
     doc: "Learn short lessons from finished tasks, show the relevant ones to later tasks, and retire the ones that do not help.",
   },
   DISTILL_HOLDOUT_PERCENT: {
-    schema: integer(0, 50),
-    expected: "a whole number from 0 to 50",
+    ...bounded("a whole number", 0, 50),
     defaultValue: "10",
     group: "Distillation",
     doc: "Share of eligible tasks (by a hash of the trace id) whose chosen lessons are recorded but not shown, so the effect report is causal.",
   },
   DISTILL_SETTLE_QUIET_MS: {
-    schema: integer(1_000, 86_400_000),
-    expected: "milliseconds from 1000 to 86400000",
+    ...bounded("milliseconds", 1_000, 86_400_000),
     defaultValue: "600000",
     group: "Distillation",
     doc: "A task's outcome settles at the user's next message in that chat or after this much quiet; distillation runs then.",
   },
   DISTILL_CURATE_INTERVAL_MS: {
-    schema: integer(60_000, 7 * 86_400_000),
-    expected: "milliseconds from 60000 to 604800000",
+    ...bounded("milliseconds", 60_000, 7 * 86_400_000),
     defaultValue: "86400000",
     group: "Distillation",
     doc: "How often the lesson lifecycle (promote, deprecate) runs over every agent's lessons; it also runs after each settled task.",
@@ -198,15 +197,13 @@ export const VARIABLES = {
     doc: "Model name. Without LLM_BASE_URL and LLM_MODEL the bot starts and answers with how to configure one.",
   },
   LLM_TIMEOUT_MS: {
-    schema: integer(1_000, 600_000),
-    expected: "milliseconds from 1000 to 600000",
+    ...bounded("milliseconds", 1_000, 600_000),
     defaultValue: "20000",
     group: "Model",
     doc: "Timeout of one model request attempt. With LLM_MAX_RETRIES, a dead model is reported in well under a minute; raise it for slow reasoning models.",
   },
   LLM_MAX_RETRIES: {
-    schema: integer(0, 10),
-    expected: "a whole number from 0 to 10",
+    ...bounded("a whole number", 0, 10),
     defaultValue: "1",
     group: "Model",
     doc: "Retries of a model request on rate limits, server errors, timeouts and connection failures (never on a refused key or a bad request). Each retry is shown while waiting.",
@@ -237,8 +234,7 @@ export const VARIABLES = {
     doc: "In group chats: answer only when the bot is mentioned or replied to (mention), or every message (all). Private chats are always answered.",
   },
   MESSAGE_MAX_CHARS: {
-    schema: integer(100, 1_000_000),
-    expected: "characters from 100 to 1000000",
+    ...bounded("characters", 100, 1_000_000),
     defaultValue: "16000",
     group: "Channels",
     doc: "Longest inbound chat message, in characters (code points), on every channel. A longer one is not sent to the model and not stored; the user gets one reply asking to shorten or split it.",
@@ -284,8 +280,7 @@ export const VARIABLES = {
     doc: "Secret token Telegram sends with every webhook request (X-Telegram-Bot-Api-Secret-Token); requests without it are refused. Required with TELEGRAM_WEBHOOK_URL.",
   },
   TELEGRAM_WEBHOOK_PORT: {
-    schema: integer(1, 65_535),
-    expected: "a TCP port from 1 to 65535",
+    ...bounded("a TCP port", 1, 65_535),
     defaultValue: "8443",
     group: "Channels",
     doc: "Port the Telegram webhook server listens on (webhook mode only).",
@@ -317,8 +312,7 @@ export const VARIABLES = {
     doc: "Feishu users the bot answers (open_ids of this app; * for everyone). Unset: everyone, with a warning at start-up. Others get a polite refusal.",
   },
   FEISHU_WEBHOOK_PORT: {
-    schema: integer(0, 65_535),
-    expected: "a TCP port from 1 to 65535, or 0 for the long connection",
+    ...bounded("a TCP port", 0, 65_535, " (0: the long connection)"),
     defaultValue: "0",
     group: "Channels",
     doc: "0: receive events over the long connection (no public URL needed). A port: receive them by webhook on WEBHOOK_HOST:port at FEISHU_WEBHOOK_PATH.",
@@ -347,8 +341,7 @@ export const VARIABLES = {
 
   // Admin
   ADMIN_PORT: {
-    schema: integer(0, 65_535),
-    expected: "a TCP port from 0 to 65535 (0 = off)",
+    ...bounded("a TCP port", 0, 65_535, " (0 = off)"),
     defaultValue: "0",
     group: "Admin",
     doc: "Port of the admin HTTP API (on ADMIN_HOST); `laoding start` serves it when set, `laoding admin` serves only it. 0 disables it in `laoding start`. See docs/admin-api.md.",
@@ -368,15 +361,13 @@ export const VARIABLES = {
     doc: "Bearer token required by every admin endpoint (only GET /v1/health answers without it, with version only). The admin API refuses to start without it. Generate one with `openssl rand -hex 24`.",
   },
   ADMIN_BODY_MAX_BYTES: {
-    schema: integer(1_024, 64 * 1024 * 1024),
-    expected: "bytes from 1024 to 67108864",
+    ...bounded("bytes", 1_024, 64 * 1024 * 1024),
     defaultValue: String(1024 * 1024),
     group: "Admin",
     doc: "Largest request body the admin API reads (a document PUT); larger bodies are refused with 413 BODY_TOO_LARGE.",
   },
   ADMIN_DOC_MAX_BYTES: {
-    schema: integer(1_024, 64 * 1024 * 1024),
-    expected: "bytes from 1024 to 67108864",
+    ...bounded("bytes", 1_024, 64 * 1024 * 1024),
     defaultValue: String(1024 * 1024),
     group: "Admin",
     doc: "Largest agent document the admin API reads (a document GET); the size is checked before reading, and a larger file is refused with 413 DOC_TOO_LARGE.",
@@ -391,15 +382,13 @@ export const VARIABLES = {
     doc: "PostgreSQL for several bot replicas (docs/scale-out.md); TLS options (sslmode, sslrootcert, sslcert, sslkey) are passed through in the URL. Unset: the embedded SQLite file data/laoding.db, for one process.",
   },
   DATABASE_POOL_MAX: {
-    schema: integer(1, 200),
-    expected: "a whole number from 1 to 200",
+    ...bounded("a whole number", 1, 200),
     defaultValue: "10",
     group: "Database",
     doc: "Connections each replica keeps open to PostgreSQL at most (ignored on SQLite).",
   },
   REPLICA_LEASE_MS: {
-    schema: integer(2_000, 600_000),
-    expected: "milliseconds from 2000 to 600000",
+    ...bounded("milliseconds", 2_000, 600_000),
     defaultValue: "30000",
     group: "Database",
     doc: "How long a replica's claim on a chat, the Telegram poller or the Feishu connection lasts without renewal: a replica that dies is replaced within this time (renewed every third of it).",
@@ -427,8 +416,7 @@ export const VARIABLES = {
     doc: "Folder of the log file (relative to the workspace): laoding.log, rotated at 10 MiB, 3 old files kept.",
   },
   SHUTDOWN_GRACE_MS: {
-    schema: integer(0, 600_000),
-    expected: "milliseconds from 0 to 600000",
+    ...bounded("milliseconds", 0, 600_000),
     defaultValue: "10000",
     group: "Agent",
     doc: "On SIGINT/SIGTERM, how long answers in progress may finish before they are cancelled (a second signal cancels them at once).",
@@ -450,113 +438,97 @@ export const VARIABLES = {
     doc: "The bubblewrap program (Debian's bubblewrap package installs /usr/bin/bwrap).",
   },
   TOOLHOST_CALL_TIMEOUT_MS: {
-    schema: integer(100, 3_600_000),
-    expected: "milliseconds from 100 to 3600000",
+    ...bounded("milliseconds", 100, 3_600_000),
     defaultValue: "60000",
     group: "ToolHost",
     doc: "Deadline of one tool call as seen by the parent (shell calls get their own timeout plus a margin).",
   },
   SHELL_TIMEOUT_MS: {
-    schema: integer(100, 3_600_000),
-    expected: "milliseconds from 100 to 3600000",
+    ...bounded("milliseconds", 100, 3_600_000),
     defaultValue: "30000",
     group: "ToolHost",
     doc: "Default timeout of shell.exec.",
   },
   SHELL_MAX_TIMEOUT_MS: {
-    schema: integer(100, 3_600_000),
-    expected: "milliseconds from 100 to 3600000",
+    ...bounded("milliseconds", 100, 3_600_000),
     defaultValue: "300000",
     group: "ToolHost",
     doc: "Upper bound for the timeout_ms a model may ask of shell.exec.",
   },
   TOOL_OUTPUT_MAX_BYTES: {
-    schema: integer(1_024, 8 * 1024 * 1024),
-    expected: "bytes from 1024 to 8388608",
+    ...bounded("bytes", 1_024, 8 * 1024 * 1024),
     defaultValue: "40000",
     group: "ToolHost",
     doc: "Largest tool output returned to the model, in bytes after JSON encoding (and within TOOLHOST_MAX_FRAME_BYTES); longer output keeps head and tail with a marker.",
   },
   TOOLHOST_HEARTBEAT_MS: {
-    schema: integer(50, 600_000),
-    expected: "milliseconds from 50 to 600000",
+    ...bounded("milliseconds", 50, 600_000),
     defaultValue: "5000",
     group: "ToolHost",
     doc: "Interval of heartbeat pings; a child that misses two in a row is restarted.",
   },
   TOOLHOST_IDLE_STOP_MS: {
-    schema: integer(0, 86_400_000),
-    expected: "milliseconds from 0 to 86400000 (0: never)",
+    ...bounded("milliseconds", 0, 86_400_000, " (0: never)"),
     defaultValue: "600000",
     group: "ToolHost",
     doc: "An agent's toolhost child that has run no tool call for this long is stopped, and starts again on the next call (about a second): a bot with many agents holds memory only for the busy ones. 0 keeps every child running.",
   },
   TOOLHOST_RESTART_LIMIT: {
-    schema: integer(1, 100),
-    expected: "a whole number from 1 to 100",
+    ...bounded("a whole number", 1, 100),
     defaultValue: "5",
     group: "ToolHost",
     doc: "Crashes within TOOLHOST_RESTART_WINDOW_MS after which the child is left down until a later probe.",
   },
   TOOLHOST_RESTART_WINDOW_MS: {
-    schema: integer(1_000, 86_400_000),
-    expected: "milliseconds from 1000 to 86400000",
+    ...bounded("milliseconds", 1_000, 86_400_000),
     defaultValue: "180000",
     group: "ToolHost",
     doc: "Window for TOOLHOST_RESTART_LIMIT; also the cool-down before a probe start.",
   },
   TOOLHOST_CONCURRENCY: {
-    schema: integer(1, 64),
-    expected: "a whole number from 1 to 64",
+    ...bounded("a whole number", 1, 64),
     defaultValue: "4",
     group: "ToolHost",
     doc: "Tool calls running at once per agent child.",
   },
   TOOLHOST_QUEUE_MAX: {
-    schema: integer(0, 10_000),
-    expected: "a whole number from 0 to 10000",
+    ...bounded("a whole number", 0, 10_000),
     defaultValue: "64",
     group: "ToolHost",
     doc: "Calls waiting for a slot per agent; past it a call is refused at once with TOOLHOST_UNAVAILABLE.",
   },
   TOOLHOST_MAX_FRAME_BYTES: {
-    schema: integer(64 * 1024, 256 * 1024 * 1024),
-    expected: "bytes from 65536 to 268435456",
+    ...bounded("bytes", 64 * 1024, 256 * 1024 * 1024),
     defaultValue: String(DEFAULT_MAX_FRAME_BYTES),
     group: "ToolHost",
     doc: "Largest JSON-RPC frame either side accepts; larger, lying or malformed frames close the connection.",
   },
   TOOLHOST_UID_BASE: {
-    schema: integer(1_000, 4_000_000_000),
-    expected: "a uid from 1000",
+    ...bounded("a uid", 1_000, 4_000_000_000),
     defaultValue: "20000",
     group: "ToolHost",
     doc: "When the bot runs as root, each agent's toolhost and shell commands run as a dedicated uid derived from this base, and its folders are owned by that uid.",
   },
   TOOLHOST_NPROC_LIMIT: {
-    schema: integer(8, 100_000),
-    expected: "a whole number from 8 to 100000",
+    ...bounded("a whole number", 8, 100_000),
     defaultValue: "256",
     group: "ToolHost",
     doc: "Maximum processes (threads included) of one agent's uid, its toolhost counted (bounds fork bombs; needs the per-agent uid, so root only).",
   },
   TOOLHOST_TMP_SIZE_MB: {
-    schema: integer(1, 65_536),
-    expected: "megabytes from 1 to 65536",
+    ...bounded("megabytes", 1, 65_536),
     defaultValue: "64",
     group: "ToolHost",
     doc: "Size of the private /tmp each sandboxed shell command gets.",
   },
   TOOLHOST_MEMORY_LIMIT_MB: {
-    schema: integer(16, 1_048_576),
-    expected: "megabytes from 16 to 1048576",
+    ...bounded("megabytes", 16, 1_048_576),
     defaultValue: "1024",
     group: "ToolHost",
     doc: "Memory limit of each shell command (RLIMIT_DATA: heap and private mappings), in every sandbox mode.",
   },
   TOOLHOST_AGENT_MEMORY_MB: {
-    schema: integer(64, 1_048_576),
-    expected: "megabytes from 64 to 1048576",
+    ...bounded("megabytes", 64, 1_048_576),
     defaultValue: "2048",
     group: "ToolHost",
     doc: "Memory of one agent's toolhost and all its commands together, tmpfs pages included (a memory cgroup per agent; needs root and cgroup v2 or the v1 memory and pids controllers, else only the per-command limit holds). Its process count is bounded by TOOLHOST_NPROC_LIMIT in the same way.",
