@@ -11,3 +11,12 @@ export function parseFlags<T extends Options>(args: string[], options: T, usage:
     throw new UsageError((error as Error).message, usage);
   }
 }
+
+/**
+ * The `--workspace DIR` flag the commands share, declared once: its parseArgs option and
+ * its help line. `help(width)`: the flag column's width, the command's other options'.
+ */
+export const WORKSPACE_FLAG = {
+  option: { workspace: { type: "string" } },
+  help: (width = 18) => `  ${"--workspace DIR".padEnd(width)}workspace folder (overrides AGENT_WORKSPACE_DIR)`,
+} as const;

@@ -4,7 +4,7 @@ import type { Boot } from "../bootstrap.js";
 import { bootstrap } from "../bootstrap.js";
 import { CLI_ENTRY, packageVersion, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
 import { selectChannels } from "../../runtime/chat-bots.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding admin [--port N] [--workspace DIR]
 
@@ -14,7 +14,7 @@ ADMIN_TOKEN is required.
 
 Options:
   --port N          port to listen on (overrides ADMIN_PORT; 0 picks a free port)
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   -h, --help        show this help`;
 
 export const adminCommand: Command = {
@@ -22,7 +22,7 @@ export const adminCommand: Command = {
   summary: "serve the admin HTTP API (agents, experience libraries, gaps, drafts)",
   usage,
   async run(context) {
-    const { values } = parseFlags(context.args, { port: { type: "string" }, workspace: { type: "string" } }, usage);
+    const { values } = parseFlags(context.args, { port: { type: "string" }, ...WORKSPACE_FLAG.option }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
     const port = values.port === undefined ? undefined : Number(values.port);
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65_535)) throw new UsageError(`--port must be a port from 0 to 65535, not "${values.port}"`, usage);

@@ -4,7 +4,7 @@ import { createRedactor } from "../../log/redact.js";
 import { loginChatBots, planChatBots, selectChannels } from "../../runtime/chat-bots.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding channels check [--workspace DIR]
 
@@ -13,7 +13,7 @@ the bot, and prints one line per bot: its name and agent, or the platform's erro
 what to check. Exits 1 when a bot cannot log in.
 
 Options:
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   -h, --help        show this help`;
 
 export const channelsCommand: Command = {
@@ -21,7 +21,7 @@ export const channelsCommand: Command = {
   summary: "check the chat bots' credentials (channels check)",
   usage,
   async run(context) {
-    const { values, positionals } = parseFlags(context.args, { workspace: { type: "string" } }, usage, true);
+    const { values, positionals } = parseFlags(context.args, { ...WORKSPACE_FLAG.option }, usage, true);
     if (values.help) return writeLine(context.stdout, usage), 0;
     if (positionals[0] !== "check" || positionals.length > 1) throw new UsageError(positionals[0] ? `unknown subcommand "${positionals.join(" ")}"` : "missing subcommand", usage);
     const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });

@@ -1,6 +1,6 @@
 import { bootstrap } from "../bootstrap.js";
 import { writeLine, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 import { isTerminal, serveConsole } from "./start-command.js";
 
 const usage = `Usage: laoding chat [--agent ID] [--workspace DIR]
@@ -17,7 +17,7 @@ LOG_LEVEL set in the environment or under systemd (docs/deployment.md).
 
 Options:
   --agent ID        the agent to talk to (default: the first in agents.json)
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   -h, --help        show this help`;
 
 export const chatCommand: Command = {
@@ -25,7 +25,7 @@ export const chatCommand: Command = {
   summary: "talk to an agent in the terminal (scriptable when stdin is not a TTY)",
   usage,
   async run(context) {
-    const { values } = parseFlags(context.args, { agent: { type: "string" }, workspace: { type: "string" } }, usage);
+    const { values } = parseFlags(context.args, { agent: { type: "string" }, ...WORKSPACE_FLAG.option }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
     const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace, logRouting: { interactive: () => isTerminal(context) } });
     return serveConsole(context, boot, values.agent ?? (boot.agents[0]?.id as string));

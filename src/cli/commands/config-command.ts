@@ -3,7 +3,7 @@ import { describeSource } from "../../config/load-config.js";
 import { VARIABLES, VARIABLE_NAMES, type VariableSpec } from "../../config/variables.js";
 import { bootstrap } from "../bootstrap.js";
 import { writeLine, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding config [--workspace DIR] [--json]
 
@@ -11,7 +11,7 @@ Prints the effective configuration: every variable, its value and where the valu
 from (the environment, an env file, or the built-in default). Secrets are masked.
 
 Options:
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   --json            machine-readable output
   --env-example     print the documented list of every variable (configs/env.example)
   -h, --help        show this help`;
@@ -25,7 +25,7 @@ export const configCommand: Command = {
   summary: "print the effective configuration and its sources; `config --env-example` documents every variable",
   usage,
   async run(context) {
-    const { values } = parseFlags(context.args, { workspace: { type: "string" }, json: { type: "boolean" }, "env-example": { type: "boolean" } }, usage);
+    const { values } = parseFlags(context.args, { ...WORKSPACE_FLAG.option, json: { type: "boolean" }, "env-example": { type: "boolean" } }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
     if (values["env-example"]) return context.stdout.write(renderEnvExample()), 0;
     const { loaded, layout, agents } = bootstrap(context, { seed: false, workspaceDir: values.workspace });

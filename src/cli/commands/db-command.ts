@@ -8,7 +8,7 @@ import { openSqliteDriver } from "../../store/sql/sqlite-driver.js";
 import { STORE_TABLES } from "../../store/tables.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding db status [--json] [--workspace DIR]
        laoding db copy [--to postgres://USER@HOST:5432/DATABASE] [--resume] [--batch N] [--workspace DIR]
@@ -29,7 +29,7 @@ Options:
                     rows already there are kept, missing ones added
   --batch N         rows per transaction (default ${DEFAULT_COPY_BATCH})
   --json            machine-readable output (status)
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   -h, --help        show this help`;
 
 /** Progress lines per table at most this often (the last one of a table always). */
@@ -42,7 +42,7 @@ export const dbCommand: Command = {
   async run(context) {
     const { values, positionals } = parseFlags(
       context.args,
-      { to: { type: "string" }, resume: { type: "boolean" }, batch: { type: "string" }, json: { type: "boolean" }, workspace: { type: "string" } },
+      { to: { type: "string" }, resume: { type: "boolean" }, batch: { type: "string" }, json: { type: "boolean" }, ...WORKSPACE_FLAG.option },
       usage,
       true,
     );

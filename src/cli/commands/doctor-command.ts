@@ -7,7 +7,7 @@ import { createOpenAIChatModel } from "../../llm/openai-chat-model.js";
 import { createLogger } from "../../log/logger.js";
 import { prepareToolhostLaunches } from "../../runtime/toolhost-launch.js";
 import { CLI_ENTRY, REPO_ROOT, writeLine, type CliContext, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding doctor [--workspace DIR] [--json]
 
@@ -21,7 +21,7 @@ skipped because an earlier check failed). As root, the sandbox check gives the a
 folders the owners and modes \`laoding start\` gives them. See docs/doctor.md.
 
 Options:
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   --json            print one JSON document { ok, checks: [{ id, ok, title, detail, fix }] }
   -h, --help        show this help`;
 
@@ -30,7 +30,7 @@ export const doctorCommand: Command = {
   summary: "check the configuration, sandbox, model, bots, database and disk, with a fix for each problem",
   usage,
   async run(context) {
-    const { values } = parseFlags(context.args, { workspace: { type: "string" }, json: { type: "boolean" } }, usage);
+    const { values } = parseFlags(context.args, { ...WORKSPACE_FLAG.option, json: { type: "boolean" } }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
     const toTerminal = (context.stdout as NodeJS.WriteStream).isTTY === true;
     const run = await runDoctor({

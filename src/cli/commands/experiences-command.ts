@@ -8,7 +8,7 @@ import type { SkillVersion } from "../../store/skill-versions-store.js";
 import { openStore, type Store } from "../../store/store.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding experiences <action> [options]
 
@@ -29,7 +29,7 @@ const usage = `Usage: laoding experiences <action> [options]
 Options:
   --agent ID        the agent (default: the first; list/report/curate: all)
   --json            machine-readable output
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   -h, --help        show this help`;
 
 export const experiencesCommand: Command = {
@@ -39,7 +39,7 @@ export const experiencesCommand: Command = {
   async run(context) {
     const { values, positionals } = parseFlags(
       context.args,
-      { agent: { type: "string" }, json: { type: "boolean" }, workspace: { type: "string" }, status: { type: "string" }, reason: { type: "string" }, tags: { type: "string" }, category: { type: "string" } },
+      { agent: { type: "string" }, json: { type: "boolean" }, ...WORKSPACE_FLAG.option, status: { type: "string" }, reason: { type: "string" }, tags: { type: "string" }, category: { type: "string" } },
       usage,
       true,
     );

@@ -5,7 +5,7 @@ import { systemClock } from "../../store/clock.js";
 import { openStore, type Store } from "../../store/store.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding gaps [--agent ID] [--since HOURS] [--json] [--workspace DIR]
        laoding gaps show <id> [--workspace DIR]
@@ -18,7 +18,7 @@ Options:
   --agent ID        only this agent (default: all)
   --since HOURS     lookback window (default GAP_CLUSTER_LOOKBACK_HOURS)
   --json            machine-readable output
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   -h, --help        show this help`;
 
 export const gapsCommand: Command = {
@@ -28,7 +28,7 @@ export const gapsCommand: Command = {
   async run(context) {
     const { values, positionals } = parseFlags(
       context.args,
-      { agent: { type: "string" }, since: { type: "string" }, json: { type: "boolean" }, workspace: { type: "string" } },
+      { agent: { type: "string" }, since: { type: "string" }, json: { type: "boolean" }, ...WORKSPACE_FLAG.option },
       usage,
       true,
     );

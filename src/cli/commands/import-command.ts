@@ -9,7 +9,7 @@ import { systemClock } from "../../store/clock.js";
 import { openStore } from "../../store/store.js";
 import { bootstrap } from "../bootstrap.js";
 import { CLI_ENTRY, UsageError, writeLine, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding import go --from DIR [--apply] [--agent ID] [--channel NAME] [--database FILE] [--skip-table NAME] [--workspace DIR]
 
@@ -27,7 +27,7 @@ by section, and writes nothing.
                      default: the Go env's MESSAGE_CHANNEL, else telegram)
   --database FILE    the Go database (default: the one SQLite file in its data/)
   --skip-table NAME  leave a Go table out (repeatable)
-  --workspace DIR    workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help(19)}
   -h, --help         show this help`;
 
 export const importCommand: Command = {
@@ -37,7 +37,7 @@ export const importCommand: Command = {
   async run(context) {
     const { values, positionals } = parseFlags(
       context.args,
-      { from: { type: "string" }, apply: { type: "boolean" }, agent: { type: "string" }, channel: { type: "string" }, database: { type: "string" }, "skip-table": { type: "string", multiple: true }, workspace: { type: "string" } },
+      { from: { type: "string" }, apply: { type: "boolean" }, agent: { type: "string" }, channel: { type: "string" }, database: { type: "string" }, "skip-table": { type: "string", multiple: true }, ...WORKSPACE_FLAG.option },
       usage,
       true,
     );

@@ -1,7 +1,7 @@
 import { formatSeedReport } from "../../workspace/seed-workspace.js";
 import { bootstrap } from "../bootstrap.js";
 import { writeLine, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding init [--workspace DIR]
 
@@ -9,7 +9,7 @@ Creates the runtime workspace (default ./workspace/agent_runtime, or AGENT_WORKS
 and copies the seed files that are missing. Existing files are never overwritten.
 
 Options:
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   -h, --help        show this help`;
 
 export const initCommand: Command = {
@@ -17,7 +17,7 @@ export const initCommand: Command = {
   summary: "create or complete a runtime workspace from the seed",
   usage,
   async run(context) {
-    const { values } = parseFlags(context.args, { workspace: { type: "string" } }, usage);
+    const { values } = parseFlags(context.args, { ...WORKSPACE_FLAG.option }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
     const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
     const report = boot.seedReport;

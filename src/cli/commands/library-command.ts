@@ -4,7 +4,7 @@ import { systemClock } from "../../store/clock.js";
 import { openStore, type Store } from "../../store/store.js";
 import { bootstrap, type Boot } from "../bootstrap.js";
 import { CLI_ENTRY, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding library <enable|disable|reset|list|index|rebuild> <agent> [--workspace DIR]
        laoding library list [--workspace DIR]      (every agent's library)
@@ -20,7 +20,7 @@ const usage = `Usage: laoding library <enable|disable|reset|list|index|rebuild> 
 list, index and rebuild run through the agent's own toolhost, with its authority.
 
 Options:
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   -h, --help        show this help`;
 
 const ACTIONS = ["enable", "disable", "reset", "list", "index", "rebuild"] as const;
@@ -31,7 +31,7 @@ export const libraryCommand: Command = {
   summary: "switch an agent's team experience library on or off; list, print or rebuild its index",
   usage,
   async run(context) {
-    const { values, positionals } = parseFlags(context.args, { workspace: { type: "string" } }, usage, true);
+    const { values, positionals } = parseFlags(context.args, { ...WORKSPACE_FLAG.option }, usage, true);
     if (values.help) return writeLine(context.stdout, usage), 0;
     const [action, agentId, ...extra] = positionals;
     if (!ACTIONS.includes(action as Action)) throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { LOG_FILE_NAME, logFilesOldestFirst } from "../../log/log-file.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding logs [--trace ID] [--level LEVEL] [--follow] [--json] [--workspace DIR]
 
@@ -15,7 +15,7 @@ Options:
   --level LEVEL     only this level and above (trace, debug, info, warn, error, fatal)
   --follow          keep printing new lines as they are written (Ctrl-C to stop)
   --json            the raw JSON lines
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   -h, --help        show this help`;
 
 const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
@@ -32,7 +32,7 @@ export const logsCommand: Command = {
   async run(context) {
     const { values } = parseFlags(
       context.args,
-      { trace: { type: "string" }, level: { type: "string" }, follow: { type: "boolean" }, json: { type: "boolean" }, workspace: { type: "string" } },
+      { trace: { type: "string" }, level: { type: "string" }, follow: { type: "boolean" }, json: { type: "boolean" }, ...WORKSPACE_FLAG.option },
       usage,
     );
     if (values.help) return writeLine(context.stdout, usage), 0;

@@ -13,7 +13,7 @@ import { readEnvFile, setEnvValue } from "../../config/env-file.js";
 import { describeSource, type LoadedConfig } from "../../config/load-config.js";
 import { bootstrap, type Boot } from "../bootstrap.js";
 import { UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding operators add <channel:user-id> [--agent ID] [--workspace DIR]
        laoding operators remove <channel:user-id> [--agent ID] [--workspace DIR]
@@ -33,7 +33,7 @@ Restart the bot (laoding start) to apply a change.
 
 Options:
   --agent ID        the agent whose bot the operator is for
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   -h, --help        show this help`;
 
 export const operatorsCommand: Command = {
@@ -41,7 +41,7 @@ export const operatorsCommand: Command = {
   summary: "add, remove or list who may run operator commands in chats",
   usage,
   async run(context) {
-    const { values, positionals } = parseFlags(context.args, { agent: { type: "string" }, workspace: { type: "string" } }, usage, true);
+    const { values, positionals } = parseFlags(context.args, { agent: { type: "string" }, ...WORKSPACE_FLAG.option }, usage, true);
     if (values.help) return writeLine(context.stdout, usage), 0;
     const [action, id, ...extra] = positionals;
     if (action !== "add" && action !== "remove" && action !== "list") throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);

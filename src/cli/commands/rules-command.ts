@@ -4,7 +4,7 @@ import { systemClock } from "../../store/clock.js";
 import { openStore } from "../../store/store.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding rules <action> [options]
 
@@ -17,7 +17,7 @@ const usage = `Usage: laoding rules <action> [options]
 Options:
   --agent ID        the agent (default: the first in agents.json)
   --json            machine-readable output
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   -h, --help        show this help`;
 
 export const rulesCommand: Command = {
@@ -25,7 +25,7 @@ export const rulesCommand: Command = {
   summary: "always-on rules per agent: list, propose from distilled evidence, accept, remove",
   usage,
   async run(context) {
-    const { values, positionals } = parseFlags(context.args, { agent: { type: "string" }, json: { type: "boolean" }, workspace: { type: "string" }, text: { type: "string" } }, usage, true);
+    const { values, positionals } = parseFlags(context.args, { agent: { type: "string" }, json: { type: "boolean" }, ...WORKSPACE_FLAG.option, text: { type: "string" } }, usage, true);
     if (values.help) return writeLine(context.stdout, usage), 0;
     const [action, target] = positionals;
     if (!action) throw new UsageError("name an action", usage);

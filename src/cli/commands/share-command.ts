@@ -16,7 +16,7 @@ import { fdEntry, isRefusal, pinFolder, pinPath, type WalkRefusal } from "../../
 import { openStore, type Store } from "../../store/store.js";
 import { bootstrap, type Boot } from "../bootstrap.js";
 import { CLI_ENTRY, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding share <plan|apply|verify|cleanup> --mapping FILE [--workspace DIR]
        laoding share rollback [--archive FILE] [--apply] [--workspace DIR]
@@ -39,7 +39,7 @@ Options:
   --mapping FILE    the mapping file (JSON, see docs/isolation.md)
   --archive FILE    rollback: the backup to restore (default: the newest)
   --apply           rollback: restore (without it, only the plan is shown)
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   -h, --help        show this help`;
 
 const ACTIONS = ["plan", "apply", "verify", "cleanup", "rollback"] as const;
@@ -50,7 +50,7 @@ export const shareCommand: Command = {
   summary: "move a legacy shared folder to per-agent folders: plan, apply (with a backup), verify, cleanup, rollback",
   usage,
   async run(context) {
-    const { values, positionals } = parseFlags(context.args, { mapping: { type: "string" }, workspace: { type: "string" }, archive: { type: "string" }, apply: { type: "boolean" } }, usage, true);
+    const { values, positionals } = parseFlags(context.args, { mapping: { type: "string" }, ...WORKSPACE_FLAG.option, archive: { type: "string" }, apply: { type: "boolean" } }, usage, true);
     if (values.help) return writeLine(context.stdout, usage), 0;
     const [action, ...extra] = positionals;
     if (!ACTIONS.includes(action as Action)) throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);

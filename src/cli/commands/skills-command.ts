@@ -5,7 +5,7 @@ import { RELOAD_MARKER } from "../../knowledge/skill-watcher.js";
 import { runningBotPid } from "../../runtime/bot-pid-file.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding skills <list|validate|reload> [--agent ID] [--workspace DIR] [--json]
 
@@ -16,7 +16,7 @@ const usage = `Usage: laoding skills <list|validate|reload> [--agent ID] [--work
 
 Options:
   --agent ID        only this agent (default: all)
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   --json            machine-readable output
   -h, --help        show this help`;
 
@@ -25,7 +25,7 @@ export const skillsCommand: Command = {
   summary: "list or validate each agent's skills; `skills reload` makes a running bot reload them",
   usage,
   async run(context) {
-    const { values, positionals } = parseFlags(context.args, { agent: { type: "string" }, workspace: { type: "string" }, json: { type: "boolean" } }, usage, true);
+    const { values, positionals } = parseFlags(context.args, { agent: { type: "string" }, ...WORKSPACE_FLAG.option, json: { type: "boolean" } }, usage, true);
     if (values.help) return writeLine(context.stdout, usage), 0;
     const action = positionals[0];
     if (action !== "list" && action !== "validate" && action !== "reload") throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);

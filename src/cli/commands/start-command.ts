@@ -12,7 +12,7 @@ import { formatSeedReport } from "../../workspace/seed-workspace.js";
 import { bootstrap, type Boot } from "../bootstrap.js";
 import { startAdminFor } from "./admin-command.js";
 import { CLI_ENTRY, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 import { runBot } from "../run-bot.js";
 
 const usage = `Usage: laoding start [--workspace DIR]
@@ -24,7 +24,7 @@ input). Channels: MESSAGE_CHANNEL, or else every chat channel with credentials
 cannot log in stops start-up, saying what to check (see also \`laoding channels check\`).
 
 Options:
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   -h, --help        show this help`;
 
 export const startCommand: Command = {
@@ -32,7 +32,7 @@ export const startCommand: Command = {
   summary: "run the bot on its channels (Telegram, Feishu, or the console)",
   usage,
   async run(context) {
-    const { values } = parseFlags(context.args, { workspace: { type: "string" } }, usage);
+    const { values } = parseFlags(context.args, { ...WORKSPACE_FLAG.option }, usage);
     if (values.help) return writeLine(context.stdout, usage), 0;
     try {
       return await start(context, values.workspace);

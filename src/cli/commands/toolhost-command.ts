@@ -1,7 +1,7 @@
 import { prepareToolhostLaunches, spawnToolhostChild } from "../../runtime/toolhost-launch.js";
 import { bootstrap } from "../bootstrap.js";
 import { CLI_ENTRY, UsageError, writeLine, type Command } from "../cli-context.js";
-import { parseFlags } from "../parse-flags.js";
+import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 
 const usage = `Usage: laoding toolhost --agent ID [--mcp [--session NAME]] [--workspace DIR]
 
@@ -17,7 +17,7 @@ Options:
   --mcp             speak MCP (tools/list, tools/call) instead of the toolhost protocol
   --session NAME    with --mcp: the session folder the tools work in (default: mcp),
                     <WORK_DIR>/<agent>/mcp-<NAME>/
-  --workspace DIR   workspace folder (overrides AGENT_WORKSPACE_DIR)
+${WORKSPACE_FLAG.help()}
   -h, --help        show this help`;
 
 export const toolhostCommand: Command = {
@@ -25,7 +25,7 @@ export const toolhostCommand: Command = {
   summary: "serve an agent's tools over JSON-RPC on stdio (started by the bot)",
   usage,
   async run(context) {
-    const { values } = parseFlags(context.args, { agent: { type: "string" }, workspace: { type: "string" }, mcp: { type: "boolean" }, session: { type: "string" } }, usage);
+    const { values } = parseFlags(context.args, { agent: { type: "string" }, ...WORKSPACE_FLAG.option, mcp: { type: "boolean" }, session: { type: "string" } }, usage);
     if (values.help) return writeLine(context.stderr, usage), 0;
     if (!values.agent) throw new UsageError("--agent is required", usage);
     const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, // In MCP mode the supervised client names its own component and agent in every line.
