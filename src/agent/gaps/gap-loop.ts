@@ -14,7 +14,7 @@ import type { Skill } from "../../knowledge/skill.js";
 import type { ChatModel } from "../../llm/chat-model.js";
 import type { ClusterStats } from "../../store/gap-clusters-store.js";
 import type { Store } from "../../store/store.js";
-import type { TurnReport } from "../orchestrator.js";
+import type { TurnReport } from "../turn/turn-context.js";
 import { KeyedSerialQueue } from "../session-queue.js";
 import { createGapRecorder, type GapRecorder, type RecordedGap } from "./gap-recorder.js";
 import { canonicalIntentKey } from "./intent-merge.js";
@@ -42,7 +42,7 @@ export type GapLoop = {
   sinceMs(): number;
 };
 
-export function createGapLoop(options: {
+export type GapLoopOptions = {
   store: Store;
   catalog: (agentId: string) => SkillCatalog;
   /**
@@ -54,10 +54,16 @@ export function createGapLoop(options: {
   settings: GapLoopSettings;
   logger: Logger;
   clock?: { now(): number };
-}): GapLoop {
+};
+
+/** What a draft decision works with: the loop's options, its clock, and the start of the lookback window. */
+type DraftParts = GapLoopOptions & { clock: { now(): number }; sinceMs: () => number };
+
+export function createGapLoop(options: GapLoopOptions): GapLoop {
   const { store, settings, logger } = options;
   const clock = options.clock ?? { now: () => Date.now() };
   const sinceMs = () => clock.now() - settings.lookbackHours * 3_600_000;
+  const parts: DraftParts = { ...options, clock, sinceMs };
   const pending = new Map<string, RecordedGap[]>();
   const draftQueue = new KeyedSerialQueue();
 
@@ -80,71 +86,7 @@ export function createGapLoop(options: {
     if (stats.count < settings.triggerCount) return { action: "skipped", why: `${stats.count} of ${settings.triggerCount} events` };
     if (stats.sessions < 2) return { action: "skipped", why: "all events come from one session" };
     // One draft decision per agent at a time: two crossings of one cluster give one draft.
-    return draftQueue.run(agentId, () => decide(stats));
-  }
-
-  async function decide(stats: ClusterStats): Promise<DraftOutcome> {
-    const { agentId, intentKey } = stats;
-    const log = logger.child({ agentId, intentKey, reason: stats.reason });
-    const existing = await store.clusters.draftFor(agentId, intentKey);
-    if (existing) return { action: "skipped", why: `already ${existing.status} (${existing.skillName ?? "?"})` };
-    const catalog = options.catalog(agentId);
-    const name = draftSkillName(intentKey);
-    const sameName = catalog.snapshot.get(name);
-    const similar = sameName ?? overlappingSkill(catalog.snapshot.skills, intentKey);
-    if (similar) {
-      if (!(await store.clusters.claimDraft(agentId, intentKey, similar.name, stats.count))) return { action: "skipped", why: "another turn decided first" };
-      await store.clusters.settleDraft(agentId, intentKey, { status: "linked", skillName: similar.name, reason: "an existing skill covers this intent" });
-      log.info({ skill: similar.name }, "gap cluster linked to an existing skill instead of drafting a near-duplicate");
-      return { action: "linked", skillName: similar.name, why: sameName ? "a skill of that name exists" : "an existing skill overlaps strongly" };
-    }
-    if (!(await store.clusters.claimDraft(agentId, intentKey, name, stats.count))) return { action: "skipped", why: "another turn decided first" };
-    try {
-      const evidence: DraftEvidence = {
-        intentKey,
-        reason: stats.reason,
-        count: stats.count,
-        sessions: stats.sessions,
-        samples: [],
-        errors: [],
-      };
-      for (const sample of await store.clusters.samples(stats, sinceMs(), 8)) {
-        if (sample.userText && !evidence.samples.includes(sample.userText)) evidence.samples.push(sample.userText);
-        const error = [sample.tool, sample.errorCode, sample.detail].filter(Boolean).join(": ");
-        if (error && !evidence.errors.includes(error)) evidence.errors.push(error);
-      }
-      const created = new Date(clock.now()).toISOString().slice(0, 10);
-      const expected = { name, intentKey, locale: settings.locale };
-      let author: "model" | "template" = "template";
-      let text: string | undefined;
-      if (options.model) {
-        const written = await writeDraftWithModel({ model: options.model, name, evidence, locale: settings.locale, created, agentId });
-        const gate = written.ok ? gateDraft(written.value, expected) : written;
-        if (gate.ok && written.ok) {
-          text = written.value;
-          author = "model";
-        } else log.warn({ problem: gate.ok ? "" : gate.error }, "the model's draft failed the structure gate; using the template");
-      }
-      text ??= renderDraftTemplate(name, evidence, settings.locale, created);
-      const gate = gateDraft(text, expected);
-      if (!gate.ok) {
-        await store.clusters.releaseDraft(agentId, intentKey);
-        log.error({ problem: gate.error }, "draft rejected by the structure gate; nothing written");
-        return { action: "rejected", why: gate.error };
-      }
-      const result = await options.writeDraft(agentId, name, text);
-      if (!result.written) {
-        await store.clusters.settleDraft(agentId, intentKey, { status: "linked", skillName: name, reason: result.reason });
-        return { action: "linked", skillName: name, why: result.reason };
-      }
-      await store.clusters.settleDraft(agentId, intentKey, { status: "drafted", skillName: name, path: result.path });
-      const changes = catalog.reload();
-      log.info({ skill: name, path: result.path, author, clusterSize: stats.count, sessions: stats.sessions, catalogVersion: catalog.snapshot.version, added: changes.added }, "skill drafted from a capability gap cluster");
-      return { action: "drafted", skillName: name, path: result.path, author };
-    } catch (error) {
-      await store.clusters.releaseDraft(agentId, intentKey);
-      throw error;
-    }
+    return draftQueue.run(agentId, () => decide(parts, stats));
   }
 
   return {
@@ -166,6 +108,79 @@ export function createGapLoop(options: {
       return outcomes;
     },
   };
+}
+
+/** A cluster past the trigger: linked to a skill that covers it, or drafted (the claim is released if drafting fails). */
+async function decide(parts: DraftParts, stats: ClusterStats): Promise<DraftOutcome> {
+  const { store } = parts;
+  const { agentId, intentKey } = stats;
+  const log = parts.logger.child({ agentId, intentKey, reason: stats.reason });
+  const existing = await store.clusters.draftFor(agentId, intentKey);
+  if (existing) return { action: "skipped", why: `already ${existing.status} (${existing.skillName ?? "?"})` };
+  const catalog = parts.catalog(agentId);
+  const name = draftSkillName(intentKey);
+  const sameName = catalog.snapshot.get(name);
+  const similar = sameName ?? overlappingSkill(catalog.snapshot.skills, intentKey);
+  if (similar) {
+    if (!(await store.clusters.claimDraft(agentId, intentKey, similar.name, stats.count))) return { action: "skipped", why: "another turn decided first" };
+    await store.clusters.settleDraft(agentId, intentKey, { status: "linked", skillName: similar.name, reason: "an existing skill covers this intent" });
+    log.info({ skill: similar.name }, "gap cluster linked to an existing skill instead of drafting a near-duplicate");
+    return { action: "linked", skillName: similar.name, why: sameName ? "a skill of that name exists" : "an existing skill overlaps strongly" };
+  }
+  if (!(await store.clusters.claimDraft(agentId, intentKey, name, stats.count))) return { action: "skipped", why: "another turn decided first" };
+  try {
+    return await draftSkill(parts, stats, { name, catalog, log });
+  } catch (error) {
+    await store.clusters.releaseDraft(agentId, intentKey);
+    throw error;
+  }
+}
+
+/** Writes the claimed cluster's draft (the model's when it passes the structure gate, else the template) and reloads the catalog. */
+async function draftSkill(parts: DraftParts, stats: ClusterStats, draft: { name: string; catalog: SkillCatalog; log: Logger }): Promise<DraftOutcome> {
+  const { store, settings } = parts;
+  const { agentId, intentKey } = stats;
+  const { name, catalog, log } = draft;
+  const evidence = await draftEvidence(parts, stats);
+  const created = new Date(parts.clock.now()).toISOString().slice(0, 10);
+  const expected = { name, intentKey, locale: settings.locale };
+  let author: "model" | "template" = "template";
+  let text: string | undefined;
+  if (parts.model) {
+    const written = await writeDraftWithModel({ model: parts.model, name, evidence, locale: settings.locale, created, agentId });
+    const gate = written.ok ? gateDraft(written.value, expected) : written;
+    if (gate.ok && written.ok) {
+      text = written.value;
+      author = "model";
+    } else log.warn({ problem: gate.ok ? "" : gate.error }, "the model's draft failed the structure gate; using the template");
+  }
+  text ??= renderDraftTemplate(name, evidence, settings.locale, created);
+  const gate = gateDraft(text, expected);
+  if (!gate.ok) {
+    await store.clusters.releaseDraft(agentId, intentKey);
+    log.error({ problem: gate.error }, "draft rejected by the structure gate; nothing written");
+    return { action: "rejected", why: gate.error };
+  }
+  const result = await parts.writeDraft(agentId, name, text);
+  if (!result.written) {
+    await store.clusters.settleDraft(agentId, intentKey, { status: "linked", skillName: name, reason: result.reason });
+    return { action: "linked", skillName: name, why: result.reason };
+  }
+  await store.clusters.settleDraft(agentId, intentKey, { status: "drafted", skillName: name, path: result.path });
+  const changes = catalog.reload();
+  log.info({ skill: name, path: result.path, author, clusterSize: stats.count, sessions: stats.sessions, catalogVersion: catalog.snapshot.version, added: changes.added }, "skill drafted from a capability gap cluster");
+  return { action: "drafted", skillName: name, path: result.path, author };
+}
+
+/** The cluster's size and up to 8 samples: what users asked, and how the tools failed. */
+async function draftEvidence(parts: DraftParts, stats: ClusterStats): Promise<DraftEvidence> {
+  const evidence: DraftEvidence = { intentKey: stats.intentKey, reason: stats.reason, count: stats.count, sessions: stats.sessions, samples: [], errors: [] };
+  for (const sample of await parts.store.clusters.samples(stats, parts.sinceMs(), 8)) {
+    if (sample.userText && !evidence.samples.includes(sample.userText)) evidence.samples.push(sample.userText);
+    const error = [sample.tool, sample.errorCode, sample.detail].filter(Boolean).join(": ");
+    if (error && !evidence.errors.includes(error)) evidence.errors.push(error);
+  }
+  return evidence;
 }
 
 /** A non-fallback skill whose name and description cover the intent's words. */

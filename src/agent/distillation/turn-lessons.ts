@@ -1,0 +1,67 @@
+/**
+ * The distillation loop's side of a turn: lessons chosen before routing (or the task held
+ * out), and the answer's citation line parsed and counted. A new message first settles the
+ * chat's previous task, since it may be the user correcting it.
+ */
+import { formatExperienceId } from "../../store/experiences-store.js";
+import type { TurnLessons } from "../turn/turn-context.js";
+import { extractCitations } from "./citations.js";
+import { isHoldout } from "./holdout.js";
+import { lessonsSection } from "./lessons-section.js";
+import { selectLessons } from "./select-lessons.js";
+import { looksLikeCorrection } from "./task-gates.js";
+import { newTask, type DistillationOptions, type TaskBook, type TaskState } from "./task-state.js";
+
+export function createTurnLessons(options: DistillationOptions, book: TaskBook): TurnLessons {
+  const { store, settings, logger } = options;
+
+  /** The chat's previous task settles (its outcome and curation stored) before this one's lessons are chosen. */
+  async function settlePrevious(current: TaskState): Promise<TaskState | undefined> {
+    const previous = book.waiting.get(current.sessionKey);
+    if (!previous) {
+      book.remember(current);
+      return undefined;
+    }
+    if (looksLikeCorrection(current.userText)) previous.correction = current.userText;
+    const recorded = book.settleInBackground(previous);
+    book.remember(current);
+    // Its distiller call, if any, still runs in the background.
+    await recorded;
+    return previous;
+  }
+
+  return {
+    async select(task) {
+      const current = newTask(task);
+      const previous = await settlePrevious(current);
+      // A correction follows up the previous task; it is not a new task to show lessons to.
+      if (previous && previous.correction === task.userText) return undefined;
+      const chosen = selectLessons(task.userText, (await store.experiences.list(task.agentId)).filter((lesson) => lesson.status !== "deprecated"));
+      if (chosen.length === 0) return undefined;
+      current.selected = chosen.map((candidate) => candidate.lesson.id);
+      current.arm = isHoldout(task.traceId, settings.holdoutPercent) ? "holdout" : "treatment";
+      await store.transaction(async () => {
+        await store.injections.record(task.agentId, task.traceId, current.arm as "treatment" | "holdout", current.selected);
+        if (current.arm === "treatment") for (const id of current.selected) await store.experiences.countInjected(id);
+      });
+      logger.info({ traceId: task.traceId, arm: current.arm, lessons: current.selected.map(formatExperienceId) }, current.arm === "holdout" ? "lessons held out" : "lessons injected");
+      return current.arm === "treatment" ? lessonsSection(chosen.map((candidate) => candidate.lesson), settings.locale) : undefined;
+    },
+    async strip(task, answer) {
+      const { answer: clean, cited } = extractCitations(answer);
+      if (cited.length === 0) return clean;
+      const real = await store.transaction(async () => {
+        const injected = await store.injections.cite(task.traceId, cited);
+        for (const id of injected) await store.experiences.countUsed(id);
+        return injected;
+      });
+      const current = book.tasks.get(task.traceId);
+      if (current) {
+        current.cited = real;
+        current.phantom = cited.length - real.length;
+      }
+      if (real.length < cited.length) logger.info({ traceId: task.traceId, phantom: cited.filter((id) => !real.includes(id)).map(formatExperienceId) }, "phantom lesson citations ignored");
+      return clean;
+    },
+  };
+}
