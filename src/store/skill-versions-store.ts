@@ -41,6 +41,7 @@ const INSERT_REQUEST = "INSERT INTO skill_distill_requests (agent_id, tag, reque
 const PENDING_REQUESTS = "SELECT id, agent_id AS agentId, tag FROM skill_distill_requests WHERE handled_at IS NULL ORDER BY id";
 const REQUESTS = "SELECT id, tag, requested_at AS requestedAt, handled_at AS handledAt, outcome FROM skill_distill_requests WHERE agent_id = ? ORDER BY id";
 const HANDLE_REQUEST = "UPDATE skill_distill_requests SET handled_at = ?, outcome = ? WHERE id = ?";
+const CLAIM_REQUEST = "UPDATE skill_distill_requests SET handled_at = ?, outcome = 'running' WHERE id = ? AND handled_at IS NULL";
 const TRIAL_USE = "UPDATE skill_versions SET trial_uses = trial_uses + 1, trial_successes = trial_successes + ? WHERE id = ?";
 
 export function createSkillVersionsStore(sql: SqlDriver, clock: Clock, ledger: LedgerStore) {
@@ -77,6 +78,8 @@ export function createSkillVersionsStore(sql: SqlDriver, clock: Clock, ledger: L
     pendingRequests: (): Promise<{ id: number; agentId: string; tag: string }[]> => sql.all<{ id: number; agentId: string; tag: string }>(PENDING_REQUESTS),
     requests: (agentId: string): Promise<{ id: number; tag: string; requestedAt: number; handledAt: number | null; outcome: string | null }[]> =>
       sql.all<{ id: number; tag: string; requestedAt: number; handledAt: number | null; outcome: string | null }>(REQUESTS, [agentId]),
+    /** Takes a pending request for this process (one replica handles it); false when another took it first. */
+    claimRequest: async (id: number): Promise<boolean> => (await sql.run(CLAIM_REQUEST, [clock.now(), id])).changes === 1,
     handleRequest: async (id: number, outcome: string): Promise<void> => void (await sql.run(HANDLE_REQUEST, [clock.now(), outcome, id])),
     recordTrialUse: async (id: number, success: boolean): Promise<SkillVersion> => {
       await sql.run(TRIAL_USE, [success ? 1 : 0, id]);

@@ -188,6 +188,11 @@ describe.each(STORE_ENGINES)("learning repositories on %s", (engine) => {
         await s.skillVersions.handleRequest(first, "distilled v1");
         expect(await s.skillVersions.pendingRequests()).toEqual([{ id: second, agentId: "ops", tag: "apt" }]);
         expect(await s.skillVersions.requests("main")).toEqual([{ id: first, tag: "docker", requestedAt: 1_700_000_000_000, handledAt: 1_700_000_060_000, outcome: "distilled v1" }]);
+        // Every replica's timer sees a pending request; one claim wins, and it is no longer pending.
+        const claims = await Promise.all([1, 2, 3].map(() => s.skillVersions.claimRequest(second)));
+        expect(claims.filter(Boolean)).toHaveLength(1);
+        expect(await s.skillVersions.pendingRequests()).toEqual([]);
+        expect(await s.skillVersions.claimRequest(second)).toBe(false);
       }));
   });
 });

@@ -79,6 +79,8 @@ export function describeSkillOutcome(outcome: SkillOutcome, locale: Locale): str
 export async function handleDistillRequests(store: Store, skills: SkillLoop): Promise<number> {
   const pending = await store.skillVersions.pendingRequests();
   for (const request of pending) {
+    // Every replica's timer sees the request: the one that claims it handles it.
+    if (!(await store.skillVersions.claimRequest(request.id))) continue;
     let outcome: string;
     try {
       outcome = describeSkillOutcome(await skills.distill(request.agentId, request.tag, { asked: true }), "en");

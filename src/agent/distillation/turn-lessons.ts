@@ -42,7 +42,8 @@ export function createTurnLessons(options: DistillationOptions, book: TaskBook):
       current.arm = isHoldout(task.traceId, settings.holdoutPercent) ? "holdout" : "treatment";
       await store.transaction(async () => {
         await store.injections.record(task.agentId, task.traceId, current.arm as "treatment" | "holdout", current.selected);
-        if (current.arm === "treatment") for (const id of current.selected) await store.experiences.countInjected(id);
+        // In id order: two turns counting overlapping lessons lock their rows in one order (no deadlock on PostgreSQL).
+        if (current.arm === "treatment") for (const id of [...current.selected].sort((a, b) => a - b)) await store.experiences.countInjected(id);
       });
       logger.info({ traceId: task.traceId, arm: current.arm, lessons: current.selected.map(formatExperienceId) }, current.arm === "holdout" ? "lessons held out" : "lessons injected");
       return current.arm === "treatment" ? lessonsSection(chosen.map((candidate) => candidate.lesson), settings.locale) : undefined;
@@ -52,7 +53,7 @@ export function createTurnLessons(options: DistillationOptions, book: TaskBook):
       if (cited.length === 0) return clean;
       const real = await store.transaction(async () => {
         const injected = await store.injections.cite(task.traceId, cited);
-        for (const id of injected) await store.experiences.countUsed(id);
+        for (const id of [...injected].sort((a, b) => a - b)) await store.experiences.countUsed(id);
         return injected;
       });
       const current = book.tasks.get(task.traceId);
