@@ -17,6 +17,7 @@
 import type { Logger } from "pino";
 import type { ChannelStore, InboxRow } from "../store/channel-store.js";
 import type { ChatWorkStore } from "../store/chat-work-store.js";
+import { isStoreFailure } from "../store/sql/sql-driver.js";
 import type { LeaseKeeper } from "../replica/lease-keeper.js";
 import { runAsLeader, type Leadership } from "../replica/leader.js";
 import type { AccessPolicy } from "./access-policy.js";
@@ -203,7 +204,7 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
     } catch (error) {
       // Another replica took the chat over: the message is its now.
       if (lease.lost.aborted) return;
-      if (failedOnStore(error)) {
+      if (isStoreFailure(error)) {
         // The database failed the turn (down, or a connection lost in a failover): the message stays
         // queued, the chat's work stops here, and the sweep takes it up again (at most MAX_TURN_ATTEMPTS turns).
         logger.error({ err: error, bot: bot.key, chatId: message.chatId, inboxId: row.id, attempts }, "the database failed a turn; the message stays queued");
@@ -256,14 +257,6 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
 
 /** Turns begun on one message before it is given up (a turn that keeps failing on the store). */
 export const MAX_TURN_ATTEMPTS = 5;
-
-/** An error of the store (or one caused by it): the database, not the turn, failed. */
-function failedOnStore(error: unknown): boolean {
-  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth += 1) {
-    if (current.name === "StoreError" || current.name === "SqliteError") return true;
-  }
-  return false;
-}
 
 function replyTarget(message: PlatformMessage): { replyTo?: string; threadId?: string } {
   return { ...(message.messageId ? { replyTo: message.messageId } : {}), ...(message.threadId ? { threadId: message.threadId } : {}) };

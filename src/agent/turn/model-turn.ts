@@ -3,6 +3,7 @@
  * a turn that fails still ends in an answer, worded from the locale tables, that says
  * what happened and what to do (a cancel, the deadline, the model, or a bug with its trace id).
  */
+import { isStoreFailure } from "../../store/sql/sql-driver.js";
 import type { Logger } from "pino";
 import type { IncomingMessage, TurnControl } from "../../channels/channel.js";
 import type { AgentDefinition } from "../../config/agents.js";
@@ -82,7 +83,9 @@ async function failedTurn(env: TurnEnv, start: TurnStart, error: unknown): Promi
     await env.recordGap({ agentId: agent.id, sessionId: start.session.id, traceId, intentKey: normalizeIntentKey("", message.text), reason: "model_failure", errorCode: error.kind, detail: error.message, userText: message.text, userId: message.userId });
     return { kind: "model_failure", answer: modelFailureText(settings.locale, error, { envFile: layout.envFile, baseUrl: settings.modelBaseUrl }) };
   }
-  // A bug or a broken disk: the user still gets an answer with a trace id to report.
+  // The database failed the turn (down, a failover): not an answer to store; the channel keeps the message for later.
+  if (isStoreFailure(error)) throw error;
+  // A bug: the user still gets an answer with a trace id to report.
   log.error({ err: error }, "turn failed");
   return { kind: "internal_error", answer: text(settings.locale, "internalError", { traceId }) };
 }
