@@ -15,11 +15,17 @@ export type BotMemory = { messages: number; startRss: number; botRss: number; ch
 
 /** The Node flags `npm start` gives the bot (package.json), so the figure is the README's bot. */
 function npmStartFlags(): string[] {
-  const start = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { scripts: { start: string } }).scripts.start;
+  const start = (
+    JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { scripts: { start: string } }
+  ).scripts.start;
   return start.split(/\s+/).filter((word) => word.startsWith("--"));
 }
 
-export async function measureBotMemory(entry: string, messages: number, seedWorkspace: (sandbox: string) => Promise<{ workspaceDir: string; file: string }>): Promise<BotMemory> {
+export async function measureBotMemory(
+  entry: string,
+  messages: number,
+  seedWorkspace: (sandbox: string) => Promise<{ workspaceDir: string; file: string }>,
+): Promise<BotMemory> {
   const { workspaceDir, file } = await seedWorkspace("bwrap");
   const model = await startFakeOpenAI();
   model.respond((request) => {
@@ -28,7 +34,13 @@ export async function measureBotMemory(entry: string, messages: number, seedWork
     return { toolCalls: [{ name: "file_read", arguments: { path: file } }] };
   });
   const bot = spawn(process.execPath, [...npmStartFlags(), entry, "start", "--workspace", workspaceDir], {
-    env: { PATH: process.env.PATH ?? "", LLM_BASE_URL: model.url, LLM_API_KEY: "bench", LLM_MODEL: "fake", LOG_LEVEL: "warn" },
+    env: {
+      PATH: process.env.PATH ?? "",
+      LLM_BASE_URL: model.url,
+      LLM_API_KEY: "bench",
+      LLM_MODEL: "fake",
+      LOG_LEVEL: "warn",
+    },
     stdio: ["pipe", "pipe", "inherit"],
   });
   let answers = 0;
@@ -39,7 +51,10 @@ export async function measureBotMemory(entry: string, messages: number, seedWork
   });
   const answered = (count: number) =>
     new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the bot answered ${answers} of ${count} messages within 60 s`)), 60_000);
+      const timer = setTimeout(
+        () => reject(new Error(`the bot answered ${answers} of ${count} messages within 60 s`)),
+        60_000,
+      );
       waiting = () => {
         if (answers < count) return;
         clearTimeout(timer);

@@ -21,14 +21,29 @@ const rounds = Number(roundsText);
 
 function round(checkout: string, mode: string): FileToolFigures {
   const tsx = join(HERE, "node_modules/.bin/tsx");
-  return JSON.parse(execFileSync(tsx, [join(checkout, "bench/boundary-round.ts"), mode], { cwd: checkout, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] })) as FileToolFigures;
+  return JSON.parse(
+    execFileSync(tsx, [join(checkout, "bench/boundary-round.ts"), mode], {
+      cwd: checkout,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    }),
+  ) as FileToolFigures;
 }
 
 const figures: Record<string, FileToolFigures[]> = {};
 for (let index = 0; index < rounds; index += 1) {
   for (const mode of ["none", "bwrap"]) {
     // Alternate which one goes first, so neither always gets the quieter half.
-    const order = index % 2 === 0 ? [["before", beforeDir], ["after", HERE]] : [["after", HERE], ["before", beforeDir]];
+    const order =
+      index % 2 === 0
+        ? [
+            ["before", beforeDir],
+            ["after", HERE],
+          ]
+        : [
+            ["after", HERE],
+            ["before", beforeDir],
+          ];
     for (const [label, checkout] of order as Array<[string, string]>) {
       (figures[`${label} (${mode})`] ??= []).push(round(checkout, mode));
       process.stderr.write(`round ${index + 1}/${rounds} ${label} ${mode} done\n`);
@@ -37,8 +52,13 @@ for (let index = 0; index < rounds; index += 1) {
 }
 
 const keys: Array<keyof FileToolFigures> = ["read8", "write8", "list8", "grep1", "shellP50", "shellP99"];
-const median = (rows: FileToolFigures[], key: keyof FileToolFigures) => percentile(rows.map((row) => row[key]), 50);
-const cell = (key: keyof FileToolFigures, value: number) => (key.startsWith("shell") ? formatMs(value) : value.toFixed(0));
+const median = (rows: FileToolFigures[], key: keyof FileToolFigures) =>
+  percentile(
+    rows.map((row) => row[key]),
+    50,
+  );
+const cell = (key: keyof FileToolFigures, value: number) =>
+  key.startsWith("shell") ? formatMs(value) : value.toFixed(0);
 const lines = [
   `Median of ${rounds} interleaved rounds per row, each with a fresh workspace and child.`,
   "",
@@ -50,6 +70,8 @@ for (const mode of ["none", "bwrap"]) {
   const after = figures[`after (${mode})`] as FileToolFigures[];
   lines.push(`| before (${mode}) | ${keys.map((key) => cell(key, median(before, key))).join(" | ")} |`);
   lines.push(`| after (${mode}) | ${keys.map((key) => cell(key, median(after, key))).join(" | ")} |`);
-  lines.push(`| after/before (${mode}) | ${keys.map((key) => `${(median(after, key) / median(before, key)).toFixed(2)}x`).join(" | ")} |`);
+  lines.push(
+    `| after/before (${mode}) | ${keys.map((key) => `${(median(after, key) / median(before, key)).toFixed(2)}x`).join(" | ")} |`,
+  );
 }
 process.stdout.write(`${lines.join("\n")}\n`);

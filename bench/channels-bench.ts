@@ -29,11 +29,19 @@ const ONE_CHAT_MESSAGES = 500;
 const TOTAL_MESSAGES = 10_000;
 
 function zeroLatencyModel(): ChatModel {
-  const reply = (content: string): ChatResponse => ({ content, toolCalls: [], finishReason: "stop", model: "zero", usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } });
+  const reply = (content: string): ChatResponse => ({
+    content,
+    toolCalls: [],
+    finishReason: "stop",
+    model: "zero",
+    usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+  });
   return {
     model: "zero",
     async complete(request) {
-      return reply(request.purpose === "route" ? '{"skills": [], "intent_key": "bench", "confidence": 1}' : "ok, done.");
+      return reply(
+        request.purpose === "route" ? '{"skills": [], "intent_key": "bench", "confidence": 1}' : "ok, done.",
+      );
     },
   };
 }
@@ -43,21 +51,48 @@ export async function runChannelsBench(): Promise<string> {
   chmodSync(base, 0o755);
   const workspaceDir = join(base, "rt");
   const sink = { write: () => true } as unknown as NodeJS.WritableStream;
-  await runCli({ args: ["init", "--workspace", workspaceDir], env: { LOG_LEVEL: "silent" }, cwd: ROOT, repoRoot: ROOT, stdout: sink, stderr: sink, stdin: process.stdin });
+  await runCli({
+    args: ["init", "--workspace", workspaceDir],
+    env: { LOG_LEVEL: "silent" },
+    cwd: ROOT,
+    repoRoot: ROOT,
+    stdout: sink,
+    stderr: sink,
+    stdin: process.stdin,
+  });
   const telegram = await startFakeTelegram();
   telegram.addBot(TOKEN, "bench_bot");
-  writeFileSync(join(workspaceDir, "configs/env"), `REACT_MAX_STEPS=4\nTOOLHOST_SANDBOX=none\nBOT_LOCALE=en\nTELEGRAM_BOT_TOKEN=${TOKEN}\nTELEGRAM_API_ROOT=${telegram.apiRoot}\nTELEGRAM_ALLOWED_USERS=*\n`);
+  writeFileSync(
+    join(workspaceDir, "configs/env"),
+    `REACT_MAX_STEPS=4\nTOOLHOST_SANDBOX=none\nBOT_LOCALE=en\nTELEGRAM_BOT_TOKEN=${TOKEN}\nTELEGRAM_API_ROOT=${telegram.apiRoot}\nTELEGRAM_ALLOWED_USERS=*\n`,
+  );
   const loaded = loadConfig({ env: {}, repoRoot: ROOT, cwd: ROOT, workspaceDir });
   const layout = createRuntimeLayout(workspaceDir, loaded.config);
   const agents = readAgentsFile(layout.agentsFile);
   const logger = pino({ level: "silent" });
-  const runtime = await createBotRuntime({ loaded, layout, agents, logger, cliEntry: join(ROOT, "dist/cli/main.js"), model: zeroLatencyModel(), watchSkills: false });
+  const runtime = await createBotRuntime({
+    loaded,
+    layout,
+    agents,
+    logger,
+    cliEntry: join(ROOT, "dist/cli/main.js"),
+    model: zeroLatencyModel(),
+    watchSkills: false,
+  });
 
   // Console baseline: the orchestrator called directly, one message at a time.
   let counter = 0;
   const consoleSend = () => {
     counter += 1;
-    return runtime.orchestrator.handle({ channel: "console", chatId: "local", userId: "console", messageId: `c${counter}`, text: `message ${counter}`, agentId: "main", isOperator: true });
+    return runtime.orchestrator.handle({
+      channel: "console",
+      chatId: "local",
+      userId: "console",
+      messageId: `c${counter}`,
+      text: `message ${counter}`,
+      agentId: "main",
+      isOperator: true,
+    });
   };
   for (let index = 0; index < 20; index += 1) await consoleSend();
   const consoleTimes: number[] = [];
@@ -68,7 +103,17 @@ export async function runChannelsBench(): Promise<string> {
   }
 
   const planned = await planChatBots({ loaded, agents, channels: ["telegram"], logger });
-  const gateway = createChatGateway({ bots: await loginChatBots(planned.bots), store: runtime.store.channels, work: runtime.store.chatWork, keeper: runtime.replica.keeper, transaction: (work) => runtime.store.transaction(work), logger, refusal: () => "no", graceMs: 5_000, messageCap: messageCap(loaded.config.MESSAGE_MAX_CHARS, "en") });
+  const gateway = createChatGateway({
+    bots: await loginChatBots(planned.bots),
+    store: runtime.store.channels,
+    work: runtime.store.chatWork,
+    keeper: runtime.replica.keeper,
+    transaction: (work) => runtime.store.transaction(work),
+    logger,
+    refusal: () => "no",
+    graceMs: 5_000,
+    messageCap: messageCap(loaded.config.MESSAGE_MAX_CHARS, "en"),
+  });
   const running = gateway.run((message, control) => runtime.orchestrator.handle(message, control));
 
   // Counts sendMessage calls without rescanning the call list (it is emptied between phases).

@@ -21,7 +21,16 @@ const INTENTS = 2_000;
 const REASONS = ["no_skill", "tool_failure", "parse_failure", "step_budget"];
 const HOUR = 3_600_000;
 
-type Result = { rows: number; p50: number; p99: number; evalP50: number; evalP99: number; newP50: number; knownP50: number; seedSeconds: number };
+type Result = {
+  rows: number;
+  p50: number;
+  p99: number;
+  evalP50: number;
+  evalP99: number;
+  newP50: number;
+  knownP50: number;
+  seedSeconds: number;
+};
 
 async function measure(rows: number): Promise<Result> {
   const dir = mkdtempSync(join(tmpdir(), "laoding-gaps-bench-"));
@@ -33,18 +42,37 @@ async function measure(rows: number): Promise<Result> {
   const insert = db.prepare(
     `INSERT INTO capability_gaps (agent_id, session_id, trace_id, intent_key, reason, class, user_text, user_id, created_at) VALUES (?, ?, ?, ?, ?, 'capability', ?, ?, ?)`,
   );
-  const remember = db.prepare(`INSERT OR IGNORE INTO intent_keys (agent_id, intent_key, signature, last_seen) VALUES (?, ?, ?, ?)`);
-  const session = db.prepare(`INSERT INTO sessions (id, agent_id, channel, chat_id, created_at, updated_at) VALUES (?, 'bench', 'bench', ?, 0, 0)`);
+  const remember = db.prepare(
+    `INSERT OR IGNORE INTO intent_keys (agent_id, intent_key, signature, last_seen) VALUES (?, ?, ?, ?)`,
+  );
+  const session = db.prepare(
+    `INSERT INTO sessions (id, agent_id, channel, chat_id, created_at, updated_at) VALUES (?, 'bench', 'bench', ?, 0, 0)`,
+  );
   db.transaction(() => {
     for (let id = 1; id <= 5_000; id += 1) session.run(id, `chat-${id}`);
     for (let agent = 0; agent < AGENTS; agent += 1) {
-      for (let intent = 0; intent < INTENTS; intent += 1) remember.run(`agent-${agent}`, `intent-${intent}-task`, signature(`intent-${intent}-task`), clock.now() - (intent % 70) * HOUR);
+      for (let intent = 0; intent < INTENTS; intent += 1)
+        remember.run(
+          `agent-${agent}`,
+          `intent-${intent}-task`,
+          signature(`intent-${intent}-task`),
+          clock.now() - (intent % 70) * HOUR,
+        );
     }
     for (let index = 0; index < rows; index += 1) {
       const intent = `intent-${index % INTENTS}-task`;
       // A third of the rows fall outside the 72 h window.
       const age = (index % 3 === 0 ? 100 : index % 70) * HOUR;
-      insert.run(`agent-${index % AGENTS}`, (index % 5_000) + 1, `t${index}`, intent, REASONS[index % REASONS.length], `text ${index}`, `u${index % 500}`, clock.now() - age);
+      insert.run(
+        `agent-${index % AGENTS}`,
+        (index % 5_000) + 1,
+        `t${index}`,
+        intent,
+        REASONS[index % REASONS.length],
+        `text ${index}`,
+        `u${index % 500}`,
+        clock.now() - age,
+      );
     }
   })();
   // A bulk seed leaves a huge WAL; fold it into the database as a running bot's would be.
@@ -71,7 +99,14 @@ async function measure(rows: number): Promise<Result> {
     // Half the gaps name an intent the agent has seen before, half a new one.
     const intentKey = index % 2 === 0 ? `intent-${(index * 7) % INTENTS}-task` : `new-${index}-request`;
     const started = performance.now();
-    await loop.recordGap({ agentId, sessionId: (index % 5_000) + 1, traceId: `b${index}`, intentKey, reason: "no_skill", userText: "bench" });
+    await loop.recordGap({
+      agentId,
+      sessionId: (index % 5_000) + 1,
+      traceId: `b${index}`,
+      intentKey,
+      reason: "no_skill",
+      userText: "bench",
+    });
     const recorded = performance.now();
     await loop.evaluate(agentId, intentKey, "no_skill");
     const evaluated = performance.now();

@@ -23,8 +23,30 @@ import { formatMs, percentile, timeEach } from "./stats.js";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const ENTRY = join(ROOT, "dist/cli/main.js");
 const SEARCHES = 400;
-const TOPICS = ["mysql 死锁", "飞书 卡片", "kubernetes 滚动发布", "redis 缓存击穿", "nginx 502", "告警 降噪", "docker 镜像瘦身", "支付 回调 幂等", "日志 采样", "灰度 回滚"];
-const QUERIES = ["死锁", "deadlock", "飞书卡片", "rollback", "缓存", "nginx 502", "幂等", "kubernetes", "降噪", "不存在的主题"];
+const TOPICS = [
+  "mysql 死锁",
+  "飞书 卡片",
+  "kubernetes 滚动发布",
+  "redis 缓存击穿",
+  "nginx 502",
+  "告警 降噪",
+  "docker 镜像瘦身",
+  "支付 回调 幂等",
+  "日志 采样",
+  "灰度 回滚",
+];
+const QUERIES = [
+  "死锁",
+  "deadlock",
+  "飞书卡片",
+  "rollback",
+  "缓存",
+  "nginx 502",
+  "幂等",
+  "kubernetes",
+  "降噪",
+  "不存在的主题",
+];
 
 function seedDocs(dir: string, count: number): void {
   mkdirSync(dir, { recursive: true });
@@ -63,25 +85,53 @@ export async function runLibraryBench(): Promise<string> {
   });
   const indexText = readFileSync(join(large, "INDEX.md"), "utf8");
   let query = 0;
-  const inProcess = await timeSync(SEARCHES, () => searchIndex(indexText, QUERIES[(query += 1) % QUERIES.length] as string, 10));
+  const inProcess = await timeSync(SEARCHES, () =>
+    searchIndex(indexText, QUERIES[(query += 1) % QUERIES.length] as string, 10),
+  );
 
   // Through the real child: a seeded workspace whose agent main has the 10,000 documents.
   const workspaceDir = join(base, "rt");
   const sink = { write: () => true } as unknown as NodeJS.WritableStream;
-  await runCli({ args: ["init", "--workspace", workspaceDir], env: { LOG_LEVEL: "silent" }, cwd: ROOT, repoRoot: ROOT, stdout: sink, stderr: sink, stdin: process.stdin });
+  await runCli({
+    args: ["init", "--workspace", workspaceDir],
+    env: { LOG_LEVEL: "silent" },
+    cwd: ROOT,
+    repoRoot: ROOT,
+    stdout: sink,
+    stderr: sink,
+    stdin: process.stdin,
+  });
   writeFileSync(join(workspaceDir, "configs/env"), "REACT_MAX_STEPS=4\nTOOLHOST_SANDBOX=none\nLOG_LEVEL=warn\n");
   const loaded = loadConfig({ env: {}, repoRoot: ROOT, cwd: ROOT, workspaceDir });
   const layout = createRuntimeLayout(workspaceDir, loaded.config);
   seedDocs(layout.agentTrees("main").experienceDir, 10_000);
-  const launches = prepareToolhostLaunches({ config: loaded.config, layout, agents: readAgentsFile(layout.agentsFile), cliEntry: ENTRY });
+  const launches = prepareToolhostLaunches({
+    config: loaded.config,
+    layout,
+    agents: readAgentsFile(layout.agentsFile),
+    cliEntry: ENTRY,
+  });
   const pool = new ToolhostPool({
-    settings: { callTimeoutMs: 60_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 1, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
+    settings: {
+      callTimeoutMs: 60_000,
+      heartbeatMs: 60_000,
+      restartLimit: 3,
+      restartWindowMs: 60_000,
+      concurrency: 1,
+      queueMax: 64,
+      maxFrameBytes: 16 << 20,
+      startTimeoutMs: 20_000,
+      stopGraceMs: 2_000,
+    },
     spawn: (agentId) => spawnToolhostChild(launches.agents.get(agentId) as AgentLaunch),
     logger: pino({ level: "silent" }),
   });
   const client = pool.client("main");
   const search = async () => {
-    const result = await client.callTool({ name: "library.search", args: { query: QUERIES[(query += 1) % QUERIES.length] as string } });
+    const result = await client.callTool({
+      name: "library.search",
+      args: { query: QUERIES[(query += 1) % QUERIES.length] as string },
+    });
     if (!result.ok) throw new Error(`library.search failed: ${JSON.stringify(result)}`);
   };
   await search();

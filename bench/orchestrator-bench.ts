@@ -22,14 +22,32 @@ const WARMUP = 50;
 
 /** Answers instantly: routing JSON, then one file_read, then a final answer. */
 function zeroLatencyModel(): ChatModel {
-  const reply = (response: Partial<ChatResponse>): ChatResponse => ({ content: null, toolCalls: [], finishReason: "stop", model: "zero", usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, ...response });
+  const reply = (response: Partial<ChatResponse>): ChatResponse => ({
+    content: null,
+    toolCalls: [],
+    finishReason: "stop",
+    model: "zero",
+    usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+    ...response,
+  });
   return {
     model: "zero",
     async complete(request) {
-      if (request.purpose === "route") return reply({ content: '{"skills": ["skill-builder"], "intent_key": "bench", "confidence": 1}' });
+      if (request.purpose === "route")
+        return reply({ content: '{"skills": ["skill-builder"], "intent_key": "bench", "confidence": 1}' });
       const last = request.messages.at(-1);
       if (last?.role === "tool") return reply({ content: "done" });
-      return reply({ toolCalls: [{ id: "c1", name: "file_read", argumentsText: '{"path":"notes.md"}', arguments: { ok: true, value: { path: "notes.md" } } }], finishReason: "tool_calls" });
+      return reply({
+        toolCalls: [
+          {
+            id: "c1",
+            name: "file_read",
+            argumentsText: '{"path":"notes.md"}',
+            arguments: { ok: true, value: { path: "notes.md" } },
+          },
+        ],
+        finishReason: "tool_calls",
+      });
     },
   };
 }
@@ -39,12 +57,36 @@ export async function runOrchestratorBench(): Promise<string> {
   chmodSync(base, 0o755);
   const workspaceDir = join(base, "rt");
   const sink = { write: () => true } as unknown as NodeJS.WritableStream;
-  await runCli({ args: ["init", "--workspace", workspaceDir], env: { LOG_LEVEL: "silent" }, cwd: ROOT, repoRoot: ROOT, stdout: sink, stderr: sink, stdin: process.stdin });
+  await runCli({
+    args: ["init", "--workspace", workspaceDir],
+    env: { LOG_LEVEL: "silent" },
+    cwd: ROOT,
+    repoRoot: ROOT,
+    stdout: sink,
+    stderr: sink,
+    stdin: process.stdin,
+  });
   writeFileSync(join(workspaceDir, "configs/env"), "REACT_MAX_STEPS=4\nTOOLHOST_SANDBOX=none\nBOT_LOCALE=en\n");
   const loaded = loadConfig({ env: {}, repoRoot: ROOT, cwd: ROOT, workspaceDir });
   const layout = createRuntimeLayout(workspaceDir, loaded.config);
-  const runtime = await createBotRuntime({ loaded, layout, agents: readAgentsFile(layout.agentsFile), logger: pino({ level: "silent" }), cliEntry: join(ROOT, "dist/cli/main.js"), model: zeroLatencyModel() });
-  const send = (index: number) => runtime.orchestrator.handle({ channel: "bench", chatId: `c${index % 8}`, userId: "u", messageId: `m${index}`, text: `message ${index}`, agentId: "main", isOperator: false });
+  const runtime = await createBotRuntime({
+    loaded,
+    layout,
+    agents: readAgentsFile(layout.agentsFile),
+    logger: pino({ level: "silent" }),
+    cliEntry: join(ROOT, "dist/cli/main.js"),
+    model: zeroLatencyModel(),
+  });
+  const send = (index: number) =>
+    runtime.orchestrator.handle({
+      channel: "bench",
+      chatId: `c${index % 8}`,
+      userId: "u",
+      messageId: `m${index}`,
+      text: `message ${index}`,
+      agentId: "main",
+      isOperator: false,
+    });
   await send(-1);
   for (let index = 0; index < 8; index += 1) {
     mkdirSync(join(layout.workRoot, "main", `bench-c${index}`), { recursive: true });

@@ -81,6 +81,9 @@ export function writeSection(readmePath: string, name: string, markdown: string)
   const block = `${start}\n${markdown.trim()}\n${end}`;
   const from = text.indexOf(start);
   const to = text.indexOf(end);
-  text = from >= 0 && to > from ? `${text.slice(0, from)}${block}${text.slice(to + end.length)}` : `${text.trimEnd()}\n\n${block}\n`;
+  text =
+    from >= 0 && to > from
+      ? `${text.slice(0, from)}${block}${text.slice(to + end.length)}`
+      : `${text.trimEnd()}\n\n${block}\n`;
   writeFileSync(readmePath, text);
 }

@@ -33,7 +33,8 @@ type Figures = { c1: number[]; c8: number[]; cpu1: number[][]; cpu8: number[][] 
 
 /** The process that does the work: the last one down the tree (bwrap, its init, then Node). */
 function worker(pid: number): number {
-  for (let children = childrenOf(pid); children.length > 0; children = childrenOf(pid)) pid = children[children.length - 1] as number;
+  for (let children = childrenOf(pid); children.length > 0; children = childrenOf(pid))
+    pid = children[children.length - 1] as number;
   return pid;
 }
 
@@ -48,17 +49,38 @@ async function measured(parent: number, work: () => Promise<number>): Promise<[n
 const { file } = await seedWorkspace("none");
 const ENTRY = join(ROOT, "dist/cli/main.js");
 type Variant = { name: string; start: () => ReturnType<typeof laodingChild> };
-const variants: Variant[] = [{ name: "dist", start: () => laodingChild(sandbox) }, ...otherEntries.map((variant): Variant => {
-  if (variant.startsWith("flags:")) return { name: variant, start: () => laodingChild(sandbox, ENTRY, variant.slice("flags:".length).split(",")) };
-  if (variant.startsWith("checkout:")) {
-    const dir = resolve(variant.slice("checkout:".length));
-    return { name: variant, start: async () => ((await import(join(dir, "bench/toolhost-bench.ts"))) as { laodingChild: typeof laodingChild }).laodingChild(sandbox, join(dir, "dist/cli/main.js")) };
-  }
-  return { name: variant, start: () => laodingChild(sandbox, resolve(variant)) };
-})];
+const variants: Variant[] = [
+  { name: "dist", start: () => laodingChild(sandbox) },
+  ...otherEntries.map((variant): Variant => {
+    if (variant.startsWith("flags:"))
+      return { name: variant, start: () => laodingChild(sandbox, ENTRY, variant.slice("flags:".length).split(",")) };
+    if (variant.startsWith("checkout:")) {
+      const dir = resolve(variant.slice("checkout:".length));
+      return {
+        name: variant,
+        start: async () =>
+          ((await import(join(dir, "bench/toolhost-bench.ts"))) as { laodingChild: typeof laodingChild }).laodingChild(
+            sandbox,
+            join(dir, "dist/cli/main.js"),
+          ),
+      };
+    }
+    return { name: variant, start: () => laodingChild(sandbox, resolve(variant)) };
+  }),
+];
 const laodings = await Promise.all(variants.map((variant) => variant.start()));
 const subjects = [
-  mcpChild("MCP SDK server", () => new StdioClientTransport({ command: process.execPath, args: [join(ROOT, "bench/fixtures/mcp-read-server.mjs")], stderr: "inherit" }), "read_file", file),
+  mcpChild(
+    "MCP SDK server",
+    () =>
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [join(ROOT, "bench/fixtures/mcp-read-server.mjs")],
+        stderr: "inherit",
+      }),
+    "read_file",
+    file,
+  ),
   ...laodings,
 ];
 const names = ["MCP SDK server", ...variants.map((variant) => `laoding (${sandbox}) ${variant.name}`)];
@@ -86,7 +108,9 @@ for (const laoding of laodings) laoding.cleanup();
 const median = (values: number[]) => percentile(values, 50);
 const cpu = (samples: number[][], side: number) => median(samples.map((sample) => sample[side] as number)).toFixed(0);
 const mcp = figures[0] as Figures;
-console.log("| subject | read/s c=1 | read/s c=8 | CPU µs/call c=1 (parent / child) | c=8 | child RSS | c=1 vs MCP | c=8 vs MCP |");
+console.log(
+  "| subject | read/s c=1 | read/s c=8 | CPU µs/call c=1 (parent / child) | c=8 | child RSS | c=1 vs MCP | c=8 vs MCP |",
+);
 console.log("|---|---|---|---|---|---|---|---|");
 figures.forEach((figure, index) => {
   console.log(

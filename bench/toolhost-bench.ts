@@ -22,7 +22,13 @@ import { openStore, type Store } from "../src/store/store.js";
 import type { ToolCallAudit } from "../src/toolhost/client/toolhost-client.js";
 import { ToolhostPool } from "../src/toolhost/client/toolhost-pool.js";
 import { measureBotMemory } from "./bot-memory.js";
-import { FILE_CALLS, measureFileTools, SHELL_CALLS, seedFileToolTree, type FileToolFigures } from "./file-tools-measure.js";
+import {
+  FILE_CALLS,
+  measureFileTools,
+  SHELL_CALLS,
+  seedFileToolTree,
+  type FileToolFigures,
+} from "./file-tools-measure.js";
 import { formatMs, percentile, rssMb, throughput, timeEach, treeRssMb } from "./stats.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -39,7 +45,17 @@ const BOT_MESSAGES = 200;
 /** No step of this bench may take longer: a stuck child fails the run instead of hanging it. */
 const STEP_DEADLINE_MS = 120_000;
 
-type Row = { name: string; pingP50: number; pingP99: number; read1: number; read8: number; coldMs: number; idleRss: number; childRss: number; settledRss: number };
+type Row = {
+  name: string;
+  pingP50: number;
+  pingP99: number;
+  read1: number;
+  read8: number;
+  coldMs: number;
+  idleRss: number;
+  childRss: number;
+  settledRss: number;
+};
 
 /** The ping/read/cold-start figures of one kind of child, from a way to start it. */
 type Subject = {
@@ -52,7 +68,15 @@ export async function seedWorkspace(sandbox: string): Promise<{ workspaceDir: st
   chmodSync(base, 0o755);
   const workspaceDir = join(base, "rt");
   const sink = { write: () => true } as unknown as NodeJS.WritableStream;
-  await runCli({ args: ["init", "--workspace", workspaceDir], env: { LOG_LEVEL: "silent" }, cwd: ROOT, repoRoot: ROOT, stdout: sink, stderr: sink, stdin: process.stdin });
+  await runCli({
+    args: ["init", "--workspace", workspaceDir],
+    env: { LOG_LEVEL: "silent" },
+    cwd: ROOT,
+    repoRoot: ROOT,
+    stdout: sink,
+    stderr: sink,
+    stdin: process.stdin,
+  });
   writeFileSync(join(workspaceDir, "configs/env"), `REACT_MAX_STEPS=4\nTOOLHOST_SANDBOX=${sandbox}\nLOG_LEVEL=warn\n`);
   const file = join(workspaceDir, "workspace/main/bench.txt");
   mkdirSync(join(workspaceDir, "workspace/main"), { recursive: true });
@@ -65,7 +89,12 @@ export async function seedWorkspace(sandbox: string): Promise<{ workspaceDir: st
 function launchesFor(workspaceDir: string, entry = ENTRY): ToolhostLaunches {
   const loaded = loadConfig({ env: {}, repoRoot: ROOT, cwd: ROOT, workspaceDir });
   const layout = createRuntimeLayout(workspaceDir, loaded.config);
-  return prepareToolhostLaunches({ config: loaded.config, layout, agents: readAgentsFile(layout.agentsFile), cliEntry: entry });
+  return prepareToolhostLaunches({
+    config: loaded.config,
+    layout,
+    agents: readAgentsFile(layout.agentsFile),
+    cliEntry: entry,
+  });
 }
 
 /** The pool as the bot builds it, audit trail included when a store is given. */
@@ -78,8 +107,19 @@ export function toolhostPool(workspaceDir: string, store?: Store, entry = ENTRY,
     launch.launch.args.splice(entryAt, 0, ...nodeFlags);
   }
   return new ToolhostPool({
-    settings: { callTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 2_000 },
-    spawn: (agentId) => spawnToolhostChild(launches.agents.get(agentId) as NonNullable<ReturnType<ToolhostLaunches["agents"]["get"]>>),
+    settings: {
+      callTimeoutMs: 30_000,
+      heartbeatMs: 60_000,
+      restartLimit: 3,
+      restartWindowMs: 60_000,
+      concurrency: 8,
+      queueMax: 64,
+      maxFrameBytes: 16 << 20,
+      startTimeoutMs: 20_000,
+      stopGraceMs: 2_000,
+    },
+    spawn: (agentId) =>
+      spawnToolhostChild(launches.agents.get(agentId) as NonNullable<ReturnType<ToolhostLaunches["agents"]["get"]>>),
     logger: pino({ level: "silent" }),
     ...(store ? { recordCall: (audit: ToolCallAudit) => store.toolCalls.record(audit) } : {}),
   });
@@ -88,7 +128,10 @@ export function toolhostPool(workspaceDir: string, store?: Store, entry = ENTRY,
 function withDeadline<T>(label: string, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`bench step "${label}" took over ${STEP_DEADLINE_MS} ms; a child is stuck`)), STEP_DEADLINE_MS);
+    timer = setTimeout(
+      () => reject(new Error(`bench step "${label}" took over ${STEP_DEADLINE_MS} ms; a child is stuck`)),
+      STEP_DEADLINE_MS,
+    );
   });
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
@@ -126,7 +169,17 @@ async function measure(subject: Subject): Promise<Row> {
     // Then left alone as an agent between bursts is: the child collects the burst's garbage once it has gone quiet.
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const settledRss = treeRssMb(child.pid());
-    return { name: subject.name, pingP50: percentile(pings, 50), pingP99: percentile(pings, 99), read1, read8, coldMs: percentile(colds, 50), idleRss, childRss, settledRss };
+    return {
+      name: subject.name,
+      pingP50: percentile(pings, 50),
+      pingP99: percentile(pings, 99),
+      read1,
+      read8,
+      coldMs: percentile(colds, 50),
+      idleRss,
+      childRss,
+      settledRss,
+    };
   } finally {
     await child.close();
   }
@@ -136,8 +189,13 @@ function rpcChild(name: string, script: string, file: string): Subject {
   return {
     name,
     async start() {
-      const child = spawn(process.execPath, [join(ROOT, "bench/fixtures", script), file], { stdio: ["pipe", "pipe", "inherit"] });
-      const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+      const child = spawn(process.execPath, [join(ROOT, "bench/fixtures", script), file], {
+        stdio: ["pipe", "pipe", "inherit"],
+      });
+      const connection = createMessageConnection(
+        new StreamMessageReader(child.stdout),
+        new StreamMessageWriter(child.stdin),
+      );
       connection.listen();
       return {
         ping: () => connection.sendRequest("ping", {}),
@@ -173,7 +231,11 @@ export function mcpChild(name: string, transport: () => StdioClientTransport, to
 }
 
 /** `entry`: the CLI whose child serves (another build of dist/), `nodeFlags`: more flags for its Node, for an A/B of the child alone. */
-export async function laodingChild(sandbox: "none" | "bwrap", entry = ENTRY, nodeFlags: string[] = []): Promise<Subject & { cleanup(): void }> {
+export async function laodingChild(
+  sandbox: "none" | "bwrap",
+  entry = ENTRY,
+  nodeFlags: string[] = [],
+): Promise<Subject & { cleanup(): void }> {
   const { workspaceDir, file } = await seedWorkspace(sandbox);
   const databaseFile = join(workspaceDir, "..", "audit.db");
   // Every call of the bot names its chat's folder as the working folder.
@@ -187,7 +249,12 @@ export async function laodingChild(sandbox: "none" | "bwrap", entry = ENTRY, nod
       return {
         ping: () => client.ping(),
         read: async () => {
-          const result = await client.callTool({ name: "file.read", args: { path: file }, traceId: "bench", cwd: chatCwd });
+          const result = await client.callTool({
+            name: "file.read",
+            args: { path: file },
+            traceId: "bench",
+            cwd: chatCwd,
+          });
           if (!result.ok) throw new Error(JSON.stringify(result));
         },
         pid: () => client.supervisor.pid ?? 0,
@@ -207,7 +274,13 @@ async function laodingMcp(): Promise<Subject & { cleanup(): void }> {
   return {
     ...mcpChild(
       "laoding MCP mode (bwrap)",
-      () => new StdioClientTransport({ command: process.execPath, args: [ENTRY, "toolhost", "--agent", "main", "--mcp", "--workspace", workspaceDir], stderr: "inherit", env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn" } }),
+      () =>
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [ENTRY, "toolhost", "--agent", "main", "--mcp", "--workspace", workspaceDir],
+          stderr: "inherit",
+          env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn" },
+        }),
       "file.read",
       file,
     ),
@@ -234,12 +307,27 @@ async function benchCrashRejection(): Promise<{ p50: number; max: number }> {
   const times: number[] = [];
   for (let round = 0; round < CRASH_ROUNDS; round += 1) {
     // After a crash the supervisor backs off before restarting; calls fail fast until then.
-    while (!(await client.ping().then(() => true, () => false))) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (
+      !(await client.ping().then(
+        () => true,
+        () => false,
+      ))
+    )
+      await new Promise((resolve) => setTimeout(resolve, 10));
     const pid = client.supervisor.pid ?? 0;
     // A session per round: the client refuses a call that already crashed the child twice in its session.
-    const calls = Array.from({ length: CALLS_IN_FLIGHT }, () => client.callTool({ name: "shell.exec", args: { command: "tail -f /dev/null", timeout_ms: 30_000 }, sessionId: round + 1 }));
+    const calls = Array.from({ length: CALLS_IN_FLIGHT }, () =>
+      client.callTool({
+        name: "shell.exec",
+        args: { command: "tail -f /dev/null", timeout_ms: 30_000 },
+        sessionId: round + 1,
+      }),
+    );
     for (let waited = 0; client.load.running < CALLS_IN_FLIGHT; waited += 5) {
-      if (waited > 10_000) throw new Error(`only ${client.load.running} of ${CALLS_IN_FLIGHT} shell calls started: ${JSON.stringify(await Promise.race(calls))}`);
+      if (waited > 10_000)
+        throw new Error(
+          `only ${client.load.running} of ${CALLS_IN_FLIGHT} shell calls started: ${JSON.stringify(await Promise.race(calls))}`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     // Let the calls reach the child and start their commands.
@@ -248,7 +336,8 @@ async function benchCrashRejection(): Promise<{ p50: number; max: number }> {
     process.kill(pid, "SIGKILL");
     const results = await Promise.all(calls);
     times.push(performance.now() - killed);
-    if (results.some((result) => result.ok || result.error.code !== "TOOLHOST_CRASHED")) throw new Error(`expected TOOLHOST_CRASHED, got ${JSON.stringify(results)}`);
+    if (results.some((result) => result.ok || result.error.code !== "TOOLHOST_CRASHED"))
+      throw new Error(`expected TOOLHOST_CRASHED, got ${JSON.stringify(results)}`);
   }
   await pool.stopAll();
   rmSync(join(workspaceDir, ".."), { recursive: true, force: true });
@@ -259,8 +348,19 @@ const BOUNDARY_ROUNDS = 3;
 
 /** Median of each figure over a few rounds: one round on a shared 2-core machine is too noisy to compare. */
 function medianFigures(rounds: FileToolFigures[]): FileToolFigures {
-  const median = (key: keyof FileToolFigures) => percentile(rounds.map((round) => round[key]), 50);
-  return { read8: median("read8"), write8: median("write8"), list8: median("list8"), grep1: median("grep1"), shellP50: median("shellP50"), shellP99: median("shellP99") };
+  const median = (key: keyof FileToolFigures) =>
+    percentile(
+      rounds.map((round) => round[key]),
+      50,
+    );
+  return {
+    read8: median("read8"),
+    write8: median("write8"),
+    list8: median("list8"),
+    grep1: median("grep1"),
+    shellP50: median("shellP50"),
+    shellP99: median("shellP99"),
+  };
 }
 
 async function benchFileTools(sandbox: "none" | "bwrap"): Promise<FileToolFigures> {
@@ -284,13 +384,17 @@ async function benchFileTools(sandbox: "none" | "bwrap"): Promise<FileToolFigure
  */
 export async function runBoundaryBench(): Promise<string> {
   const rows: Array<[string, FileToolFigures]> = [];
-  for (const sandbox of ["none", "bwrap"] as const) rows.push([`laoding toolhost (${sandbox})`, await benchFileTools(sandbox)]);
+  for (const sandbox of ["none", "bwrap"] as const)
+    rows.push([`laoding toolhost (${sandbox})`, await benchFileTools(sandbox)]);
   return [
     `Median of ${BOUNDARY_ROUNDS} rounds, each with a fresh workspace and child (as ${process.getuid?.() === 0 ? "root: the child runs as the agent's uid, jailed" : "a non-root user"}). read/write: ${FILE_CALLS} calls of 4 KiB at concurrency 8; list: a folder of 50 files, concurrency 8; grep: ${FILE_CALLS / 10} sequential searches over those 50 files; shell: ${SHELL_CALLS} sequential \`true\` commands.`,
     "",
     "| child | file.read/s c=8 | file.write/s c=8 | file.list/s c=8 | file.grep/s c=1 | shell.exec p50 | shell.exec p99 |",
     "|---|---|---|---|---|---|---|",
-    ...rows.map(([name, f]) => `| ${name} | ${f.read8.toFixed(0)} | ${f.write8.toFixed(0)} | ${f.list8.toFixed(0)} | ${f.grep1.toFixed(0)} | ${formatMs(f.shellP50)} | ${formatMs(f.shellP99)} |`),
+    ...rows.map(
+      ([name, f]) =>
+        `| ${name} | ${f.read8.toFixed(0)} | ${f.write8.toFixed(0)} | ${f.list8.toFixed(0)} | ${f.grep1.toFixed(0)} | ${formatMs(f.shellP50)} | ${formatMs(f.shellP99)} |`,
+    ),
   ].join("\n");
 }
 
@@ -299,7 +403,21 @@ export async function runToolhostBench(): Promise<string> {
   const rows: Row[] = [];
   rows.push(await measure(rpcChild("raw stdio echo (floor)", "echo-child.mjs", file)));
   rows.push(await measure(rpcChild("bare vscode-jsonrpc", "jsonrpc-child.mjs", file)));
-  rows.push(await measure(mcpChild("MCP SDK server (stdio)", () => new StdioClientTransport({ command: process.execPath, args: [join(ROOT, "bench/fixtures/mcp-read-server.mjs")], stderr: "inherit" }), "read_file", file)));
+  rows.push(
+    await measure(
+      mcpChild(
+        "MCP SDK server (stdio)",
+        () =>
+          new StdioClientTransport({
+            command: process.execPath,
+            args: [join(ROOT, "bench/fixtures/mcp-read-server.mjs")],
+            stderr: "inherit",
+          }),
+        "read_file",
+        file,
+      ),
+    ),
+  );
   for (const make of [() => laodingChild("none"), () => laodingChild("bwrap"), laodingMcp]) {
     const subject = await make();
     try {

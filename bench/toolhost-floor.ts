@@ -32,7 +32,9 @@ const CALLS = 2_000;
 type Reader = { read(): Promise<unknown>; close(): Promise<void> | void };
 
 function floorChild(file: string, store?: Store): Reader {
-  const child = spawn(process.execPath, [join(ROOT, "bench/fixtures/floor-read-child.mjs")], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [join(ROOT, "bench/fixtures/floor-read-child.mjs")], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const waiting = new Map<number, () => void>();
   let pending = "";
   let nextId = 0;
@@ -57,7 +59,14 @@ function floorChild(file: string, store?: Store): Reader {
       ? async () => {
           const started = systemClock.now();
           await request();
-          await store.toolCalls.record({ traceId: "bench", agentId: "main", tool: "file.read", argsDigest: "0123456789abcdef", ok: true, durationMs: systemClock.now() - started });
+          await store.toolCalls.record({
+            traceId: "bench",
+            agentId: "main",
+            tool: "file.read",
+            argsDigest: "0123456789abcdef",
+            ok: true,
+            durationMs: systemClock.now() - started,
+          });
         }
       : request,
     close: () => void child.stdin.end(),
@@ -69,7 +78,17 @@ const file = join(dir, "bench.txt");
 writeFileSync(file, "x".repeat(4096));
 // The database where the bot keeps it: on the disk, not in memory.
 const store = await openStore(join(dir, "laoding.db"), systemClock);
-const mcp = await mcpChild("MCP SDK server", () => new StdioClientTransport({ command: process.execPath, args: [join(ROOT, "bench/fixtures/mcp-read-server.mjs")], stderr: "inherit" }), "read_file", file).start();
+const mcp = await mcpChild(
+  "MCP SDK server",
+  () =>
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [join(ROOT, "bench/fixtures/mcp-read-server.mjs")],
+      stderr: "inherit",
+    }),
+  "read_file",
+  file,
+).start();
 const subjects: { name: string; reader: Reader }[] = [
   { name: "MCP SDK server", reader: mcp },
   { name: "floor (readFileSync, one JSON line each way)", reader: floorChild(file) },
@@ -97,5 +116,7 @@ console.log("| subject | read/s c=1 | read/s c=8 | c=1 vs MCP | c=8 vs MCP |");
 console.log("|---|---|---|---|---|");
 subjects.forEach(({ name }, index) => {
   const rate = rates[index] as (typeof rates)[number];
-  console.log(`| ${name} | ${median(rate.c1).toFixed(0)} | ${median(rate.c8).toFixed(0)} | ${(median(rate.c1) / median(reference.c1)).toFixed(2)}x | ${(median(rate.c8) / median(reference.c8)).toFixed(2)}x |`);
+  console.log(
+    `| ${name} | ${median(rate.c1).toFixed(0)} | ${median(rate.c8).toFixed(0)} | ${(median(rate.c1) / median(reference.c1)).toFixed(2)}x | ${(median(rate.c8) / median(reference.c8)).toFixed(2)}x |`,
+  );
 });

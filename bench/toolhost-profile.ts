@@ -32,7 +32,12 @@ chmodSync(join(dir, "child"), 0o1777);
 const { workspaceDir, file } = await seedWorkspace(sandbox);
 const loaded = loadConfig({ env: {}, repoRoot: ROOT, cwd: ROOT, workspaceDir });
 const layout = createRuntimeLayout(workspaceDir, loaded.config);
-const launches = prepareToolhostLaunches({ config: loaded.config, layout, agents: readAgentsFile(layout.agentsFile), cliEntry: join(ROOT, "dist/cli/main.js") });
+const launches = prepareToolhostLaunches({
+  config: loaded.config,
+  layout,
+  agents: readAgentsFile(layout.agentsFile),
+  cliEntry: join(ROOT, "dist/cli/main.js"),
+});
 const launch = launches.agents.get("main");
 if (!launch) throw new Error("no launch for agent main");
 const nodeAt = launch.launch.args.lastIndexOf(process.execPath);
@@ -41,14 +46,29 @@ if (sandbox === "bwrap") launch.launch.args.splice(0, 0, "--bind", join(dir, "ch
 
 const store = await openStore(join(workspaceDir, "..", "audit.db"), systemClock);
 const pool = new ToolhostPool({
-  settings: { callTimeoutMs: 30_000, heartbeatMs: 60_000, restartLimit: 3, restartWindowMs: 60_000, concurrency: 8, queueMax: 64, maxFrameBytes: 16 << 20, startTimeoutMs: 20_000, stopGraceMs: 5_000 },
+  settings: {
+    callTimeoutMs: 30_000,
+    heartbeatMs: 60_000,
+    restartLimit: 3,
+    restartWindowMs: 60_000,
+    concurrency: 8,
+    queueMax: 64,
+    maxFrameBytes: 16 << 20,
+    startTimeoutMs: 20_000,
+    stopGraceMs: 5_000,
+  },
   spawn: () => spawnToolhostChild(launch),
   logger: pino({ level: "silent" }),
   recordCall: (audit) => store.toolCalls.record(audit),
 });
 const client = pool.client("main");
 const read = async () => {
-  const result = await client.callTool({ name: "file.read", args: { path: file }, traceId: "profile", cwd: join(dirname(file), "profile-c1") });
+  const result = await client.callTool({
+    name: "file.read",
+    args: { path: file },
+    traceId: "profile",
+    cwd: join(dirname(file), "profile-c1"),
+  });
   if (!result.ok) throw new Error(JSON.stringify(result));
 };
 await throughput(500, 8, read);
@@ -74,12 +94,29 @@ function summarize(path: string, title: string): void {
     if (hits === 0) continue;
     const { functionName, url, lineNumber } = node.callFrame;
     const where = url.replace(/^file:\/\//, "").replace(ROOT, "");
-    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1] ?? (where.startsWith("node:") ? "node core" : where === "" ? `(${functionName || "native"})` : where.startsWith("dist/") || where.startsWith("src/") ? "laoding" : where);
-    byFunction.set(`${functionName || "(anonymous)"} ${where}:${lineNumber + 1}`, (byFunction.get(`${functionName || "(anonymous)"} ${where}:${lineNumber + 1}`) ?? 0) + hits);
+    const pkg =
+      /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1] ??
+      (where.startsWith("node:")
+        ? "node core"
+        : where === ""
+          ? `(${functionName || "native"})`
+          : where.startsWith("dist/") || where.startsWith("src/")
+            ? "laoding"
+            : where);
+    byFunction.set(
+      `${functionName || "(anonymous)"} ${where}:${lineNumber + 1}`,
+      (byFunction.get(`${functionName || "(anonymous)"} ${where}:${lineNumber + 1}`) ?? 0) + hits,
+    );
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + hits);
   }
-  const top = (map: Map<string, number>, count: number) => [...map].sort((a, b) => b[1] - a[1]).slice(0, count).map(([name, hits]) => `  ${((hits / total) * 100).toFixed(1).padStart(5)}%  ${name}`);
-  process.stdout.write(`\n${title} (${total} samples)\nby package:\n${top(byPackage, 12).join("\n")}\nby function (self):\n${top(byFunction, 30).join("\n")}\n`);
+  const top = (map: Map<string, number>, count: number) =>
+    [...map]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, count)
+      .map(([name, hits]) => `  ${((hits / total) * 100).toFixed(1).padStart(5)}%  ${name}`);
+  process.stdout.write(
+    `\n${title} (${total} samples)\nby package:\n${top(byPackage, 12).join("\n")}\nby function (self):\n${top(byFunction, 30).join("\n")}\n`,
+  );
 }
 process.stdout.write(`${READS} reads at c=${concurrency} (${sandbox}): ${perSecond.toFixed(0)}/s while profiling\n`);
 summarize(join(dir, "parent.cpuprofile"), "parent");

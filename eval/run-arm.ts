@@ -22,7 +22,17 @@ import { openStore, type Store } from "../src/store/store.js";
 import type { ToolhostClient } from "../src/toolhost/client/toolhost-client.js";
 import { createScriptedAgent, successProbability } from "./scripted-agent.js";
 import { CLEAN, isHarmfulLesson, NOISY, REALISTIC, scriptedDistiller } from "./scripted-distiller.js";
-import { correctionText, failedTraps, FAMILIES, lessonFor, succeeded, taskStream, uniform, WORLD, type Task } from "./world.js";
+import {
+  correctionText,
+  failedTraps,
+  FAMILIES,
+  lessonFor,
+  succeeded,
+  taskStream,
+  uniform,
+  WORLD,
+  type Task,
+} from "./world.js";
 
 export const ARMS = ["none", "full", "noGates", "placebo", "oracle"] as const;
 export type Arm = (typeof ARMS)[number];
@@ -43,13 +53,19 @@ export type ArmResult = {
   databaseDigest: string;
 };
 
-const [AGENT] = parseAgents(JSON.stringify({ agents: [{ id: "main", name: "Laoding" }] }), "the eval harness") as [ReturnType<typeof parseAgents>[number]];
+const [AGENT] = parseAgents(JSON.stringify({ agents: [{ id: "main", name: "Laoding" }] }), "the eval harness") as [
+  ReturnType<typeof parseAgents>[number],
+];
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 /** The world's tasks need no tools: the agent's toolhost offers none. */
 const NO_TOOLS = { listTools: () => Promise.resolve([]) } as unknown as ToolhostClient;
 
-export async function runArm(arm: Arm, seed: number, options: { tasks?: number; keepDatabase?: (file: string) => void } = {}): Promise<ArmResult> {
+export async function runArm(
+  arm: Arm,
+  seed: number,
+  options: { tasks?: number; keepDatabase?: (file: string) => void } = {},
+): Promise<ArmResult> {
   const root = mkdtempSync(join(tmpdir(), "laoding-eval-"));
   try {
     return await run(arm, seed, root, options.tasks ?? WORLD.tasks, options.keepDatabase);
@@ -58,10 +74,21 @@ export async function runArm(arm: Arm, seed: number, options: { tasks?: number; 
   }
 }
 
-async function run(arm: Arm, seed: number, root: string, taskCount: number, keepDatabase?: (file: string) => void): Promise<ArmResult> {
+async function run(
+  arm: Arm,
+  seed: number,
+  root: string,
+  taskCount: number,
+  keepDatabase?: (file: string) => void,
+): Promise<ArmResult> {
   let now = Date.UTC(2026, 0, 1);
   const clock = { now: () => now };
-  const loaded = loadConfig({ env: { REACT_MAX_STEPS: "4", LOG_LEVEL: "silent" }, repoRoot: root, cwd: root, workspaceDir: root });
+  const loaded = loadConfig({
+    env: { REACT_MAX_STEPS: "4", LOG_LEVEL: "silent" },
+    repoRoot: root,
+    cwd: root,
+    workspaceDir: root,
+  });
   const layout = createRuntimeLayout(root, loaded.config);
   const databaseFile = join(root, "eval.db");
   const store = await openStore(databaseFile, clock);
@@ -69,11 +96,26 @@ async function run(arm: Arm, seed: number, root: string, taskCount: number, keep
   const tasks = taskStream(seed, taskCount);
   const byText = new Map(tasks.map((task) => [task.text, task]));
   const faults = arm === "noGates" ? NOISY : arm === "full" ? REALISTIC : CLEAN;
-  const model = createScriptedAgent({ seed, taskByText: (text) => byText.get(text), distiller: scriptedDistiller(seed, faults) });
+  const model = createScriptedAgent({
+    seed,
+    taskByText: (text) => byText.get(text),
+    distiller: scriptedDistiller(seed, faults),
+  });
   const learning = arm === "full" || arm === "noGates";
   const remembering = learning || arm === "oracle";
   const loop = remembering
-    ? createDistillationLoop({ store, model: learning ? model : undefined, settings: { locale: "en", holdoutPercent: arm === "oracle" ? 0 : 10, settleQuietMs: 10 * MINUTE, ...(arm === "noGates" ? { dangerouslySkipGates: true } : {}) }, logger, clock })
+    ? createDistillationLoop({
+        store,
+        model: learning ? model : undefined,
+        settings: {
+          locale: "en",
+          holdoutPercent: arm === "oracle" ? 0 : 10,
+          settleQuietMs: 10 * MINUTE,
+          ...(arm === "noGates" ? { dangerouslySkipGates: true } : {}),
+        },
+        logger,
+        clock,
+      })
     : undefined;
   if (arm === "oracle") await seedOracle(store);
   const catalog = new SkillCatalog([{ dir: layout.baseSkillsDir, source: "base" }], logger);
@@ -99,7 +141,16 @@ async function run(arm: Arm, seed: number, root: string, taskCount: number, keep
   let citationLeaks = 0;
   let nextCurate = now + DAY;
   const eligible: ArmResult["eligible"] = [];
-  const send = (task: Task, text: string, index: number) => orchestrator.handle({ channel: "eval", chatId: `task-${task.index}`, userId: "user", messageId: `${task.index}-${index}`, text, agentId: AGENT.id, isOperator: false });
+  const send = (task: Task, text: string, index: number) =>
+    orchestrator.handle({
+      channel: "eval",
+      chatId: `task-${task.index}`,
+      userId: "user",
+      messageId: `${task.index}-${index}`,
+      text,
+      agentId: AGENT.id,
+      isOperator: false,
+    });
 
   for (const task of tasks) {
     now += 30 * MINUTE;
@@ -124,7 +175,11 @@ async function run(arm: Arm, seed: number, root: string, taskCount: number, keep
         const lesson = await store.experiences.get(row.experienceId);
         if (lesson) lessons.push({ id: lesson.id, text: lesson.summary });
       }
-      eligible.push({ arm: chosen[0]?.arm ?? "treatment", success, trueEffect: successProbability(task, lessons) - successProbability(task, []) });
+      eligible.push({
+        arm: chosen[0]?.arm ?? "treatment",
+        success,
+        trueEffect: successProbability(task, lessons) - successProbability(task, []),
+      });
     }
     // The user says when an answer did not work; sometimes they also say what would have.
     // A wrong flag in the answer is what a user notices first.
@@ -133,7 +188,11 @@ async function run(arm: Arm, seed: number, root: string, taskCount: number, keep
       const reveals = firstFailed !== undefined && uniform(seed, task.index, 7) < WORLD.reveal;
       if (reveals) revealed.add(`${task.family.slug}:${firstFailed.topic}`);
       now += MINUTE;
-      await send(task, reveals ? correctionText(task, firstFailed) : `No, that did not work for ${task.family.name}.`, 1);
+      await send(
+        task,
+        reveals ? correctionText(task, firstFailed) : `No, that did not work for ${task.family.name}.`,
+        1,
+      );
     }
     await loop?.flush();
     await loop?.idle();
@@ -155,7 +214,11 @@ async function run(arm: Arm, seed: number, root: string, taskCount: number, keep
     harmful,
     eligible,
     report: arm === "full" ? await reportCounts(store) : undefined,
-    lessons: { created: lessons.filter((lesson) => lesson.source !== "manual").length, active: lessons.filter((lesson) => lesson.status === "active").length, deprecated: lessons.filter((lesson) => lesson.status === "deprecated").length },
+    lessons: {
+      created: lessons.filter((lesson) => lesson.source !== "manual").length,
+      active: lessons.filter((lesson) => lesson.status === "active").length,
+      deprecated: lessons.filter((lesson) => lesson.status === "deprecated").length,
+    },
     citationLeaks,
     databaseDigest: await databaseDigest(store),
   };
@@ -165,14 +228,25 @@ async function run(arm: Arm, seed: number, root: string, taskCount: number, keep
 }
 
 async function harmfulRecord(store: Store, lesson: Experience): Promise<ArmResult["harmful"][number]> {
-  const deprecation = (await store.ledger.bySubject("experience", `exp-${String(lesson.id).padStart(6, "0")}`)).find((entry) => entry.action === "deprecate");
-  const shown = (await store.injections.byExperience(lesson.id)).filter((row) => row.arm === "treatment" && (!deprecation || row.createdAt <= deprecation.createdAt));
-  return { lesson: lesson.summary, injectionsBeforeDeprecation: shown.length, deprecated: lesson.status === "deprecated" };
+  const deprecation = (await store.ledger.bySubject("experience", `exp-${String(lesson.id).padStart(6, "0")}`)).find(
+    (entry) => entry.action === "deprecate",
+  );
+  const shown = (await store.injections.byExperience(lesson.id)).filter(
+    (row) => row.arm === "treatment" && (!deprecation || row.createdAt <= deprecation.createdAt),
+  );
+  return {
+    lesson: lesson.summary,
+    injectionsBeforeDeprecation: shown.length,
+    deprecated: lesson.status === "deprecated",
+  };
 }
 
 async function reportCounts(store: Store): Promise<NonNullable<ArmResult["report"]>> {
   const { treatment, holdout } = (await effectReport(store, AGENT.id)).overall;
-  return { treatment: { n: treatment.n, successes: treatment.successes }, holdout: { n: holdout.n, successes: holdout.successes } };
+  return {
+    treatment: { n: treatment.n, successes: treatment.successes },
+    holdout: { n: holdout.n, successes: holdout.successes },
+  };
 }
 
 /** Oracle memory: the true remedy of every trap, as pinned manual lessons. */
@@ -180,7 +254,17 @@ async function seedOracle(store: Store): Promise<void> {
   for (const familyOf of FAMILIES) {
     for (const trap of familyOf.traps) {
       const summary = lessonFor(familyOf, trap);
-      await store.experiences.add({ agentId: AGENT.id, source: "manual", summary, category: "pitfall", confidence: 1, status: "active", createdBy: "oracle", contentHash: contentHash(summary), tags: familyOf.slug.split("-") });
+      await store.experiences.add({
+        agentId: AGENT.id,
+        source: "manual",
+        summary,
+        category: "pitfall",
+        confidence: 1,
+        status: "active",
+        createdBy: "oracle",
+        contentHash: contentHash(summary),
+        tags: familyOf.slug.split("-"),
+      });
     }
   }
 }
@@ -200,10 +284,15 @@ function placeboSection() {
 export async function databaseDigest(store: Store): Promise<string> {
   const hash = createHash("sha256");
   // The eval's store is its own SQLite file (sqlite_master, rowid).
-  const tables = (await store.sql.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")).map((row) => row.name);
+  const tables = (
+    await store.sql.all<{ name: string }>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )
+  ).map((row) => row.name);
   for (const table of tables) {
     hash.update(`${table}\n`);
-    for (const row of await store.sql.all(`SELECT * FROM "${table}" ORDER BY rowid`)) hash.update(`${JSON.stringify(row)}\n`);
+    for (const row of await store.sql.all(`SELECT * FROM "${table}" ORDER BY rowid`))
+      hash.update(`${JSON.stringify(row)}\n`);
   }
   return hash.digest("hex");
 }

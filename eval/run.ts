@@ -11,7 +11,10 @@ import { runEval, type EvalResult } from "./harness.js";
 import { ARMS } from "./run-arm.js";
 import { WORLD } from "./world.js";
 
-const { values } = parseArgs({ options: { json: { type: "boolean" }, seeds: { type: "string" }, tasks: { type: "string" } }, strict: true });
+const { values } = parseArgs({
+  options: { json: { type: "boolean" }, seeds: { type: "string" }, tasks: { type: "string" } },
+  strict: true,
+});
 const seeds = values.seeds ? Number(values.seeds) : WORLD.seeds;
 const tasks = values.tasks ? Number(values.tasks) : WORLD.tasks;
 if (!Number.isInteger(seeds) || seeds < 1 || !Number.isInteger(tasks) || tasks < WORLD.window) {
@@ -19,7 +22,11 @@ if (!Number.isInteger(seeds) || seeds < 1 || !Number.isInteger(tasks) || tasks <
   process.exit(2);
 }
 const started = Date.now();
-const result = await runEval({ seeds, tasks, ...(values.json ? {} : { onProgress: (line: string) => process.stderr.write(`${line}\n`) }) });
+const result = await runEval({
+  seeds,
+  tasks,
+  ...(values.json ? {} : { onProgress: (line: string) => process.stderr.write(`${line}\n`) }),
+});
 if (values.json) {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } else {
@@ -55,7 +62,9 @@ function writeResults(text: string): void {
   const current = readFileSync(file, "utf8");
   const start = "<!-- results:start -->";
   const end = "<!-- results:end -->";
-  const next = current.includes(start) ? `${current.slice(0, current.indexOf(start) + start.length)}\n${text}\n${current.slice(current.indexOf(end))}` : `${current}\n${start}\n${text}\n${end}\n`;
+  const next = current.includes(start)
+    ? `${current.slice(0, current.indexOf(start) + start.length)}\n${text}\n${current.slice(current.indexOf(end))}`
+    : `${current}\n${start}\n${text}\n${end}\n`;
   writeFileSync(`${file}.tmp`, next);
   renameSync(`${file}.tmp`, file);
 }

@@ -15,7 +15,10 @@ export type ShownLesson = { id: number; text: string };
 const INSTRUCTION = /ignore (all )?previous instructions/i;
 
 export function lessonsInPrompt(system: string): ShownLesson[] {
-  return [...system.matchAll(/^\[exp-(\d+)\] (.+)$/gm)].map((match) => ({ id: Number(match[1]), text: match[2] as string }));
+  return [...system.matchAll(/^\[exp-(\d+)\] (.+)$/gm)].map((match) => ({
+    id: Number(match[1]),
+    text: match[2] as string,
+  }));
 }
 
 function aboutTrap(lesson: ShownLesson, family: Family, trap: Trap): boolean {
@@ -39,9 +42,23 @@ export function successProbability(task: Task, lessons: readonly ShownLesson[]):
   return probability;
 }
 
-export function createScriptedAgent(options: { seed: number; taskByText: (text: string) => Task | undefined; distiller: (request: ChatRequest) => string }): ChatModel & { calls: Record<string, number> } {
+export function createScriptedAgent(options: {
+  seed: number;
+  taskByText: (text: string) => Task | undefined;
+  distiller: (request: ChatRequest) => string;
+}): ChatModel & { calls: Record<string, number> } {
   const calls: Record<string, number> = {};
-  const reply = (content: string): ChatResponse => ({ content, toolCalls: [], finishReason: "stop", model: "scripted", usage: { promptTokens: Math.ceil(content.length / 4), completionTokens: 20, totalTokens: Math.ceil(content.length / 4) + 20 } });
+  const reply = (content: string): ChatResponse => ({
+    content,
+    toolCalls: [],
+    finishReason: "stop",
+    model: "scripted",
+    usage: {
+      promptTokens: Math.ceil(content.length / 4),
+      completionTokens: 20,
+      totalTokens: Math.ceil(content.length / 4) + 20,
+    },
+  });
   return {
     model: "scripted",
     calls,
@@ -51,7 +68,12 @@ export function createScriptedAgent(options: { seed: number; taskByText: (text: 
       const userText = last?.role === "user" ? last.content : "";
       if (request.purpose === "distill") return Promise.resolve(reply(options.distiller(request)));
       const task = options.taskByText(userText);
-      if (request.purpose === "route") return Promise.resolve(reply(JSON.stringify({ skills: [], intent_key: task?.family.slug ?? familySlugIn(userText), confidence: 0.9 })));
+      if (request.purpose === "route")
+        return Promise.resolve(
+          reply(
+            JSON.stringify({ skills: [], intent_key: task?.family.slug ?? familySlugIn(userText), confidence: 0.9 }),
+          ),
+        );
       if (request.purpose !== "react" || !task) return Promise.resolve(reply("Understood, noted."));
       const system = request.messages[0]?.role === "system" ? request.messages[0].content : "";
       return Promise.resolve(reply(answer(options.seed, task, lessonsInPrompt(system))));

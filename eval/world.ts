@@ -28,10 +28,16 @@ export type Trap = { topic: string; remedy: string; wrong: string };
 export type Family = { name: string; slug: string; traps: Trap[] };
 
 export const FAMILIES: Family[] = [
-  family("deploy gateway", [["tls handshake", "--force-tls", "--plain-tls"], ["health probe", "--probe-port=8443", "--probe-port=80"]]),
+  family("deploy gateway", [
+    ["tls handshake", "--force-tls", "--plain-tls"],
+    ["health probe", "--probe-port=8443", "--probe-port=80"],
+  ]),
   family("backup database", [["lock wait", "--single-transaction", "--lock-tables"]]),
   family("rotate certificates", [["chain order", "--full-chain", "--leaf-only"]]),
-  family("build image", [["layer cache", "--no-cache", "--cache-from=latest"], ["base pull", "--pull", "--offline"]]),
+  family("build image", [
+    ["layer cache", "--no-cache", "--cache-from=latest"],
+    ["base pull", "--pull", "--offline"],
+  ]),
   family("migrate schema", [["dry run", "--dry-run=false", "--dry-run=true"]]),
   family("export report", []),
   family("sync mirror", [["partial files", "--delete-delay", "--delete-before"]]),
@@ -39,7 +45,11 @@ export const FAMILIES: Family[] = [
 ];
 
 function family(name: string, traps: [string, string, string][]): Family {
-  return { name, slug: name.replace(/\s+/g, "-"), traps: traps.map(([topic, remedy, wrong]) => ({ topic, remedy, wrong })) };
+  return {
+    name,
+    slug: name.replace(/\s+/g, "-"),
+    traps: traps.map(([topic, remedy, wrong]) => ({ topic, remedy, wrong })),
+  };
 }
 
 export type Task = { index: number; family: Family; text: string };
@@ -72,7 +82,11 @@ export function taskStream(seed: number, count: number = WORLD.tasks): Task[] {
     }
     const familyOf = FAMILIES[chosen] as Family;
     const project = PROJECTS[Math.floor(uniform(seed, index, 2) * PROJECTS.length)] as string;
-    return { index, family: familyOf, text: `Please ${familyOf.name} for project ${project} (ticket ${seed}-${index}).` };
+    return {
+      index,
+      family: familyOf,
+      text: `Please ${familyOf.name} for project ${project} (ticket ${seed}-${index}).`,
+    };
   });
 }
 

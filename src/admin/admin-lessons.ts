@@ -5,7 +5,15 @@
  * not found here: ids are global, the route names the agent.
  */
 import { effectReport, type EffectReport } from "../agent/distillation/effect-report.js";
-import { deprecateLesson, findLesson, LessonActionError, lessonView, pinLesson, restoreLesson, type LessonView } from "../agent/distillation/operator-actions.js";
+import {
+  deprecateLesson,
+  findLesson,
+  LessonActionError,
+  lessonView,
+  pinLesson,
+  restoreLesson,
+  type LessonView,
+} from "../agent/distillation/operator-actions.js";
 import { EXPERIENCE_STATUSES, type Experience, type ExperienceStatus } from "../store/experiences-store.js";
 import type { LedgerRow } from "../store/ledger-store.js";
 import type { Store } from "../store/store.js";
@@ -26,7 +34,11 @@ export function createAdminLessons(store: Store) {
     } catch (error) {
       if (!(error instanceof LessonActionError)) throw error;
     }
-    if (!lesson || lesson.agentId !== agentId) throw new AdminError("LESSON_NOT_FOUND", `agent ${agentId} has no lesson "${idText.slice(0, 40)}"; GET /v1/agents/${agentId}/experiences lists them`);
+    if (!lesson || lesson.agentId !== agentId)
+      throw new AdminError(
+        "LESSON_NOT_FOUND",
+        `agent ${agentId} has no lesson "${idText.slice(0, 40)}"; GET /v1/agents/${agentId}/experiences lists them`,
+      );
     return lesson;
   };
   const acting = async (run: () => Promise<Experience>): Promise<LessonView> => {
@@ -48,7 +60,11 @@ export function createAdminLessons(store: Store) {
     },
     async detail(agentId: string, idText: string): Promise<LessonDetail> {
       const lesson = lessonView(await lessonOf(agentId, idText));
-      const ledger = (await store.ledger.bySubject("experience", lesson.id)).map((entry) => ({ ...entry, before: parseJson(entry.before), after: parseJson(entry.after) }));
+      const ledger = (await store.ledger.bySubject("experience", lesson.id)).map((entry) => ({
+        ...entry,
+        before: parseJson(entry.before),
+        after: parseJson(entry.after),
+      }));
       return { lesson, ledger };
     },
     async act(agentId: string, idText: string, action: LessonAction, reason?: string): Promise<LessonView> {
@@ -71,7 +87,11 @@ export function createAdminLessons(store: Store) {
 
 export function parseLessonStatus(value: string | null): ExperienceStatus | undefined {
   if (value === null) return undefined;
-  if (!(EXPERIENCE_STATUSES as readonly string[]).includes(value)) throw new AdminError("INVALID_REQUEST", `status must be one of ${EXPERIENCE_STATUSES.join(", ")}, not "${value.slice(0, 40)}"`);
+  if (!(EXPERIENCE_STATUSES as readonly string[]).includes(value))
+    throw new AdminError(
+      "INVALID_REQUEST",
+      `status must be one of ${EXPERIENCE_STATUSES.join(", ")}, not "${value.slice(0, 40)}"`,
+    );
   return value as ExperienceStatus;
 }
 

@@ -12,7 +12,12 @@ import { parseLessonStatus } from "./admin-lessons.js";
 import type { AdminService } from "./admin-service.js";
 import { checkDocName } from "./doc-name.js";
 
-export type RouteRequest = { params: Record<string, string>; query: URLSearchParams; body: unknown; authorized: boolean };
+export type RouteRequest = {
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: unknown;
+  authorized: boolean;
+};
 
 export type AdminRoute = {
   method: "GET" | "PUT" | "PATCH" | "POST" | "DELETE";
@@ -43,9 +48,18 @@ export function adminRoutes(service: AdminService): AdminRoute[] {
   return [
     { method: "GET", path: "/v1/health", public: true, handle: (request) => service.health(request.authorized) },
     { method: "GET", path: "/v1/agents", handle: () => service.listAgents() },
-    { method: "PATCH", path: library, body: true, handle: (request) => service.setLibrary(agentId(request), parseBody(libraryPatch, request.body).enabled) },
+    {
+      method: "PATCH",
+      path: library,
+      body: true,
+      handle: (request) => service.setLibrary(agentId(request), parseBody(libraryPatch, request.body).enabled),
+    },
     { method: "GET", path: `${library}/docs`, handle: (request) => service.listDocs(agentId(request)) },
-    { method: "GET", path: `${library}/docs/content`, handle: (request) => service.readDoc(agentId(request), checkDocName(request.query.get("file"), "file", "read")) },
+    {
+      method: "GET",
+      path: `${library}/docs/content`,
+      handle: (request) => service.readDoc(agentId(request), checkDocName(request.query.get("file"), "file", "read")),
+    },
     {
       method: "PUT",
       path: `${library}/docs/content`,
@@ -56,12 +70,33 @@ export function adminRoutes(service: AdminService): AdminRoute[] {
         return service.writeDoc(id, checkDocName(body.fileName, "fileName", "write"), body.content);
       },
     },
-    { method: "DELETE", path: `${library}/docs`, handle: (request) => service.deleteDoc(agentId(request), checkDocName(request.query.get("file"), "file", "write")) },
+    {
+      method: "DELETE",
+      path: `${library}/docs`,
+      handle: (request) =>
+        service.deleteDoc(agentId(request), checkDocName(request.query.get("file"), "file", "write")),
+    },
     { method: "POST", path: `${library}/index/rebuild`, handle: (request) => service.rebuildIndex(agentId(request)) },
-    { method: "GET", path: "/v1/agents/:id/capability-gaps", handle: (request) => service.capabilityGaps(agentId(request), sinceHours(request.query.get("sinceHours"))) },
-    { method: "GET", path: "/v1/agents/:id/skill-drafts/:name", handle: (request) => service.readDraft(agentId(request), draftName(request.params.name)) },
-    { method: "DELETE", path: "/v1/agents/:id/skill-drafts/:name", handle: (request) => service.retireDraft(agentId(request), draftName(request.params.name)) },
-    { method: "GET", path: "/v1/agents/:id/experiences", handle: (request) => service.listLessons(agentId(request), parseLessonStatus(request.query.get("status"))) },
+    {
+      method: "GET",
+      path: "/v1/agents/:id/capability-gaps",
+      handle: (request) => service.capabilityGaps(agentId(request), sinceHours(request.query.get("sinceHours"))),
+    },
+    {
+      method: "GET",
+      path: "/v1/agents/:id/skill-drafts/:name",
+      handle: (request) => service.readDraft(agentId(request), draftName(request.params.name)),
+    },
+    {
+      method: "DELETE",
+      path: "/v1/agents/:id/skill-drafts/:name",
+      handle: (request) => service.retireDraft(agentId(request), draftName(request.params.name)),
+    },
+    {
+      method: "GET",
+      path: "/v1/agents/:id/experiences",
+      handle: (request) => service.listLessons(agentId(request), parseLessonStatus(request.query.get("status"))),
+    },
     { method: "GET", path: lesson, handle: (request) => service.lessonDetail(agentId(request), lessonId(request)) },
     lessonAction("pin"),
     lessonAction("unpin"),
@@ -75,37 +110,55 @@ export function adminRoutes(service: AdminService): AdminRoute[] {
         return service.lessonAction(id, lessonId(request), "deprecate", parseBody(deprecateBody, request.body).reason);
       },
     },
-    { method: "GET", path: "/v1/agents/:id/experiences-report", handle: (request) => service.effectReport(agentId(request)) },
+    {
+      method: "GET",
+      path: "/v1/agents/:id/experiences-report",
+      handle: (request) => service.effectReport(agentId(request)),
+    },
   ];
 }
 
 function agentId(request: RouteRequest): string {
   const id = request.params.id ?? "";
   // A malformed id names no agent: the same 404 as an unknown one.
-  if (!AGENT_ID_PATTERN.test(id)) throw new AdminError("AGENT_NOT_FOUND", `no agent "${id.slice(0, 80)}"; agent ids are lowercase letters, digits, _ and -`);
+  if (!AGENT_ID_PATTERN.test(id))
+    throw new AdminError(
+      "AGENT_NOT_FOUND",
+      `no agent "${id.slice(0, 80)}"; agent ids are lowercase letters, digits, _ and -`,
+    );
   return id;
 }
 
 function lessonId(request: RouteRequest): string {
   const id = request.params.expId ?? "";
-  if (!/^exp-\d{1,12}$/i.test(id)) throw new AdminError("LESSON_NOT_FOUND", `no lesson "${id.slice(0, 40)}"; lesson ids look like exp-000123`);
+  if (!/^exp-\d{1,12}$/i.test(id))
+    throw new AdminError("LESSON_NOT_FOUND", `no lesson "${id.slice(0, 40)}"; lesson ids look like exp-000123`);
   return id;
 }
 
 function draftName(value: string | undefined): string {
-  if (!value || value.length > 64 || !SKILL_NAME_PATTERN.test(value)) throw new AdminError("INVALID_REQUEST", "the draft name must be a skill name: lowercase letters, digits and single hyphens");
+  if (!value || value.length > 64 || !SKILL_NAME_PATTERN.test(value))
+    throw new AdminError(
+      "INVALID_REQUEST",
+      "the draft name must be a skill name: lowercase letters, digits and single hyphens",
+    );
   return value;
 }
 
 function sinceHours(value: string | null): number | undefined {
   if (value === null) return undefined;
   const hours = Number(value);
-  if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 3650) throw new AdminError("INVALID_REQUEST", `sinceHours must be a positive number of hours, not "${value.slice(0, 40)}"`);
+  if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 3650)
+    throw new AdminError(
+      "INVALID_REQUEST",
+      `sinceHours must be a positive number of hours, not "${value.slice(0, 40)}"`,
+    );
   return hours;
 }
 
 function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body);
-  if (!parsed.success) throw new AdminError("INVALID_BODY", `the body is not what this route takes: ${describeIssues(parsed.error)}`);
+  if (!parsed.success)
+    throw new AdminError("INVALID_BODY", `the body is not what this route takes: ${describeIssues(parsed.error)}`);
   return parsed.data;
 }

@@ -68,11 +68,24 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     const traceId = randomUUID();
     // "close", not "finish": a request the client gave up on is logged too.
     response.once("close", () => {
-      options.logger.info({ traceId, method: request.method, path: url.pathname, status: response.statusCode, durationMs: clock.now() - started }, "admin request");
+      options.logger.info(
+        {
+          traceId,
+          method: request.method,
+          path: url.pathname,
+          status: response.statusCode,
+          durationMs: clock.now() - started,
+        },
+        "admin request",
+      );
     });
     void handle(request, response, url, authorized(request)).catch((error: unknown) => {
       options.logger.error({ err: error, traceId, path: url.pathname }, "admin request failed");
-      if (!response.headersSent) send(response, 500, { ok: false, error: { code: "INTERNAL", message: "internal error; the server log has the details" } });
+      if (!response.headersSent)
+        send(response, 500, {
+          ok: false,
+          error: { code: "INTERNAL", message: "internal error; the server log has the details" },
+        });
       else response.destroy();
     });
   });
@@ -90,16 +103,25 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
         return params ? [{ route, params }] : [];
       });
       const found = matching.find((candidate) => candidate.route.method === method);
-      if (!isAuthorized && !found?.route.public) throw new AdminError("UNAUTHORIZED", "send Authorization: Bearer <ADMIN_TOKEN>");
+      if (!isAuthorized && !found?.route.public)
+        throw new AdminError("UNAUTHORIZED", "send Authorization: Bearer <ADMIN_TOKEN>");
       if (!found) {
         if (matching.length > 0) {
           response.setHeader("Allow", [...new Set(matching.map((candidate) => candidate.route.method))].join(", "));
-          throw new AdminError("METHOD_NOT_ALLOWED", `${method} is not allowed on ${url.pathname}; allowed: ${matching.map((candidate) => candidate.route.method).join(", ")}`);
+          throw new AdminError(
+            "METHOD_NOT_ALLOWED",
+            `${method} is not allowed on ${url.pathname}; allowed: ${matching.map((candidate) => candidate.route.method).join(", ")}`,
+          );
         }
         throw new AdminError("NOT_FOUND", `no route ${method} ${url.pathname}; docs/admin-api.md lists them`);
       }
       const body = found.route.body ? await readJsonBody(request, options.bodyMaxBytes) : undefined;
-      const routeRequest: RouteRequest = { params: found.params, query: url.searchParams, body, authorized: isAuthorized };
+      const routeRequest: RouteRequest = {
+        params: found.params,
+        query: url.searchParams,
+        body,
+        authorized: isAuthorized,
+      };
       const data = await found.route.handle(routeRequest);
       send(response, found.route.status ?? 200, { ok: true, data });
     } catch (error) {
@@ -113,7 +135,12 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
 
   await new Promise<void>((resolve, reject) => {
     const refuse = (error: NodeJS.ErrnoException) =>
-      reject(new AdminStartError(`the admin API cannot listen on ${options.host}:${options.port} (${error.code ?? error.message}): choose another ADMIN_PORT or ADMIN_HOST, or stop what uses it`, { cause: error }));
+      reject(
+        new AdminStartError(
+          `the admin API cannot listen on ${options.host}:${options.port} (${error.code ?? error.message}): choose another ADMIN_PORT or ADMIN_HOST, or stop what uses it`,
+          { cause: error },
+        ),
+      );
     server.once("error", refuse);
     server.listen(options.port, options.host, () => {
       server.off("error", refuse);
@@ -139,7 +166,12 @@ function digest(value: string): Buffer {
 
 function send(response: ServerResponse, status: number, payload: unknown): void {
   const text = JSON.stringify(payload);
-  response.writeHead(status, { "Content-Type": JSON_TYPE, "Content-Length": Buffer.byteLength(text), "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff" });
+  response.writeHead(status, {
+    "Content-Type": JSON_TYPE,
+    "Content-Length": Buffer.byteLength(text),
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+  });
   response.end(text);
 }
 
@@ -147,7 +179,8 @@ function send(response: ServerResponse, status: number, payload: unknown): void 
  * The page may only load itself: scripts and styles from this origin, calls to this origin,
  * no frames (clickjacking), no referrer leaving the page.
  */
-const PAGE_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const PAGE_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 function sendPage(response: ServerResponse, answer: PageAnswer, headOnly: boolean): void {
   response.writeHead(answer.status, {
@@ -191,14 +224,23 @@ function matchPath(pattern: string, segments: string[]): Record<string, string> 
 
 async function readJsonBody(request: IncomingMessage, maxBytes: number): Promise<unknown> {
   const type = request.headers["content-type"] ?? "";
-  if (!/^application\/json\s*(;|$)/i.test(type)) throw new AdminError("UNSUPPORTED_MEDIA_TYPE", `send the body as Content-Type: application/json (got "${type || "none"}")`);
+  if (!/^application\/json\s*(;|$)/i.test(type))
+    throw new AdminError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      `send the body as Content-Type: application/json (got "${type || "none"}")`,
+    );
   const declared = Number(request.headers["content-length"] ?? "0");
-  if (declared > maxBytes) throw new AdminError("BODY_TOO_LARGE", `the body is ${declared} bytes; the limit is ${maxBytes} (ADMIN_BODY_MAX_BYTES)`);
+  if (declared > maxBytes)
+    throw new AdminError(
+      "BODY_TOO_LARGE",
+      `the body is ${declared} bytes; the limit is ${maxBytes} (ADMIN_BODY_MAX_BYTES)`,
+    );
   const chunks: Buffer[] = [];
   let length = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {
     length += chunk.length;
-    if (length > maxBytes) throw new AdminError("BODY_TOO_LARGE", `the body is over the limit of ${maxBytes} bytes (ADMIN_BODY_MAX_BYTES)`);
+    if (length > maxBytes)
+      throw new AdminError("BODY_TOO_LARGE", `the body is over the limit of ${maxBytes} bytes (ADMIN_BODY_MAX_BYTES)`);
     chunks.push(chunk);
   }
   try {

@@ -17,7 +17,16 @@ import type { OperatorDoc } from "../toolhost/tools/operator-tools.js";
 import { AdminError } from "./admin-errors.js";
 import { createAdminLessons, type LessonAction, type LessonCounts } from "./admin-lessons.js";
 
-export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; documentCount: number; gapCount: number; openClusterCount: number; draftCount: number; lessonCounts: LessonCounts };
+export type AgentSummary = {
+  id: string;
+  name: string;
+  libraryEnabled: boolean;
+  documentCount: number;
+  gapCount: number;
+  openClusterCount: number;
+  draftCount: number;
+  lessonCounts: LessonCounts;
+};
 export type DraftDetail = { name: string; intentKey: string; status: string; path: string; content: string };
 export type LibraryListing = { enabled: boolean; docs: OperatorDoc[]; indexContent: string };
 export type RetiredDraft = { name: string; intentKey: string; archivedTo: string | null };
@@ -25,7 +34,12 @@ export type RetiredDraft = { name: string; intentKey: string; archivedTo: string
 export type Health = {
   ok: boolean;
   version: string;
-  replica: { name: string; database: { engine: string; roundTripMs: number | null; error?: string }; leases?: string[]; liveReplicas?: string[] };
+  replica: {
+    name: string;
+    database: { engine: string; roundTripMs: number | null; error?: string };
+    leases?: string[];
+    liveReplicas?: string[];
+  };
   agents?: string[];
   channels?: string[];
   sandbox?: string;
@@ -53,12 +67,19 @@ export function createAdminService(options: {
     if (!agent) throw new AdminError("AGENT_NOT_FOUND", `no agent "${id}"; GET /v1/agents lists them`);
     return agent;
   };
-  const enabled = async (agent: AgentDefinition) => (await store.agentSettings.experienceLibrary(agent.id)) ?? agent.experienceLibrary;
+  const enabled = async (agent: AgentDefinition) =>
+    (await store.agentSettings.experienceLibrary(agent.id)) ?? agent.experienceLibrary;
   const library = (agent: AgentDefinition) => maintenance.agent(agent.id);
   const docPath = (agent: AgentDefinition, fileName: string) => join(library(agent).trees.experienceDir, fileName);
   const liveDraft = async (agent: AgentDefinition, name: string) => {
-    const draft = (await store.clusters.drafts(agent.id)).find((row) => row.skillName === name && row.status !== "rejected");
-    if (!draft) throw new AdminError("DRAFT_NOT_FOUND", `agent ${agent.id} has no live skill draft named "${name}"; GET /v1/agents/${agent.id}/capability-gaps lists its drafts`);
+    const draft = (await store.clusters.drafts(agent.id)).find(
+      (row) => row.skillName === name && row.status !== "rejected",
+    );
+    if (!draft)
+      throw new AdminError(
+        "DRAFT_NOT_FOUND",
+        `agent ${agent.id} has no live skill draft named "${name}"; GET /v1/agents/${agent.id}/capability-gaps lists its drafts`,
+      );
     return draft;
   };
   /**
@@ -67,17 +88,33 @@ export function createAdminService(options: {
    * full size) is refused before a byte of it is read. A link is refused too, since the
    * stat sees the link, not what it leads to; documents and drafts are regular files.
    */
-  const readCapped = async (agent: AgentDefinition, path: string, within: string, name?: string, missing: MissingCode = "DOC_NOT_FOUND"): Promise<Buffer> => {
+  const readCapped = async (
+    agent: AgentDefinition,
+    path: string,
+    within: string,
+    name?: string,
+    missing: MissingCode = "DOC_NOT_FOUND",
+  ): Promise<Buffer> => {
     const [found] = await toolhost(() => library(agent).files.stat([path]));
     const label = name ?? basename(path);
-    if (found && "type" in found && found.type === "link") throw new AdminError("PATH_NOT_ALLOWED", `"${label}" is a link; the admin API reads only regular files and never follows a link`);
-    const tooLarge = (what: string) => new AdminError("DOC_TOO_LARGE", `"${label}" ${what}; the admin API reads files of at most ${options.docMaxBytes} bytes (raise ADMIN_DOC_MAX_BYTES to read it, or open it on the host)`);
-    if (found && "type" in found && found.type === "file" && (found.sizeBytes ?? 0) > options.docMaxBytes) throw tooLarge(`is ${found.sizeBytes} bytes`);
+    if (found && "type" in found && found.type === "link")
+      throw new AdminError(
+        "PATH_NOT_ALLOWED",
+        `"${label}" is a link; the admin API reads only regular files and never follows a link`,
+      );
+    const tooLarge = (what: string) =>
+      new AdminError(
+        "DOC_TOO_LARGE",
+        `"${label}" ${what}; the admin API reads files of at most ${options.docMaxBytes} bytes (raise ADMIN_DOC_MAX_BYTES to read it, or open it on the host)`,
+      );
+    if (found && "type" in found && found.type === "file" && (found.sizeBytes ?? 0) > options.docMaxBytes)
+      throw tooLarge(`is ${found.sizeBytes} bytes`);
     try {
       // The cap goes along: a file swapped in between the stat and the read is refused by the child.
       return await toolhost(() => library(agent).files.readFile(path, within, options.docMaxBytes), name, missing);
     } catch (error) {
-      if (error instanceof AdminError && error.code === "BODY_TOO_LARGE") throw tooLarge("grew past the limit while it was read");
+      if (error instanceof AdminError && error.code === "BODY_TOO_LARGE")
+        throw tooLarge("grew past the limit while it was read");
       throw error;
     }
   };
@@ -85,7 +122,10 @@ export function createAdminService(options: {
   return {
     async health(full: boolean): Promise<Health> {
       const started = performance.now();
-      const replica: Health["replica"] = { name: options.replica.name, database: { engine: store.engine, roundTripMs: null } };
+      const replica: Health["replica"] = {
+        name: options.replica.name,
+        database: { engine: store.engine, roundTripMs: null },
+      };
       try {
         await store.sql.get("SELECT 1 AS one");
         replica.database.roundTripMs = Math.round((performance.now() - started) * 100) / 100;
@@ -100,7 +140,14 @@ export function createAdminService(options: {
       }
       const ok = replica.database.roundTripMs !== null;
       if (!full) return { ok, version: options.version, replica };
-      return { ok, version: options.version, replica, agents: options.agents.map((agent) => agent.id), channels: options.channels, sandbox: maintenance.sandbox };
+      return {
+        ok,
+        version: options.version,
+        replica,
+        agents: options.agents.map((agent) => agent.id),
+        channels: options.channels,
+        sandbox: maintenance.sandbox,
+      };
     },
     async listAgents(): Promise<AgentSummary[]> {
       return Promise.all(
@@ -116,7 +163,9 @@ export function createAdminService(options: {
             documentCount: await toolhost(() => library(agent).files.libraryCount()),
             gapCount: await store.gaps.countSince(agent.id, since),
             // Open: a cluster nobody has drafted for yet (a retired draft's tombstone closes it too).
-            openClusterCount: (await store.clusters.top(agent.id, since, REPORT_CLUSTER_LIMIT)).filter((cluster) => !handled.has(cluster.intentKey)).length,
+            openClusterCount: (await store.clusters.top(agent.id, since, REPORT_CLUSTER_LIMIT)).filter(
+              (cluster) => !handled.has(cluster.intentKey),
+            ).length,
             draftCount: drafts.filter((draft) => draft.status === "drafted").length,
             lessonCounts: await lessons.counts(agent.id),
           };
@@ -132,7 +181,9 @@ export function createAdminService(options: {
       const agent = agentOf(agentId);
       const files = library(agent).files;
       const docs = await toolhost(() => files.libraryDocs());
-      const indexContent = (await readCapped(agent, docPath(agent, INDEX_FILE), library(agent).trees.experienceDir)).toString("utf8");
+      const indexContent = (
+        await readCapped(agent, docPath(agent, INDEX_FILE), library(agent).trees.experienceDir)
+      ).toString("utf8");
       return { enabled: await enabled(agent), docs, indexContent };
     },
     async readDoc(agentId: string, fileName: string): Promise<{ fileName: string; content: string }> {
@@ -140,16 +191,29 @@ export function createAdminService(options: {
       const bytes = await readCapped(agent, docPath(agent, fileName), library(agent).trees.experienceDir, fileName);
       return { fileName, content: bytes.toString("utf8") };
     },
-    async writeDoc(agentId: string, fileName: string, content: string): Promise<{ fileName: string; created: boolean; sizeBytes: number; index: string }> {
+    async writeDoc(
+      agentId: string,
+      fileName: string,
+      content: string,
+    ): Promise<{ fileName: string; created: boolean; sizeBytes: number; index: string }> {
       const agent = agentOf(agentId);
       const bytes = Buffer.from(content, "utf8");
-      const written = await toolhost(() => library(agent).files.writeFile(docPath(agent, fileName), bytes, { within: library(agent).trees.experienceDir }), fileName);
+      const written = await toolhost(
+        () =>
+          library(agent).files.writeFile(docPath(agent, fileName), bytes, {
+            within: library(agent).trees.experienceDir,
+          }),
+        fileName,
+      );
       const index = await toolhost(() => library(agent).refresh(false));
       return { fileName, created: written.startsWith("created"), sizeBytes: bytes.length, index };
     },
     async deleteDoc(agentId: string, fileName: string): Promise<{ fileName: string; deleted: true; index: string }> {
       const agent = agentOf(agentId);
-      await toolhost(() => library(agent).files.deleteFile(docPath(agent, fileName), library(agent).trees.experienceDir), fileName);
+      await toolhost(
+        () => library(agent).files.deleteFile(docPath(agent, fileName), library(agent).trees.experienceDir),
+        fileName,
+      );
       const index = await toolhost(() => library(agent).refresh(false));
       return { fileName, deleted: true, index };
     },
@@ -158,14 +222,21 @@ export function createAdminService(options: {
       const report = await toolhost(() => library(agent).refresh(true));
       return { report, documentCount: await toolhost(() => library(agent).files.libraryCount()) };
     },
-    async capabilityGaps(agentId: string, sinceHours: number | undefined): Promise<AgentGapReport & { sinceHours: number }> {
+    async capabilityGaps(
+      agentId: string,
+      sinceHours: number | undefined,
+    ): Promise<AgentGapReport & { sinceHours: number }> {
       const agent = agentOf(agentId);
       const hours = sinceHours ?? options.defaultLookbackHours;
-      return { ...(await agentGapReport(store.clusters, agent.id, options.clock.now() - hours * 3_600_000)), sinceHours: hours };
+      return {
+        ...(await agentGapReport(store.clusters, agent.id, options.clock.now() - hours * 3_600_000)),
+        sinceHours: hours,
+      };
     },
     listLessons: (agentId: string, status: ExperienceStatus | undefined) => lessons.list(agentOf(agentId).id, status),
     lessonDetail: (agentId: string, lessonId: string) => lessons.detail(agentOf(agentId).id, lessonId),
-    lessonAction: (agentId: string, lessonId: string, action: LessonAction, reason?: string) => lessons.act(agentOf(agentId).id, lessonId, action, reason),
+    lessonAction: (agentId: string, lessonId: string, action: LessonAction, reason?: string) =>
+      lessons.act(agentOf(agentId).id, lessonId, action, reason),
     effectReport: (agentId: string) => lessons.report(agentOf(agentId).id),
     /** A live draft's row and its SKILL.md text, read through the agent's toolhost. */
     async readDraft(agentId: string, name: string): Promise<DraftDetail> {
@@ -190,7 +261,10 @@ export function createAdminService(options: {
         const stamp = new Date(options.clock.now()).toISOString();
         const base = join(trees.privateDir, "archive", "skills", `${stamp.slice(0, 10)}-${name}`);
         const [taken] = await toolhost(() => library(agent).files.stat([base]));
-        archivedTo = taken && "type" in taken && taken.type === "missing" ? base : `${base}-${stamp.slice(11, 19).replaceAll(":", "")}`;
+        archivedTo =
+          taken && "type" in taken && taken.type === "missing"
+            ? base
+            : `${base}-${stamp.slice(11, 19).replaceAll(":", "")}`;
         const target = archivedTo;
         await toolhost(() => library(agent).files.move(folder, target));
       }
@@ -209,15 +283,31 @@ export function createAdminService(options: {
 type MissingCode = "DOC_NOT_FOUND" | "DRAFT_NOT_FOUND";
 
 /** Runs a toolhost call, mapping its failures to admin errors (a missing document is a 404). */
-async function toolhost<T>(run: () => Promise<T>, fileName?: string, missing: MissingCode = "DOC_NOT_FOUND"): Promise<T> {
+async function toolhost<T>(
+  run: () => Promise<T>,
+  fileName?: string,
+  missing: MissingCode = "DOC_NOT_FOUND",
+): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    if (!(error instanceof OperatorCallError)) throw new AdminError("TOOLHOST_FAILED", `the agent's toolhost failed: ${(error as Error).message}`, { cause: error });
+    if (!(error instanceof OperatorCallError))
+      throw new AdminError("TOOLHOST_FAILED", `the agent's toolhost failed: ${(error as Error).message}`, {
+        cause: error,
+      });
     if (error.code === "PATH_NOT_FOUND" && fileName) {
-      throw new AdminError(missing, missing === "DOC_NOT_FOUND" ? `no document "${fileName}" in this library; GET .../experience-library/docs lists them` : `the draft "${fileName}" has no SKILL.md any more`);
+      throw new AdminError(
+        missing,
+        missing === "DOC_NOT_FOUND"
+          ? `no document "${fileName}" in this library; GET .../experience-library/docs lists them`
+          : `the draft "${fileName}" has no SKILL.md any more`,
+      );
     }
-    if (error.code === "PATH_NOT_ALLOWED") throw new AdminError("PATH_NOT_ALLOWED", `refused by the agent's sandbox: ${error.message} (a link that leads out of the library is never followed)`);
+    if (error.code === "PATH_NOT_ALLOWED")
+      throw new AdminError(
+        "PATH_NOT_ALLOWED",
+        `refused by the agent's sandbox: ${error.message} (a link that leads out of the library is never followed)`,
+      );
     if (error.code === "FILE_TOO_LARGE") throw new AdminError("BODY_TOO_LARGE", error.message);
     throw new AdminError("TOOLHOST_FAILED", `the agent's toolhost refused: ${error.message}`, { cause: error });
   }

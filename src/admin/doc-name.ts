@@ -15,13 +15,15 @@ export function checkDocName(value: unknown, field: string, use: DocNameUse): st
   if (value.includes("\0")) throw invalid(field, "contains a NUL byte");
   if (/[/\\]/.test(value)) throw invalid(field, "must be a plain file name, without / or \\");
   if (value.includes("..")) throw invalid(field, "must not contain ..");
-  if (value.includes("%")) throw invalid(field, "must not be percent-encoded (send the name as it is, URL-encoded once)");
+  if (value.includes("%"))
+    throw invalid(field, "must not be percent-encoded (send the name as it is, URL-encoded once)");
   if (value === INDEX_FILE) {
     if (use === "read") return value;
     throw invalid(field, `${INDEX_FILE} is generated; rebuild it with POST .../experience-library/index/rebuild`);
   }
   if (!value.endsWith(".md")) throw invalid(field, "must end in .md");
-  if (!isLibraryDocName(value)) throw invalid(field, "must be named YYYY-MM-DD-<slug>.md (letters, digits and hyphens in the slug)");
+  if (!isLibraryDocName(value))
+    throw invalid(field, "must be named YYYY-MM-DD-<slug>.md (letters, digits and hyphens in the slug)");
   return value;
 }
 

@@ -17,7 +17,17 @@ import { createAdminService } from "./admin-service.js";
 import { pageAssets } from "./page-assets.js";
 import { requireAdminToken, startAdminServer, type AdminServer } from "./admin-server.js";
 
-export type AdminLaunch = { config: Config; layout: RuntimeLayout; agents: AgentDefinition[]; /** The channels the bot runs (for /v1/health). */ channels: string[]; logger: Logger; cliEntry: string; version: string; port: number; onWarning: (warning: string) => void };
+export type AdminLaunch = {
+  config: Config;
+  layout: RuntimeLayout;
+  agents: AgentDefinition[] /** The channels the bot runs (for /v1/health). */;
+  channels: string[];
+  logger: Logger;
+  cliEntry: string;
+  version: string;
+  port: number;
+  onWarning: (warning: string) => void;
+};
 
 export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
   const { config } = options;
@@ -25,12 +35,21 @@ export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
   requireAdminToken(config.ADMIN_TOKEN);
   const logger = options.logger.child({ component: "admin" });
   const store = await openStore(options.layout.databaseTarget, systemClock, {
-    onIdleError: (error) => logger.warn({ err: error }, "the database dropped an idle connection; the next query opens another"),
+    onIdleError: (error) =>
+      logger.warn({ err: error }, "the database dropped an idle connection; the next query opens another"),
     maxConnections: config.DATABASE_POOL_MAX,
   });
   let maintenance: ReturnType<typeof openMaintenancePool> | undefined;
   try {
-    maintenance = openMaintenancePool({ config, layout: options.layout, agents: options.agents, store, logger, cliEntry: options.cliEntry, onWarning: options.onWarning });
+    maintenance = openMaintenancePool({
+      config,
+      layout: options.layout,
+      agents: options.agents,
+      store,
+      logger,
+      cliEntry: options.cliEntry,
+      onWarning: options.onWarning,
+    });
     const service = createAdminService({
       agents: options.agents,
       store,
@@ -43,7 +62,15 @@ export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
       // The bot's replica in this process has the same name (REPLICA_NAME, or this host and pid).
       replica: { name: config.REPLICA_NAME ?? defaultReplicaName(), leaseMs: config.REPLICA_LEASE_MS },
     });
-    const server = await startAdminServer({ host: config.ADMIN_HOST, port: options.port, token: config.ADMIN_TOKEN, bodyMaxBytes: config.ADMIN_BODY_MAX_BYTES, routes: adminRoutes(service), page: pageAssets({ locale: config.BOT_LOCALE }), logger });
+    const server = await startAdminServer({
+      host: config.ADMIN_HOST,
+      port: options.port,
+      token: config.ADMIN_TOKEN,
+      bodyMaxBytes: config.ADMIN_BODY_MAX_BYTES,
+      routes: adminRoutes(service),
+      page: pageAssets({ locale: config.BOT_LOCALE }),
+      logger,
+    });
     logger.info({ url: server.url }, "admin API listening");
     const pool = maintenance;
     return {

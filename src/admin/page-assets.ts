@@ -18,7 +18,11 @@ export type PageAssets = (pathname: string) => Promise<PageAnswer | undefined>;
 /** src/admin/page-assets.ts and dist/admin/page-assets.js sit at the same depth. */
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const ASSET_NAME = /^\/assets\/([a-z0-9-]+)\.(js|css)$/;
-const TYPES = { js: "text/javascript; charset=utf-8", css: "text/css; charset=utf-8", html: "text/html; charset=utf-8" } as const;
+const TYPES = {
+  js: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+  html: "text/html; charset=utf-8",
+} as const;
 
 export type PageAssetOptions = { locale: "zh" | "en"; repoRoot?: string };
 
@@ -40,7 +44,11 @@ export function pageAssets(options: PageAssetOptions): PageAssets {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       if (kind === "js") {
-        return { status: 503, type: "text/plain; charset=utf-8", body: `${pathname} is not built: run \`npm run build\` (or \`npm install\`) on the server, then reload\n` };
+        return {
+          status: 503,
+          type: "text/plain; charset=utf-8",
+          body: `${pathname} is not built: run \`npm run build\` (or \`npm install\`) on the server, then reload\n`,
+        };
       }
       return undefined;
     }

@@ -98,24 +98,49 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
     const sessionKey = `${message.agentId}:${message.channel}:${message.chatId}`;
     const session = await store.sessions.activeSession(agent.id, message.channel, message.chatId);
     const command = parseCommand(message.text);
-    const taken = await takeMessage(env, { message, sessionId: session.id, sessionKey, traceId: newTrace, isCommand: command !== undefined });
+    const taken = await takeMessage(env, {
+      message,
+      sessionId: session.id,
+      sessionKey,
+      traceId: newTrace,
+      isCommand: command !== undefined,
+    });
     if (taken.state === "done") return taken.reply;
     const { traceId, log, userMessageId } = taken;
     log.info({ chars: message.text.length, command: command?.name }, "message received");
 
     if (command) {
       const reply = await runCommand(commands, command, { message, locale: settings.locale, sessionKey });
-      await store.messages.append({ sessionId: session.id, role: "assistant", kind: "command", content: reply, traceId });
+      await store.messages.append({
+        sessionId: session.id,
+        role: "assistant",
+        kind: "command",
+        content: reply,
+        traceId,
+      });
       return reply;
     }
 
     const { answer, kind, route }: TurnOutcome = options.model
-      ? await answerWithModel(env, options.model, { agent, message, session, userMessageId, traceId, sessionKey, log }, control)
+      ? await answerWithModel(
+          env,
+          options.model,
+          { agent, message, session, userMessageId, traceId, sessionKey, log },
+          control,
+        )
       : { kind: "no_model", answer: text(settings.locale, "noModel", { envFile: options.layout.envFile }) };
     await store.messages.append({ sessionId: session.id, role: "assistant", kind: "chat", content: answer, traceId });
     log.info({ chars: answer.length }, "answer sent");
     try {
-      await options.afterTurn?.({ message, traceId, sessionId: session.id, sessionKey, kind, ...(route ? { route } : {}), answer });
+      await options.afterTurn?.({
+        message,
+        traceId,
+        sessionId: session.id,
+        sessionKey,
+        kind,
+        ...(route ? { route } : {}),
+        answer,
+      });
     } catch (error) {
       log.error({ err: error }, "after-turn work failed");
     }
@@ -125,7 +150,9 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
   return {
     recordGap: env.recordGap,
     handle(message, control = {}) {
-      const work = queue.run(`${message.agentId}:${message.channel}:${message.chatId}`, () => process(message, control));
+      const work = queue.run(`${message.agentId}:${message.channel}:${message.chatId}`, () =>
+        process(message, control),
+      );
       inFlight.add(work);
       void work.finally(() => inFlight.delete(work)).catch(() => undefined);
       return work;
@@ -137,7 +164,11 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
 }
 
 /** The chat commands: the built-in ones, then the operators' (a later one of the same name wins). */
-function commandTable(options: OrchestratorOptions, env: TurnEnv, agents: Map<string, AgentDefinition>): Map<string, ChatCommand> {
+function commandTable(
+  options: OrchestratorOptions,
+  env: TurnEnv,
+  agents: Map<string, AgentDefinition>,
+): Map<string, ChatCommand> {
   const commands = new Map<string, ChatCommand>();
   const operatorCommands = options.commands ?? [];
   for (const command of [

@@ -71,7 +71,8 @@ export function parseOperatorId(text: string): OperatorId | { problem: string } 
   if (!match) return { problem: `"${text}" is not channel:user-id; write telegram:123456 or feishu:ou_...` };
   const [, channel, userId] = match as unknown as [string, string, string];
   if (channel === "console") return { problem: "the console user is always an operator; nothing to add" };
-  if (channel !== "telegram" && channel !== "feishu") return { problem: `"${channel}" is not a chat channel; use telegram or feishu` };
+  if (channel !== "telegram" && channel !== "feishu")
+    return { problem: `"${channel}" is not a chat channel; use telegram or feishu` };
   const shape = USER_ID_SHAPES[channel];
   if (!shape.pattern.test(userId)) return { problem: `"${userId}" is not ${shape.words}` };
   return { channel, userId };

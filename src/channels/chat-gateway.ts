@@ -87,7 +87,17 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
       const started: GatewayBot[] = [];
       try {
         for (const bot of options.bots) {
-          const outbox = createDeliveryOutbox({ store, work: options.work, holder: keeper.holder, claimMs: keeper.ttlMs, botKey: bot.key, platform: bot.platform, logger, stopping: stopping.signal, ...options.delivery });
+          const outbox = createDeliveryOutbox({
+            store,
+            work: options.work,
+            holder: keeper.holder,
+            claimMs: keeper.ttlMs,
+            botKey: bot.key,
+            platform: bot.platform,
+            logger,
+            stopping: stopping.signal,
+            ...options.delivery,
+          });
           const scheduler = createChatScheduler({
             botKey: bot.key,
             work: options.work,
@@ -104,14 +114,22 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
             bot.platform.start(
               (event) =>
                 inOrder(() => takeIn(bot, scheduler, event)).catch((error: unknown) => {
-                  logger.error({ err: error, bot: bot.key }, "could not take an event in; the platform will deliver it again");
+                  logger.error(
+                    { err: error, bot: bot.key },
+                    "could not take an event in; the platform will deliver it again",
+                  );
                   throw error;
                 }),
               failed,
             );
           if (bot.platform.receiving === "pull") {
             // Long polling and long connections: one replica at a time holds the connection.
-            const leadership = runAsLeader(keeper, `receive:${bot.key}`, { start: (failed) => receive(failed), stop: () => bot.platform.stop() }, logger.child({ bot: bot.key }));
+            const leadership = runAsLeader(
+              keeper,
+              `receive:${bot.key}`,
+              { start: (failed) => receive(failed), stop: () => bot.platform.stop() },
+              logger.child({ bot: bot.key }),
+            );
             leaderships.push(leadership);
             await leadership.settled;
           } else {
@@ -129,8 +147,20 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
         throw error;
       }
       await stopped;
-      await Promise.all(leaderships.map((leadership) => leadership.stop().catch((error: unknown) => logger.warn({ err: error }, "giving up a connection's leadership failed"))));
-      await Promise.all(options.bots.map((bot) => bot.platform.stop().catch((error: unknown) => logger.warn({ err: error, bot: bot.key }, "stopping a channel failed"))));
+      await Promise.all(
+        leaderships.map((leadership) =>
+          leadership
+            .stop()
+            .catch((error: unknown) => logger.warn({ err: error }, "giving up a connection's leadership failed")),
+        ),
+      );
+      await Promise.all(
+        options.bots.map((bot) =>
+          bot.platform
+            .stop()
+            .catch((error: unknown) => logger.warn({ err: error, bot: bot.key }, "stopping a channel failed")),
+        ),
+      );
       // Events handed over before the stop are stored before the chats close.
       await intake;
       const grace = setTimeout(() => stopping.abort(), options.graceMs);
@@ -152,7 +182,12 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
     // Over the cap: only its ids are kept (a re-delivery is still dropped), never its text;
     // it would reach the model later through the conversation's history.
     const tooLong = decision === "answer" ? overCap(message.text, cap) : undefined;
-    const admitted = await store.admit(event.dedupKeys, decision === "answer" && tooLong === undefined ? { botKey: bot.key, chatId: message.chatId, message: JSON.stringify(message) } : undefined);
+    const admitted = await store.admit(
+      event.dedupKeys,
+      decision === "answer" && tooLong === undefined
+        ? { botKey: bot.key, chatId: message.chatId, message: JSON.stringify(message) }
+        : undefined,
+    );
     const about = { bot: bot.key, chatId: message.chatId, userId: message.userId, messageId: message.messageId };
     if (admitted.duplicate) {
       logger.info(about, "re-delivered event dropped");
@@ -167,24 +202,45 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
       return replyOnly(bot, scheduler, message, options.refusal(message));
     }
     if (tooLong !== undefined) {
-      logger.info({ ...about, chars: tooLong, maxChars: cap.maxChars }, "message over MESSAGE_MAX_CHARS; not sent to the model");
+      logger.info(
+        { ...about, chars: tooLong, maxChars: cap.maxChars },
+        "message over MESSAGE_MAX_CHARS; not sent to the model",
+      );
       return replyOnly(bot, scheduler, message, cap.reply(tooLong));
     }
     scheduler.poke(message.chatId);
   }
 
   /** A reply the gateway gives itself, without a turn: stored in the outbox and sent in the chat's order. */
-  async function replyOnly(bot: GatewayBot, scheduler: ChatScheduler, message: PlatformMessage, reply: string): Promise<void> {
-    await store.storeReply({ botKey: bot.key, chatId: message.chatId, parts: bot.platform.split(reply), ...replyTarget(message) });
+  async function replyOnly(
+    bot: GatewayBot,
+    scheduler: ChatScheduler,
+    message: PlatformMessage,
+    reply: string,
+  ): Promise<void> {
+    await store.storeReply({
+      botKey: bot.key,
+      chatId: message.chatId,
+      parts: bot.platform.split(reply),
+      ...replyTarget(message),
+    });
     scheduler.poke(message.chatId);
   }
 
   /** Answers one queued message while this replica holds its chat; the scheduler sends the stored reply next. */
-  async function processMessage(bot: GatewayBot, handler: MessageHandler, row: InboxRow, lease: ChatLease): Promise<void> {
+  async function processMessage(
+    bot: GatewayBot,
+    handler: MessageHandler,
+    row: InboxRow,
+    lease: ChatLease,
+  ): Promise<void> {
     const platformMessage = JSON.parse(row.message) as PlatformMessage;
     const { resumed, attempts } = await options.work.start(row.id);
     if (attempts > MAX_TURN_ATTEMPTS) {
-      logger.error({ bot: bot.key, chatId: platformMessage.chatId, inboxId: row.id, attempts }, "a message whose turn kept failing on the store is given up");
+      logger.error(
+        { bot: bot.key, chatId: platformMessage.chatId, inboxId: row.id, attempts },
+        "a message whose turn kept failing on the store is given up",
+      );
       return store.finish(row.id, "failed");
     }
     const message: IncomingMessage = {
@@ -195,7 +251,11 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
       agentId: bot.agentId,
       isOperator: bot.access.isOperator(platformMessage.userId),
     };
-    if (resumed) logger.info({ bot: bot.key, chatId: message.chatId, inboxId: row.id }, "taking up a message whose turn did not finish");
+    if (resumed)
+      logger.info(
+        { bot: bot.key, chatId: message.chatId, inboxId: row.id },
+        "taking up a message whose turn did not finish",
+      );
     const stopTyping = showTyping(bot.platform, platformMessage);
     const signal = AbortSignal.any([stopping.signal, lease.lost]);
     let reply: string | undefined;
@@ -207,14 +267,20 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
       if (isStoreFailure(error)) {
         // The database failed the turn (down, or a connection lost in a failover): the message stays
         // queued, the chat's work stops here, and the sweep takes it up again (at most MAX_TURN_ATTEMPTS turns).
-        logger.error({ err: error, bot: bot.key, chatId: message.chatId, inboxId: row.id, attempts }, "the database failed a turn; the message stays queued");
+        logger.error(
+          { err: error, bot: bot.key, chatId: message.chatId, inboxId: row.id, attempts },
+          "the database failed a turn; the message stays queued",
+        );
         await tellDatabaseDown(bot, platformMessage);
         throw error;
       }
       try {
         await store.finish(row.id, "failed");
       } catch (storeError) {
-        logger.error({ err: storeError, bot: bot.key, chatId: message.chatId, inboxId: row.id }, "the database does not answer; the message stays queued");
+        logger.error(
+          { err: storeError, bot: bot.key, chatId: message.chatId, inboxId: row.id },
+          "the database does not answer; the message stays queued",
+        );
         await tellDatabaseDown(bot, platformMessage);
         throw storeError;
       }
@@ -231,11 +297,21 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
     const kept = await options.transaction(async () => {
       // Fenced: only while the chat's lease is still ours, or a replica that took it over answers twice.
       if (!(await keeper.confirm(lease.name))) return false;
-      await store.storeReply({ botKey: bot.key, chatId: message.chatId, inboxId: row.id, parts, ...replyTarget(platformMessage) });
+      await store.storeReply({
+        botKey: bot.key,
+        chatId: message.chatId,
+        inboxId: row.id,
+        parts,
+        ...replyTarget(platformMessage),
+      });
       return true;
     });
     toldDatabaseDown.delete(`${bot.key}:${message.chatId}`);
-    if (!kept) logger.warn({ bot: bot.key, chatId: message.chatId, inboxId: row.id }, "the chat was taken over by another replica before the reply was stored; that replica answers it");
+    if (!kept)
+      logger.warn(
+        { bot: bot.key, chatId: message.chatId, inboxId: row.id },
+        "the chat was taken over by another replica before the reply was stored; that replica answers it",
+      );
   }
 
   /** Once per chat until the database answers again: sent directly, since the outbox is in the database. */
@@ -243,7 +319,18 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
     const key = `${bot.key}:${message.chatId}`;
     if (!options.databaseDown || toldDatabaseDown.has(key)) return;
     toldDatabaseDown.add(key);
-    await bot.platform.send({ chatId: message.chatId, text: options.databaseDown(message), ...(message.threadId ? { threadId: message.threadId } : {}) }, `laoding-dbdown-${bot.key}-${message.chatId}-${Date.now()}`.slice(0, 50)).catch((error: unknown) => logger.warn({ err: error, bot: bot.key }, "could not tell the chat that the database is down"));
+    await bot.platform
+      .send(
+        {
+          chatId: message.chatId,
+          text: options.databaseDown(message),
+          ...(message.threadId ? { threadId: message.threadId } : {}),
+        },
+        `laoding-dbdown-${bot.key}-${message.chatId}-${Date.now()}`.slice(0, 50),
+      )
+      .catch((error: unknown) =>
+        logger.warn({ err: error, bot: bot.key }, "could not tell the chat that the database is down"),
+      );
   }
 
   function showTyping(platform: ChatPlatform, message: PlatformMessage): () => void {
@@ -259,5 +346,8 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
 export const MAX_TURN_ATTEMPTS = 5;
 
 function replyTarget(message: PlatformMessage): { replyTo?: string; threadId?: string } {
-  return { ...(message.messageId ? { replyTo: message.messageId } : {}), ...(message.threadId ? { threadId: message.threadId } : {}) };
+  return {
+    ...(message.messageId ? { replyTo: message.messageId } : {}),
+    ...(message.threadId ? { threadId: message.threadId } : {}),
+  };
 }

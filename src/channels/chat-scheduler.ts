@@ -72,7 +72,12 @@ export function createChatScheduler(options: ChatSchedulerOptions): ChatSchedule
           progress += 1;
         }
       } finally {
-        if (!lost.signal.aborted) await keeper.release(name).catch((error: unknown) => logger.warn({ err: error, lease: name }, "could not release a chat lease; it expires by itself"));
+        if (!lost.signal.aborted)
+          await keeper
+            .release(name)
+            .catch((error: unknown) =>
+              logger.warn({ err: error, lease: name }, "could not release a chat lease; it expires by itself"),
+            );
       }
       if (closed) return;
       if (again.has(chatId)) continue;
@@ -93,7 +98,9 @@ export function createChatScheduler(options: ChatSchedulerOptions): ChatSchedule
       return;
     }
     const task = runChat(chatId)
-      .catch((error: unknown) => logger.error({ err: error, bot: botKey, chatId }, "a chat's work failed; the sweep takes it up again"))
+      .catch((error: unknown) =>
+        logger.error({ err: error, bot: botKey, chatId }, "a chat's work failed; the sweep takes it up again"),
+      )
       .finally(() => {
         running.delete(chatId);
         if (again.has(chatId)) poke(chatId);

@@ -39,7 +39,9 @@ export function describeProgress(progress: StatusProgress, locale: Locale): stri
     case "routing":
       return text(locale, "statusRouting");
     case "thinking":
-      return progress.step > 1 ? text(locale, "statusThinkingStep", { step: progress.step }) : text(locale, "statusThinking");
+      return progress.step > 1
+        ? text(locale, "statusThinkingStep", { step: progress.step })
+        : text(locale, "statusThinking");
     case "tool":
       return text(locale, "statusTool", { tool: progress.tool });
     case "retrying": {
@@ -47,7 +49,9 @@ export function describeProgress(progress: StatusProgress, locale: Locale): stri
       // reads the kind of failure in words, when the model adapter says which.
       const retry = { attempt: progress.attempt, maxAttempts: progress.maxAttempts };
       const kind = retryKind(progress);
-      return kind ? text(locale, "statusRetryingKind", { ...retry, reason: modelErrorWords(locale, kind) }) : text(locale, "statusRetrying", retry);
+      return kind
+        ? text(locale, "statusRetryingKind", { ...retry, reason: modelErrorWords(locale, kind) })
+        : text(locale, "statusRetrying", retry);
     }
     case "cancelling":
       return text(locale, "statusCancelling");
@@ -67,7 +71,9 @@ export function createStatusLine(output: StatusOutput, options: { locale: Locale
     const columns = output.columns && output.columns > 0 ? output.columns : DEFAULT_COLUMNS;
     // One column short of the width: writing the last column leaves some terminals
     // waiting to wrap, and the next `\r` would then act on the row below.
-    output.write(`${CLEAR_LINE}${fitWidth(`${FRAMES[frame % FRAMES.length]} ${line}… ${seconds}s${hint}`, columns - 1)}`);
+    output.write(
+      `${CLEAR_LINE}${fitWidth(`${FRAMES[frame % FRAMES.length]} ${line}… ${seconds}s${hint}`, columns - 1)}`,
+    );
     frame += 1;
   };
   return {

@@ -54,7 +54,12 @@ export function createDeliveryOutbox(options: DeliveryOutboxOptions): DeliveryOu
       const idempotencyKey = `laoding-${botKey}-${row.id}`.slice(0, 50);
       try {
         const result = await options.platform.send(
-          { chatId: row.chatId, text: row.text, ...(row.replyTo ? { replyTo: row.replyTo } : {}), ...(row.threadId ? { threadId: row.threadId } : {}) },
+          {
+            chatId: row.chatId,
+            text: row.text,
+            ...(row.replyTo ? { replyTo: row.replyTo } : {}),
+            ...(row.threadId ? { threadId: row.threadId } : {}),
+          },
           idempotencyKey,
         );
         await store.sent(row.id, result.messageId);
@@ -65,13 +70,19 @@ export function createDeliveryOutbox(options: DeliveryOutboxOptions): DeliveryOu
         const retryable = error instanceof DeliveryError ? error.retryable : false;
         if (!retryable || attempts >= maxAttempts) {
           await store.failed(row.id, `${reason} (after ${attempts} attempt${attempts === 1 ? "" : "s"})`);
-          logger.error({ botKey, chatId: row.chatId, outboxId: row.id, attempts, reason }, "reply could not be delivered; recorded as failed");
+          logger.error(
+            { botKey, chatId: row.chatId, outboxId: row.id, attempts, reason },
+            "reply could not be delivered; recorded as failed",
+          );
           return;
         }
         await store.attemptFailed(row.id, reason);
         const backoffMs = Math.min(maxMs, baseMs * 2 ** (attempts - 1));
         const waitMs = Math.max(backoffMs, error instanceof DeliveryError ? (error.retryAfterMs ?? 0) : 0);
-        logger.warn({ botKey, chatId: row.chatId, outboxId: row.id, attempts, waitMs, reason }, "send failed; retrying");
+        logger.warn(
+          { botKey, chatId: row.chatId, outboxId: row.id, attempts, waitMs, reason },
+          "send failed; retrying",
+        );
         await sleep(waitMs, options.stopping);
       }
     }

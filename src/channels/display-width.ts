@@ -39,7 +39,8 @@ const ZERO_WIDTH: readonly (readonly [number, number])[] = [
   [0xfeff, 0xfeff],
 ];
 
-const within = (ranges: readonly (readonly [number, number])[], codePoint: number) => ranges.some(([low, high]) => codePoint >= low && codePoint <= high);
+const within = (ranges: readonly (readonly [number, number])[], codePoint: number) =>
+  ranges.some(([low, high]) => codePoint >= low && codePoint <= high);
 
 /** Columns one code point takes: 0, 1 or 2. Control characters take none (callers replace them first). */
 export function codePointWidth(codePoint: number): 0 | 1 | 2 {

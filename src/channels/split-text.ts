@@ -6,7 +6,9 @@
 export function splitText(text: string, fits: (part: string) => boolean): string[] {
   const trimmed = text.trim();
   if (trimmed === "") return [trimmed];
-  return pack(trimmed, 0, fits).map((part) => part.trim()).filter((part) => part !== "");
+  return pack(trimmed, 0, fits)
+    .map((part) => part.trim())
+    .filter((part) => part !== "");
 }
 
 /** Paragraphs first, then lines; whatever is still too long is cut. */

@@ -43,12 +43,16 @@ export async function startWebhookServer(options: {
     options
       .handle(request, response)
       .then((handled) => {
-        if (!handled && !response.headersSent) response.writeHead(404, { "content-type": "text/plain" }).end("not found");
+        if (!handled && !response.headersSent)
+          response.writeHead(404, { "content-type": "text/plain" }).end("not found");
       })
       .catch((error: unknown) => {
         options.onError(error);
         // 503: nothing was stored (the database does not answer, say); the platform delivers it again.
-        if (!response.headersSent) response.writeHead(503, { "content-type": "text/plain", "retry-after": "5" }).end("not taken in; deliver again");
+        if (!response.headersSent)
+          response
+            .writeHead(503, { "content-type": "text/plain", "retry-after": "5" })
+            .end("not taken in; deliver again");
       });
   });
   await new Promise<void>((resolve, reject) => {

@@ -64,7 +64,10 @@ export function bootstrap(context: CliContext, options: BootOptions): Boot {
     cwd: context.cwd,
     ...(options.workspaceDir ? { workspaceDir: options.workspaceDir } : {}),
   };
-  const sources = { repoConfigsDir: join(context.repoRoot, "configs"), seedDir: join(context.repoRoot, "workspace", "seed") };
+  const sources = {
+    repoConfigsDir: join(context.repoRoot, "configs"),
+    seedDir: join(context.repoRoot, "workspace", "seed"),
+  };
   const workspaceDir = resolveWorkspaceDir(configOptions);
   checkWorkspaceLocation(workspaceDir);
   const seedReport = options.seed ? seedConfigFiles(workspaceDir, sources) : undefined;
@@ -83,14 +86,27 @@ export function bootstrap(context: CliContext, options: BootOptions): Boot {
   // last error printer (a secret only in configs/env is unknown to it until now).
   const secrets = configuredSecrets(loaded, agents);
   for (const value of secrets) context.secrets?.add(value);
-  const route: LogRoute = options.logRouting ? chooseLogRoute(context, options.logRouting.interactive(loaded, agents)) : "stderr";
-  const logFile = route === "stderr" ? undefined : openLogFile({ dir: layout.logDir, maxBytes: LOG_FILE_MAX_BYTES, keep: LOG_FILES_KEPT });
+  const route: LogRoute = options.logRouting
+    ? chooseLogRoute(context, options.logRouting.interactive(loaded, agents))
+    : "stderr";
+  const logFile =
+    route === "stderr"
+      ? undefined
+      : openLogFile({ dir: layout.logDir, maxBytes: LOG_FILE_MAX_BYTES, keep: LOG_FILES_KEPT });
   const logger = createLogger({
     level: loaded.config.LOG_LEVEL,
     secrets,
     ...(options.logBase ? { base: options.logBase } : {}),
     // A file without notices is a file: a sink that never shows a warning on stderr.
-    ...(logFile ? { file: { sink: logFile, notices: route === "terminal" ? context.stderr : discard, noticeWords: noticeWords(loaded.config.BOT_LOCALE) } } : {}),
+    ...(logFile
+      ? {
+          file: {
+            sink: logFile,
+            notices: route === "terminal" ? context.stderr : discard,
+            noticeWords: noticeWords(loaded.config.BOT_LOCALE),
+          },
+        }
+      : {}),
   });
   // Said on the console whatever the log level, once: a typo silently ignored costs hours.
   const warningsReachStderr = route === "terminal" || (route === "stderr" && logger.isLevelEnabled("warn"));
@@ -98,8 +114,17 @@ export function bootstrap(context: CliContext, options: BootOptions): Boot {
     logger.warn(fields, message);
     if (!warningsReachStderr) context.stderr.write(`warning: ${message}\n`);
   };
-  for (const { key, path } of loaded.unknownKeys.filter(({ key }) => !declared.has(key))) warn(describeUnknownKey(key, path), { key, path });
-  return { loaded, layout, agents, logger, warn, ...(seedReport ? { seedReport } : {}), ...(logFile ? { logFile } : {}) };
+  for (const { key, path } of loaded.unknownKeys.filter(({ key }) => !declared.has(key)))
+    warn(describeUnknownKey(key, path), { key, path });
+  return {
+    loaded,
+    layout,
+    agents,
+    logger,
+    warn,
+    ...(seedReport ? { seedReport } : {}),
+    ...(logFile ? { logFile } : {}),
+  };
 }
 
 /**

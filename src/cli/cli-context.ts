@@ -24,14 +24,19 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", 
 /** This checkout's version (package.json), for health answers and MCP's server info. */
 export function packageVersion(): string {
   try {
-    return (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version?: string }).version ?? "unknown";
+    return (
+      (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version?: string }).version ?? "unknown"
+    );
   } catch {
     return "unknown";
   }
 }
 
 /** The CLI entry file, for starting toolhost children (main.ts under tsx, main.js built). */
-export const CLI_ENTRY = resolve(dirname(fileURLToPath(import.meta.url)), `main${extname(fileURLToPath(import.meta.url))}`);
+export const CLI_ENTRY = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  `main${extname(fileURLToPath(import.meta.url))}`,
+);
 
 /** A wrong command line: the CLI prints the command's usage and exits 2. */
 export class UsageError extends Error {

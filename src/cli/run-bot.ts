@@ -16,7 +16,12 @@ export type RunBotOptions = {
   graceMs: number;
 };
 
-export async function runBot(runtime: BotRuntime, channel: Channel, logger: Logger, options: RunBotOptions): Promise<void> {
+export async function runBot(
+  runtime: BotRuntime,
+  channel: Channel,
+  logger: Logger,
+  options: RunBotOptions,
+): Promise<void> {
   const shutdown = new AbortController();
   let signalled: NodeJS.Signals | undefined;
   let graceTimer: NodeJS.Timeout | undefined;

@@ -24,7 +24,26 @@ import { skillsCommand } from "./commands/skills-command.js";
 import { startCommand } from "./commands/start-command.js";
 import { toolhostCommand } from "./commands/toolhost-command.js";
 
-export const COMMANDS: Command[] = [initCommand, startCommand, chatCommand, configCommand, skillsCommand, gapsCommand, experiencesCommand, rulesCommand, libraryCommand, shareCommand, importCommand, adminCommand, logsCommand, operatorsCommand, channelsCommand, doctorCommand, dbCommand, toolhostCommand];
+export const COMMANDS: Command[] = [
+  initCommand,
+  startCommand,
+  chatCommand,
+  configCommand,
+  skillsCommand,
+  gapsCommand,
+  experiencesCommand,
+  rulesCommand,
+  libraryCommand,
+  shareCommand,
+  importCommand,
+  adminCommand,
+  logsCommand,
+  operatorsCommand,
+  channelsCommand,
+  doctorCommand,
+  dbCommand,
+  toolhostCommand,
+];
 
 export function mainUsage(commands: Command[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));

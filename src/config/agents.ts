@@ -12,7 +12,9 @@ import { writeConfigFileAtomic } from "./env-file.js";
 export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** An env variable's name: bot credentials are named, never written into agents.json. */
-const envName = z.string().regex(/^[A-Z][A-Z0-9_]{0,127}$/, { message: "must be an env variable name (A-Z, 0-9, _), such as TG_TOKEN_OPS" });
+const envName = z
+  .string()
+  .regex(/^[A-Z][A-Z0-9_]{0,127}$/, { message: "must be an env variable name (A-Z, 0-9, _), such as TG_TOKEN_OPS" });
 const userIds = z.array(z.string().min(1).max(128)).max(10_000);
 
 /** The agent's own Telegram bot: its token lives in the env variable `tokenEnv`. */
@@ -84,12 +86,17 @@ export function parseAgents(text: string, origin: string): AgentDefinition[] {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`${origin}${jsonErrorLocation(text, error as Error)}: not valid JSON: ${(error as Error).message}`, { hint: shape });
+    throw new ConfigError(
+      `${origin}${jsonErrorLocation(text, error as Error)}: not valid JSON: ${(error as Error).message}`,
+      { hint: shape },
+    );
   }
   const file = agentsFileSchema.safeParse(json);
   if (!file.success) {
     const at = locateJsonPath(text, origin, file.error.issues[0]?.path ?? []);
-    throw new ConfigError(`${at}: ${describeIssues(file.error, { knownFields: ["agents"], root: "the file" })}`, { hint: shape });
+    throw new ConfigError(`${at}: ${describeIssues(file.error, { knownFields: ["agents"], root: "the file" })}`, {
+      hint: shape,
+    });
   }
   const seen = new Set<string>();
   const findings: string[] = [];
@@ -102,26 +109,40 @@ export function parseAgents(text: string, origin: string): AgentDefinition[] {
       const first = parsed.error.issues[0];
       // An unknown field is found at the field itself, the rest at what they name.
       const path = first?.code === "unrecognized_keys" ? [...first.path, first.keys[0] as string] : (first?.path ?? []);
-      findings.push(`${locateJsonPath(text, origin, ["agents", index, ...path])}: ${label}: ${describeIssues(parsed.error, { knownFields: AGENT_FIELDS, root: "the entry", limit: Infinity })}`);
+      findings.push(
+        `${locateJsonPath(text, origin, ["agents", index, ...path])}: ${label}: ${describeIssues(parsed.error, { knownFields: AGENT_FIELDS, root: "the entry", limit: Infinity })}`,
+      );
       return [];
     }
     if (seen.has(parsed.data.id)) {
-      findings.push(`${locateJsonPath(text, origin, ["agents", index, "id"])}: ${label}: duplicate id "${parsed.data.id}"; every agent needs its own id`);
+      findings.push(
+        `${locateJsonPath(text, origin, ["agents", index, "id"])}: ${label}: duplicate id "${parsed.data.id}"; every agent needs its own id`,
+      );
       return [];
     }
     seen.add(parsed.data.id);
     return [parsed.data];
   });
   if (findings.length > 0) {
-    const hint = aboutId ? "Fix the id; choose it once: the agent's folders are named after it" : `Fix ${findings.length === 1 ? "that entry" : "those entries"} (docs/configuration.md describes every field)`;
-    throw new ConfigError(findings.length === 1 ? (findings[0] as string) : `${origin}: ${findings.length} problems:\n  - ${findings.join("\n  - ")}`, { hint, findings });
+    const hint = aboutId
+      ? "Fix the id; choose it once: the agent's folders are named after it"
+      : `Fix ${findings.length === 1 ? "that entry" : "those entries"} (docs/configuration.md describes every field)`;
+    throw new ConfigError(
+      findings.length === 1
+        ? (findings[0] as string)
+        : `${origin}: ${findings.length} problems:\n  - ${findings.join("\n  - ")}`,
+      { hint, findings },
+    );
   }
   return agents;
 }
 
 /** The env variable names agents.json declares for bot credentials (they are not typos). */
 export function declaredCredentialNames(agents: AgentDefinition[]): string[] {
-  return agents.flatMap((agent) => [...(agent.telegram ? [agent.telegram.tokenEnv] : []), ...(agent.feishu ? [agent.feishu.appIdEnv, agent.feishu.appSecretEnv] : [])]);
+  return agents.flatMap((agent) => [
+    ...(agent.telegram ? [agent.telegram.tokenEnv] : []),
+    ...(agent.feishu ? [agent.feishu.appIdEnv, agent.feishu.appSecretEnv] : []),
+  ]);
 }
 
 export function readAgentsFile(path: string): AgentDefinition[] {
@@ -129,9 +150,12 @@ export function readAgentsFile(path: string): AgentDefinition[] {
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    throw new ConfigError(`cannot read agents file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
-      hint: `Run \`laoding init --workspace ${dirname(dirname(path))}\` to create it (or check --workspace / AGENT_WORKSPACE_DIR)`,
-    });
+    throw new ConfigError(
+      `cannot read agents file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      {
+        hint: `Run \`laoding init --workspace ${dirname(dirname(path))}\` to create it (or check --workspace / AGENT_WORKSPACE_DIR)`,
+      },
+    );
   }
   return parseAgents(text, path);
 }
@@ -141,13 +165,21 @@ export function readAgentsFile(path: string): AgentDefinition[] {
  * the file must be valid before and after, and is replaced atomically. The JSON is written
  * back with two-space indentation (JSON has no comments to keep).
  */
-export function editBotOperators(path: string, agentId: string, channel: "telegram" | "feishu", edit: (operators: string[]) => string[]): string[] {
+export function editBotOperators(
+  path: string,
+  agentId: string,
+  channel: "telegram" | "feishu",
+  edit: (operators: string[]) => string[],
+): string[] {
   const text = readFileSync(path, "utf8");
   parseAgents(text, path);
   const json = JSON.parse(text) as { agents: Record<string, unknown>[] };
   const entry = json.agents.find((candidate) => candidate.id === agentId);
   const binding = entry?.[channel] as { operators?: string[] } | undefined;
-  if (!binding) throw new ConfigError(`agent "${agentId}" has no ${channel} bot of its own in ${path}`, { hint: `Its ${channel} operators are OPERATOR_IDS: leave out --agent` });
+  if (!binding)
+    throw new ConfigError(`agent "${agentId}" has no ${channel} bot of its own in ${path}`, {
+      hint: `Its ${channel} operators are OPERATOR_IDS: leave out --agent`,
+    });
   binding.operators = edit(binding.operators ?? []);
   const updated = `${JSON.stringify(json, null, 2)}\n`;
   parseAgents(updated, path);
@@ -177,9 +209,12 @@ export function personaFile(botContextDir: string, agent: AgentDefinition): stri
   }
   const rel = relative(realRoot, real);
   if (rel === "" || rel.split(sep)[0] === ".." || isAbsolute(rel)) {
-    throw new ConfigError(`agents.json: agent "${agent.id}": persona ${JSON.stringify(agent.persona ?? "soul.md")} resolves to ${real}, outside ${realRoot}`, {
-      hint: "Put the persona file itself in bot_context/ (not a link to elsewhere)",
-    });
+    throw new ConfigError(
+      `agents.json: agent "${agent.id}": persona ${JSON.stringify(agent.persona ?? "soul.md")} resolves to ${real}, outside ${realRoot}`,
+      {
+        hint: "Put the persona file itself in bot_context/ (not a link to elsewhere)",
+      },
+    );
   }
   return real;
 }

@@ -17,9 +17,17 @@ export function renderEnvExample(): string {
       group = spec.group;
       lines.push("", `# --- ${group} ---`);
     }
-    lines.push("", `# ${spec.doc}`, `# Expected: ${spec.expected}.${spec.secret ? " Secret: masked in `laoding config`, redacted from logs." : ""}`);
+    lines.push(
+      "",
+      `# ${spec.doc}`,
+      `# Expected: ${spec.expected}.${spec.secret ? " Secret: masked in `laoding config`, redacted from logs." : ""}`,
+    );
     if (spec.required) lines.push("# Required.", `${name}=`);
-    else if (spec.defaultValue !== undefined) lines.push(`# Default: ${spec.defaultValue === "" ? "(empty)" : spec.defaultValue}`, `# ${name}=${spec.defaultValue}`);
+    else if (spec.defaultValue !== undefined)
+      lines.push(
+        `# Default: ${spec.defaultValue === "" ? "(empty)" : spec.defaultValue}`,
+        `# ${name}=${spec.defaultValue}`,
+      );
     else lines.push("# Default: unset", `# ${name}=`);
   }
   return `${lines.join("\n")}\n`;

@@ -69,7 +69,10 @@ export function setEnvValue(path: string, key: string, value: string): void {
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new ConfigError(`cannot read env file ${path}: ${(error as Error).message}`, { hint: "Check the file's permissions." });
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT")
+      throw new ConfigError(`cannot read env file ${path}: ${(error as Error).message}`, {
+        hint: "Check the file's permissions.",
+      });
   }
   parseEnvText(text, path);
   const lines = text === "" ? [] : text.replace(/\n$/, "").split("\n");

@@ -13,7 +13,11 @@ import { ConfigError } from "./config-error.js";
 import { readEnvFile, type EnvEntries } from "./env-file.js";
 import { VARIABLES, VARIABLE_NAMES, type VariableName, type VariableSpec } from "./variables.js";
 
-export type ValueSource = { kind: "environment" } | { kind: "flag" } | { kind: "file"; path: string } | { kind: "default" };
+export type ValueSource =
+  | { kind: "environment" }
+  | { kind: "flag" }
+  | { kind: "file"; path: string }
+  | { kind: "default" };
 
 type Parsed<K extends VariableName> = z.output<(typeof VARIABLES)[K]["schema"]>;
 export type Config = {
@@ -74,7 +78,9 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     }
     if (value === undefined) {
       if (spec.required) {
-        problems.push(`${name} is not set in any env file or the environment: expected ${spec.expected}. Set it in ${join(workspaceDir, "configs", "env")}`);
+        problems.push(
+          `${name} is not set in any env file or the environment: expected ${spec.expected}. Set it in ${join(workspaceDir, "configs", "env")}`,
+        );
       }
       continue;
     }
@@ -84,15 +90,20 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     if (!result.success) {
       const why = result.error.issues.map((issue) => issue.message).join("; ");
       const shown = spec.secret ? "(secret)" : JSON.stringify(value);
-      problems.push(`${name}=${shown} from ${describeSource(source as ValueSource)}: ${why}; expected ${spec.expected}`);
+      problems.push(
+        `${name}=${shown} from ${describeSource(source as ValueSource)}: ${why}; expected ${spec.expected}`,
+      );
       continue;
     }
     values[name] = result.data;
   }
 
-  if (values.SHARE_DIR === values.WORK_DIR) problems.push(`SHARE_DIR and WORK_DIR are both "${String(values.WORK_DIR)}": they must be different folders`);
+  if (values.SHARE_DIR === values.WORK_DIR)
+    problems.push(`SHARE_DIR and WORK_DIR are both "${String(values.WORK_DIR)}": they must be different folders`);
   const unknownKeys = layers.flatMap((layer) =>
-    layer.source.kind === "file" ? layer.unknown.map((key) => ({ key, path: (layer.source as { path: string }).path })) : [],
+    layer.source.kind === "file"
+      ? layer.unknown.map((key) => ({ key, path: (layer.source as { path: string }).path }))
+      : [],
   );
   if (problems.length > 0) {
     // A typo'd key is often why a value is missing: say it here too, not only once the rest is valid.
@@ -110,7 +121,8 @@ export function loadConfig(options: LoadConfigOptions): LoadedConfig {
     workspaceDir,
     filesRead: layers.flatMap((layer) => (layer.source.kind === "file" ? [layer.source.path] : [])),
     unknownKeys,
-    declaredValue: (name) => options.env[name] ?? layers.map((layer) => layer.others?.get(name)).find((value) => value !== undefined),
+    declaredValue: (name) =>
+      options.env[name] ?? layers.map((layer) => layer.others?.get(name)).find((value) => value !== undefined),
   };
 }
 
@@ -134,8 +146,14 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i += 1) {
     const current = [i];
     for (let j = 1; j <= b.length; j += 1) {
-      const swap = i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1] ? (previous[j - 2] as number) + 1 : Infinity;
-      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1), swap);
+      const swap =
+        i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1] ? (previous[j - 2] as number) + 1 : Infinity;
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+        swap,
+      );
     }
     previous = current;
   }
@@ -147,7 +165,8 @@ function editDistance(a: string, b: string): number {
  * location may come from any layer but those files.
  */
 export function resolveWorkspaceDir(options: LoadConfigOptions): string {
-  return locate(options, { source: { kind: "environment" }, entries: fromProcessEnv(options.env), unknown: [] }).workspaceDir;
+  return locate(options, { source: { kind: "environment" }, entries: fromProcessEnv(options.env), unknown: [] })
+    .workspaceDir;
 }
 
 function flagEntries(options: LoadConfigOptions): EnvEntries {

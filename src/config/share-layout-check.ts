@@ -19,24 +19,39 @@ export function checkShareLayout(layout: RuntimeLayout, agents: AgentDefinition[
   const share = { label: "SHARE_DIR", path: layout.shareDir };
   const workTrees: Named[] = [
     { label: "WORK_DIR", path: layout.workRoot },
-    ...agents.map((agent) => ({ label: `agent ${agent.id}'s working tree`, path: layout.agentTrees(agent.id).workTree })),
+    ...agents.map((agent) => ({
+      label: `agent ${agent.id}'s working tree`,
+      path: layout.agentTrees(agent.id).workTree,
+    })),
   ];
   // An own-skills folder outside the share (AUTO_SKILL_DIR) is an agent tree too.
   const skillTrees = agents
-    .map((agent) => ({ label: `agent ${agent.id}'s skills folder (AUTO_SKILL_DIR)`, path: layout.agentTrees(agent.id).skillsDir }))
+    .map((agent) => ({
+      label: `agent ${agent.id}'s skills folder (AUTO_SKILL_DIR)`,
+      path: layout.agentTrees(agent.id).skillsDir,
+    }))
     .filter((tree) => !within(layout.shareDir, tree.path));
   for (const tree of [...workTrees, ...skillTrees]) {
     if (within(tree.path, share.path)) refuse(`${share.label} ${share.path} lies inside ${tree.label} ${tree.path}`);
     if (within(share.path, tree.path)) refuse(`${share.label} ${share.path} contains ${tree.label} ${tree.path}`);
   }
-  const guarded: Named[] = [share, ...workTrees, ...skillTrees, { label: "the data folder", path: layout.dataDir }, { label: "the configs folder", path: layout.configsDir }];
+  const guarded: Named[] = [
+    share,
+    ...workTrees,
+    ...skillTrees,
+    { label: "the data folder", path: layout.dataDir },
+    { label: "the configs folder", path: layout.configsDir },
+  ];
   const extras: Named[] = [
     ...layout.extraAllowedDirs.map((path) => ({ label: "ALLOWED_DIRS entry", path })),
-    ...agents.flatMap((agent) => agentWritableDirs(layout, agent).map((path) => ({ label: `agent ${agent.id}'s writableDirs entry`, path }))),
+    ...agents.flatMap((agent) =>
+      agentWritableDirs(layout, agent).map((path) => ({ label: `agent ${agent.id}'s writableDirs entry`, path })),
+    ),
   ];
   for (const extra of extras) {
     for (const tree of guarded) {
-      if (within(extra.path, tree.path) || within(tree.path, extra.path)) refuse(`${extra.label} ${extra.path} overlaps ${tree.label} ${tree.path}`);
+      if (within(extra.path, tree.path) || within(tree.path, extra.path))
+        refuse(`${extra.label} ${extra.path} overlaps ${tree.label} ${tree.path}`);
     }
   }
 }

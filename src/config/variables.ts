@@ -24,14 +24,23 @@ const integer = (min: number, max: number) =>
     .string()
     .regex(/^-?\d+$/, { message: "not a whole number" })
     .transform(Number)
-    .pipe(z.number().int().min(min, { message: `below the minimum ${min}` }).max(max, { message: `above the maximum ${max}` }));
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(min, { message: `below the minimum ${min}` })
+        .max(max, { message: `above the maximum ${max}` }),
+    );
 
 /**
  * A bounded whole number and its `expected` text, both from the same bounds, so a bound
  * changes in one place: bounded("milliseconds", 1_000, 600_000) expects "milliseconds
  * from 1000 to 600000". `note` follows the range as written (" (0: never)").
  */
-const bounded = (unit: string, min: number, max: number, note = "") => ({ schema: integer(min, max), expected: `${unit} from ${min} to ${max}${note}` });
+const bounded = (unit: string, min: number, max: number, note = "") => ({
+  schema: integer(min, max),
+  expected: `${unit} from ${min} to ${max}${note}`,
+});
 
 const text = () => z.string();
 const optionalText = () => z.string().min(1);
@@ -83,7 +92,9 @@ export const VARIABLES = {
       .string()
       .min(1)
       .max(255)
-      .refine((value) => value !== "." && value !== ".." && !/[/\\\s\p{Cc}]/u.test(value), { message: "must be one folder name: no / or \\, spaces or control characters, not . or .." }),
+      .refine((value) => value !== "." && value !== ".." && !/[/\\\s\p{Cc}]/u.test(value), {
+        message: "must be one folder name: no / or \\, spaces or control characters, not . or ..",
+      }),
     expected: "a single file name (no / or \\, no spaces)",
     defaultValue: "团队经验",
     group: "Workspace",
@@ -105,7 +116,8 @@ export const VARIABLES = {
   ALLOWED_COMMANDS: {
     schema: list(),
     expected: "a comma-separated list of command names",
-    defaultValue: "ls,cat,head,tail,wc,grep,find,echo,pwd,date,sort,uniq,cut,tr,sed,awk,mkdir,touch,cp,mv,rm,python3,git",
+    defaultValue:
+      "ls,cat,head,tail,wc,grep,find,echo,pwd,date,sort,uniq,cut,tr,sed,awk,mkdir,touch,cp,mv,rm,python3,git",
     group: "Tools",
     doc: "Commands shell.exec may run, exactly this list (nothing is added); every simple command of a pipeline or list is checked, see docs/command-allowlist.md. An interpreter here (python3, node, ...) can run any program the OS sandbox allows.",
   },
@@ -213,8 +225,17 @@ export const VARIABLES = {
   MESSAGE_CHANNEL: {
     schema: z
       .string()
-      .transform((value) => value.split(",").map((item) => item.trim()).filter((item) => item.length > 0))
-      .pipe(z.array(z.enum(["console", "telegram", "feishu"], { message: "not one of console | telegram | feishu" })).min(1, { message: "empty" })),
+      .transform((value) =>
+        value
+          .split(",")
+          .map((item) => item.trim())
+          .filter((item) => item.length > 0),
+      )
+      .pipe(
+        z
+          .array(z.enum(["console", "telegram", "feishu"], { message: "not one of console | telegram | feishu" }))
+          .min(1, { message: "empty" }),
+      ),
     expected: "a comma list of console | telegram | feishu",
     group: "Channels",
     doc: "Where the bot talks: console (the terminal), telegram, feishu, or a comma list. Unset: every chat channel that has credentials (an agent's own bot in agents.json counts), else the console.",
@@ -273,7 +294,9 @@ export const VARIABLES = {
     doc: "Set it to receive updates by webhook instead of long polling: the bot registers this URL with Telegram and listens on WEBHOOK_HOST:TELEGRAM_WEBHOOK_PORT at the URL's path.",
   },
   TELEGRAM_WEBHOOK_SECRET: {
-    schema: z.string().regex(/^[A-Za-z0-9_-]{16,256}$/, { message: "must be 16 to 256 characters of A-Z, a-z, 0-9, _ and -" }),
+    schema: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{16,256}$/, { message: "must be 16 to 256 characters of A-Z, a-z, 0-9, _ and -" }),
     expected: "16 to 256 characters of A-Z a-z 0-9 _ -",
     secret: true,
     group: "Channels",
@@ -394,7 +417,9 @@ export const VARIABLES = {
     doc: "How long a replica's claim on a chat, the Telegram poller or the Feishu connection lasts without renewal: a replica that dies is replaced within this time (renewed every third of it).",
   },
   REPLICA_NAME: {
-    schema: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$/, { message: "not a name of letters, digits, '.', '_', ':' or '-' (at most 63)" }),
+    schema: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$/, {
+      message: "not a name of letters, digits, '.', '_', ':' or '-' (at most 63)",
+    }),
     expected: "a name of letters, digits, '.', '_', ':' or '-' (at most 63 characters)",
     group: "Database",
     doc: "This replica's name in leases, logs and /v1/health. Default: the host name and process id.",

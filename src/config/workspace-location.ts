@@ -12,9 +12,12 @@ const VIRTUAL_ROOTS = ["/proc", "/sys", "/dev"];
 export function checkWorkspaceLocation(workspaceDir: string): void {
   const virtual = VIRTUAL_ROOTS.find((root) => workspaceDir === root || workspaceDir.startsWith(`${root}/`));
   if (virtual) {
-    throw new ConfigError(`the workspace ${workspaceDir} is inside ${virtual}, a virtual file system where nothing can be stored`, {
-      hint: "Choose a real folder, for example --workspace /srv/laoding",
-    });
+    throw new ConfigError(
+      `the workspace ${workspaceDir} is inside ${virtual}, a virtual file system where nothing can be stored`,
+      {
+        hint: "Choose a real folder, for example --workspace /srv/laoding",
+      },
+    );
   }
   // The nearest part of the path that exists must be a folder we may create things in.
   let existing = workspaceDir;
@@ -22,21 +25,30 @@ export function checkWorkspaceLocation(workspaceDir: string): void {
     try {
       const stats = statSync(existing);
       if (!stats.isDirectory()) {
-        throw new ConfigError(`the workspace ${workspaceDir} cannot be created: ${existing} is a file, not a folder`, { hint: "Choose another --workspace" });
+        throw new ConfigError(`the workspace ${workspaceDir} cannot be created: ${existing} is a file, not a folder`, {
+          hint: "Choose another --workspace",
+        });
       }
       break;
     } catch (error) {
       if (error instanceof ConfigError) throw error;
       const code = (error as NodeJS.ErrnoException).code;
-      if (code !== "ENOENT" && code !== "ENOTDIR") throw new ConfigError(`the workspace ${workspaceDir} cannot be used: ${existing}: ${code ?? (error as Error).message}`, { hint: "Choose another --workspace" });
+      if (code !== "ENOENT" && code !== "ENOTDIR")
+        throw new ConfigError(
+          `the workspace ${workspaceDir} cannot be used: ${existing}: ${code ?? (error as Error).message}`,
+          { hint: "Choose another --workspace" },
+        );
       existing = dirname(existing);
     }
   }
   try {
     accessSync(existing, existing === workspaceDir ? constants.R_OK | constants.X_OK : constants.W_OK | constants.X_OK);
   } catch {
-    throw new ConfigError(`the workspace ${workspaceDir} cannot be ${existing === workspaceDir ? "read" : "created"}: no permission on ${existing}`, {
-      hint: "Choose a folder you own, or fix its permissions",
-    });
+    throw new ConfigError(
+      `the workspace ${workspaceDir} cannot be ${existing === workspaceDir ? "read" : "created"}: no permission on ${existing}`,
+      {
+        hint: "Choose a folder you own, or fix its permissions",
+      },
+    );
   }
 }

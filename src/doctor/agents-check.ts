@@ -24,22 +24,50 @@ export type AgentsFileAccess = {
 
 export function checkAgentsFile(file: AgentsFileAccess): AgentsCheck {
   const text = file.read();
-  if (text === undefined) return { results: [failed("agents", TITLE, `${file.path} does not exist`, `laoding init --workspace ${file.workspaceDir}`)] };
+  if (text === undefined)
+    return {
+      results: [
+        failed("agents", TITLE, `${file.path} does not exist`, `laoding init --workspace ${file.workspaceDir}`),
+      ],
+    };
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    return { results: [failed("agents", TITLE, `${file.path} is not valid JSON: ${(error as Error).message}`, `Fix the JSON in ${file.path}. ${SHAPE}`)] };
+    return {
+      results: [
+        failed(
+          "agents",
+          TITLE,
+          `${file.path} is not valid JSON: ${(error as Error).message}`,
+          `Fix the JSON in ${file.path}. ${SHAPE}`,
+        ),
+      ],
+    };
   }
-  const entries = typeof json === "object" && json !== null && Array.isArray((json as { agents?: unknown }).agents) ? ((json as { agents: unknown[] }).agents) : undefined;
+  const entries =
+    typeof json === "object" && json !== null && Array.isArray((json as { agents?: unknown }).agents)
+      ? (json as { agents: unknown[] }).agents
+      : undefined;
   const problems: CheckResult[] = [];
   if (entries !== undefined) {
     const seen = new Set<string>();
     entries.forEach((entry, index) => {
       const label = `${file.path}: agents[${index}]${idOf(entry) !== undefined ? ` (id ${JSON.stringify(idOf(entry))})` : ""}`;
       const parsed = agentSchema.safeParse(entry);
-      if (!parsed.success) problems.push(failed("agents", TITLE, `${label}: ${describeIssues(parsed.error, { root: "the entry", limit: Infinity })}`, entryFix(parsed.error, index, file.path))); else if (seen.has(parsed.data.id)) {
-        problems.push(failed("agents", TITLE, `${label}: duplicate id "${parsed.data.id}"`, "Give every agent its own id"));
+      if (!parsed.success)
+        problems.push(
+          failed(
+            "agents",
+            TITLE,
+            `${label}: ${describeIssues(parsed.error, { root: "the entry", limit: Infinity })}`,
+            entryFix(parsed.error, index, file.path),
+          ),
+        );
+      else if (seen.has(parsed.data.id)) {
+        problems.push(
+          failed("agents", TITLE, `${label}: duplicate id "${parsed.data.id}"`, "Give every agent its own id"),
+        );
       } else seen.add(parsed.data.id);
     });
   }
@@ -56,9 +84,11 @@ export function checkAgentsFile(file: AgentsFileAccess): AgentsCheck {
 
 /** The id first (folders are named after it), then unknown fields (often typos), then the rest. */
 function entryFix(error: z.ZodError, index: number, path: string): string {
-  if (error.issues.some((issue) => issue.path[0] === "id")) return `Set agents[${index}].id in ${path} to match ${AGENT_ID_PATTERN.source}; choose it once: the agent's folders are named after it`;
+  if (error.issues.some((issue) => issue.path[0] === "id"))
+    return `Set agents[${index}].id in ${path} to match ${AGENT_ID_PATTERN.source}; choose it once: the agent's folders are named after it`;
   const unknown = error.issues.flatMap((issue) => (issue.code === "unrecognized_keys" ? issue.keys : []));
-  if (unknown.length > 0) return `Remove or correct ${unknown.map((key) => `\`${key}\``).join(", ")} in agents[${index}] of ${path}; an agent may have ${AGENT_FIELDS.join(", ")}`;
+  if (unknown.length > 0)
+    return `Remove or correct ${unknown.map((key) => `\`${key}\``).join(", ")} in agents[${index}] of ${path}; an agent may have ${AGENT_FIELDS.join(", ")}`;
   return `Fix agents[${index}] in ${path} (docs/configuration.md describes every field)`;
 }
 

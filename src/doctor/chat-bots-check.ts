@@ -20,7 +20,8 @@ export type ChatBotsCheckOptions = {
 export async function checkChatBots(options: ChatBotsCheckOptions): Promise<CheckResult[]> {
   const { loaded, agents, logger } = options;
   const channels = selectChannels(loaded, agents).filter((channel) => channel !== "console");
-  if (channels.length === 0) return [passed("chat-bots", "chat bots (not configured: `laoding start` runs the console)")];
+  if (channels.length === 0)
+    return [passed("chat-bots", "chat bots (not configured: `laoding start` runs the console)")];
   let planned: Awaited<ReturnType<typeof planChatBots>>;
   try {
     planned = await planChatBots({ loaded, agents, channels, logger });
@@ -35,7 +36,13 @@ export async function checkChatBots(options: ChatBotsCheckOptions): Promise<Chec
     try {
       const [ready] = await loginChatBots([bot]);
       const notes = planned.warnings.filter((warning) => warning.startsWith(`${bot.key}:`));
-      results.push(passed(id, `${title} logs in as ${ready?.identity.displayName ?? "?"}`, notes.length > 0 ? notes.join("; ") : undefined));
+      results.push(
+        passed(
+          id,
+          `${title} logs in as ${ready?.identity.displayName ?? "?"}`,
+          notes.length > 0 ? notes.join("; ") : undefined,
+        ),
+      );
     } catch (error) {
       results.push(failedFromError(id, title, error, "Check the bot's credentials and the network (docs/channels.md)"));
     }

@@ -7,22 +7,40 @@ export const MIN_FREE_DISK_BYTES = 500 * 1024 * 1024;
 /** Below this few files can be created, whatever the free bytes. */
 export const MIN_FREE_INODES = 10_000;
 
-export function checkDisk(workspaceDir: string, statfs: (path: string) => Pick<StatsFs, "bavail" | "bsize" | "ffree" | "files">): CheckResult {
+export function checkDisk(
+  workspaceDir: string,
+  statfs: (path: string) => Pick<StatsFs, "bavail" | "bsize" | "ffree" | "files">,
+): CheckResult {
   const title = `disk space at ${workspaceDir}`;
   let stats: Pick<StatsFs, "bavail" | "bsize" | "ffree" | "files">;
   try {
     stats = statfs(workspaceDir);
   } catch (error) {
-    return failed("disk", title, `cannot read the file system's free space: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, `Check that ${workspaceDir} exists (laoding init --workspace ${workspaceDir})`);
+    return failed(
+      "disk",
+      title,
+      `cannot read the file system's free space: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      `Check that ${workspaceDir} exists (laoding init --workspace ${workspaceDir})`,
+    );
   }
   const freeBytes = stats.bavail * stats.bsize;
   const free = `${formatBytes(freeBytes)} free`;
   if (freeBytes < MIN_FREE_DISK_BYTES) {
-    return failed("disk", title, `only ${free} (the doctor wants at least ${formatBytes(MIN_FREE_DISK_BYTES)})`, `Free space on the file system of ${workspaceDir} (old logs: laoding logs; du -sh ${workspaceDir}/* shows what is large), or move the workspace to a larger disk`);
+    return failed(
+      "disk",
+      title,
+      `only ${free} (the doctor wants at least ${formatBytes(MIN_FREE_DISK_BYTES)})`,
+      `Free space on the file system of ${workspaceDir} (old logs: laoding logs; du -sh ${workspaceDir}/* shows what is large), or move the workspace to a larger disk`,
+    );
   }
   // Some file systems report no inode counts (files 0): nothing to compare then.
   if (stats.files > 0 && stats.ffree < MIN_FREE_INODES) {
-    return failed("disk", title, `only ${stats.ffree} inodes free: few new files can be created`, `Remove unneeded small files on the file system of ${workspaceDir} (find ${workspaceDir} -xdev -type f | wc -l counts them)`);
+    return failed(
+      "disk",
+      title,
+      `only ${stats.ffree} inodes free: few new files can be created`,
+      `Remove unneeded small files on the file system of ${workspaceDir} (find ${workspaceDir} -xdev -type f | wc -l counts them)`,
+    );
   }
   return passed("disk", `${title} (${free})`);
 }

@@ -10,7 +10,10 @@ export const DOCTOR_HINT = "Run `laoding doctor` to check everything at once.";
 
 /** Adds the hint to a start-up failure the doctor would name; other errors pass unchanged. */
 export function withDoctorHint(error: unknown): unknown {
-  if ((error instanceof ConfigError || error instanceof SandboxUnavailableError) && !error.message.endsWith(DOCTOR_HINT)) {
+  if (
+    (error instanceof ConfigError || error instanceof SandboxUnavailableError) &&
+    !error.message.endsWith(DOCTOR_HINT)
+  ) {
     error.message = `${error.message}\n${DOCTOR_HINT}`;
   }
   return error;

@@ -6,7 +6,10 @@
 import { scrub } from "../log/logger.js";
 import type { CheckResult } from "./check-result.js";
 
-export type DoctorJson = { ok: boolean; checks: { id: string; ok: boolean; title: string; detail: string | null; fix: string | null; skipped?: true }[] };
+export type DoctorJson = {
+  ok: boolean;
+  checks: { id: string; ok: boolean; title: string; detail: string | null; fix: string | null; skipped?: true }[];
+};
 
 export function doctorOk(results: CheckResult[]): boolean {
   return results.every((result) => result.ok);
@@ -32,7 +35,14 @@ export function renderText(results: CheckResult[], secrets: string[]): string {
 export function renderJson(results: CheckResult[], secrets: string[]): string {
   const document: DoctorJson = {
     ok: doctorOk(results),
-    checks: results.map((result) => ({ id: result.id, ok: result.ok, title: result.title, detail: result.detail ?? null, fix: result.fix ?? null, ...(result.skipped ? { skipped: true as const } : {}) })),
+    checks: results.map((result) => ({
+      id: result.id,
+      ok: result.ok,
+      title: result.title,
+      detail: result.detail ?? null,
+      fix: result.fix ?? null,
+      ...(result.skipped ? { skipped: true as const } : {}),
+    })),
   };
   return scrub(`${JSON.stringify(document, null, 2)}\n`, secrets);
 }

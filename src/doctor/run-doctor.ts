@@ -56,16 +56,34 @@ export async function runDoctor(parts: DoctorParts): Promise<DoctorRun> {
   try {
     workspaceDir = resolveWorkspaceDir(parts.config);
   } catch (error) {
-    add(failedFromError("configuration", "configuration", error, "Fix the configuration (configs/env.example documents every variable)"));
+    add(
+      failedFromError(
+        "configuration",
+        "configuration",
+        error,
+        "Fix the configuration (configs/env.example documents every variable)",
+      ),
+    );
     return { results };
   }
   const workspace = checkWorkspace(workspaceDir, parts.exists);
   add(workspace);
   // The runtime layout needs a valid configuration; these two paths never depend on it.
   const agentsFile = join(workspaceDir, "configs", "agents.json");
-  const agentsCheck = workspace.ok ? checkAgentsFile({ path: agentsFile, read: () => parts.readText(agentsFile), botContextDir: join(workspaceDir, "bot_context"), workspaceDir }) : undefined;
+  const agentsCheck = workspace.ok
+    ? checkAgentsFile({
+        path: agentsFile,
+        read: () => parts.readText(agentsFile),
+        botContextDir: join(workspaceDir, "bot_context"),
+        workspaceDir,
+      })
+    : undefined;
   const agents = agentsCheck?.agents;
-  const configuration = checkConfiguration(() => loadConfig(parts.config), workspaceDir, new Set(agents ? declaredCredentialNames(agents) : []));
+  const configuration = checkConfiguration(
+    () => loadConfig(parts.config),
+    workspaceDir,
+    new Set(agents ? declaredCredentialNames(agents) : []),
+  );
   add(...configuration.results);
   const noWorkspace = "the workspace is not ready, see above";
   add(...(agentsCheck?.results ?? [skipped("agents", "agents.json", noWorkspace)]));
@@ -75,12 +93,22 @@ export async function runDoctor(parts: DoctorParts): Promise<DoctorRun> {
   const noAgents = agentsCheck === undefined ? noWorkspace : "agents.json is invalid, see above";
   const envFile = join(workspaceDir, "configs", "env");
   if (!loaded) {
-    for (const [id, title] of [["share-layout", "share layout"], ["sandbox", "sandbox"], ["skills", "skills"], ["database", "database"], ["admin", "admin API"], ["model", "model"], ["chat-bots", "chat bots"]] as const) add(skipped(id, title, noConfig));
+    for (const [id, title] of [
+      ["share-layout", "share layout"],
+      ["sandbox", "sandbox"],
+      ["skills", "skills"],
+      ["database", "database"],
+      ["admin", "admin API"],
+      ["model", "model"],
+      ["chat-bots", "chat bots"],
+    ] as const)
+      add(skipped(id, title, noConfig));
     if (workspace.ok) add(guard("disk", "disk space", () => checkDisk(workspaceDir, parts.statfs)));
     return { results };
   }
   const layout = createRuntimeLayout(loaded.workspaceDir, loaded.config);
-  const needsAgents = (id: string, title: string, run: (agents: AgentDefinition[]) => CheckResult | CheckResult[]) => add(agents ? guard(id, title, () => run(agents)) : skipped(id, title, noAgents));
+  const needsAgents = (id: string, title: string, run: (agents: AgentDefinition[]) => CheckResult | CheckResult[]) =>
+    add(agents ? guard(id, title, () => run(agents)) : skipped(id, title, noAgents));
   const layoutResult = agents ? checkLayout(layout, agents) : skipped("share-layout", "share layout", noAgents);
   add(layoutResult);
   if (layoutResult.ok) {
@@ -104,13 +132,29 @@ export async function runDoctor(parts: DoctorParts): Promise<DoctorRun> {
     add(await guardAsync("database", "database", () => checkPostgresDatabase(databaseUrl)));
   }
   if (workspace.ok) {
-    if (databaseUrl === undefined) add(guard("database", "database", () => checkDatabase(layout.databaseFile, parts.exists)));
+    if (databaseUrl === undefined)
+      add(guard("database", "database", () => checkDatabase(layout.databaseFile, parts.exists)));
     add(guard("disk", "disk space", () => checkDisk(layout.workspaceDir, parts.statfs)));
-  } else for (const [id, title] of [...(databaseUrl === undefined ? [["database", "database"] as const] : []), ["disk", "disk space"] as const]) add(skipped(id, title, noWorkspace));
+  } else
+    for (const [id, title] of [
+      ...(databaseUrl === undefined ? [["database", "database"] as const] : []),
+      ["disk", "disk space"] as const,
+    ])
+      add(skipped(id, title, noWorkspace));
   add(checkAdmin(loaded.config, envFile));
-  if (loaded.config.LLM_BASE_URL) parts.progress(`asking the model at ${new URL(loaded.config.LLM_BASE_URL).host} for one token`);
-  add(await guardAsync("model", "model", () => checkModel({ config: loaded.config, envFile, createModel: parts.createModel })));
-  if (agents) add(await guardAsync("chat-bots", "chat bots", () => checkChatBots({ loaded, agents, logger: parts.logger, progress: parts.progress })));
+  if (loaded.config.LLM_BASE_URL)
+    parts.progress(`asking the model at ${new URL(loaded.config.LLM_BASE_URL).host} for one token`);
+  add(
+    await guardAsync("model", "model", () =>
+      checkModel({ config: loaded.config, envFile, createModel: parts.createModel }),
+    ),
+  );
+  if (agents)
+    add(
+      await guardAsync("chat-bots", "chat bots", () =>
+        checkChatBots({ loaded, agents, logger: parts.logger, progress: parts.progress }),
+      ),
+    );
   else add(skipped("chat-bots", "chat bots", noAgents));
   return { results, loaded, ...(agents ? { agents } : {}) };
 }
@@ -139,7 +183,11 @@ function guard(id: string, title: string, run: () => CheckResult | CheckResult[]
   }
 }
 
-async function guardAsync(id: string, title: string, run: () => Promise<CheckResult | CheckResult[]>): Promise<CheckResult[]> {
+async function guardAsync(
+  id: string,
+  title: string,
+  run: () => Promise<CheckResult | CheckResult[]>,
+): Promise<CheckResult[]> {
   try {
     return [await run()].flat();
   } catch (error) {

@@ -35,19 +35,38 @@ export function checkSandbox(options: SandboxCheckOptions): CheckResult[] {
     const title = `sandbox of agent ${agent.id} (TOOLHOST_SANDBOX=${setting})`;
     let launches: ToolhostLaunches;
     try {
-      launches = options.prepare({ config: options.config, layout: options.layout, agents: [agent], cliEntry: options.cliEntry, isRoot: options.isRoot, localOperatorOnly: options.localOperatorOnly, cgroups: null });
+      launches = options.prepare({
+        config: options.config,
+        layout: options.layout,
+        agents: [agent],
+        cliEntry: options.cliEntry,
+        isRoot: options.isRoot,
+        localOperatorOnly: options.localOperatorOnly,
+        cgroups: null,
+      });
     } catch (error) {
       if (!(error instanceof SandboxUnavailableError)) throw error;
       return failed(id, title, error.problem, error.fix);
     }
     const launch = launches.agents.get(agent.id);
     const warnings = launches.warnings.filter((warning) => !warning.startsWith(NO_CGROUPS_WARNING));
-    const how = launch === undefined ? "planned" : `${launch.mode === "bwrap" ? "commands in bubblewrap" : launch.jail ? "in its own namespaces, commands without bubblewrap" : "without a jail"}${launch.uid !== undefined ? `, as uid ${launch.uid}` : ""}`;
+    const how =
+      launch === undefined
+        ? "planned"
+        : `${launch.mode === "bwrap" ? "commands in bubblewrap" : launch.jail ? "in its own namespaces, commands without bubblewrap" : "without a jail"}${launch.uid !== undefined ? `, as uid ${launch.uid}` : ""}`;
     // auto (or bwrap) asked for bubblewrap; ending up without it works, but weaker than asked.
     if ((setting === "auto" || setting === "bwrap") && launch?.mode === "none") {
-      return failed(id, title, `bubblewrap is not usable, so agent ${agent.id} runs ${how}: ${warnings.join("; ")}`, "Install bubblewrap (apt-get install bubblewrap) and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1), or set TOOLHOST_SANDBOX=none to accept running without it (docs/isolation.md)");
+      return failed(
+        id,
+        title,
+        `bubblewrap is not usable, so agent ${agent.id} runs ${how}: ${warnings.join("; ")}`,
+        "Install bubblewrap (apt-get install bubblewrap) and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1), or set TOOLHOST_SANDBOX=none to accept running without it (docs/isolation.md)",
+      );
     }
-    const notes = [...(options.isRoot ? ["as root, its folders were given the owners and modes `laoding start` gives them"] : []), ...warnings];
+    const notes = [
+      ...(options.isRoot ? ["as root, its folders were given the owners and modes `laoding start` gives them"] : []),
+      ...warnings,
+    ];
     return passed(id, `${title}: ${how}`, notes.length > 0 ? notes.join("; ") : undefined);
   });
 }

@@ -24,6 +24,13 @@ export function checkSkills(layout: RuntimeLayout, agents: AgentDefinition[], qu
     const id = `skills:${agent.id}`;
     const title = `skills of agent ${agent.id}`;
     if (problems.length === 0) return [passed(id, `${title} (${snapshot.skills.length} loaded)`)];
-    return problems.map((problem) => failed(id, title, `${problem.path} does not load: ${problem.reason}`, `Fix ${problem.path} (frontmatter with name and description, the name matching its folder), then check with \`laoding skills validate\`; until then it is skipped`));
+    return problems.map((problem) =>
+      failed(
+        id,
+        title,
+        `${problem.path} does not load: ${problem.reason}`,
+        `Fix ${problem.path} (frontmatter with name and description, the name matching its folder), then check with \`laoding skills validate\`; until then it is skipped`,
+      ),
+    );
   });
 }

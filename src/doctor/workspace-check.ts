@@ -12,7 +12,12 @@ export function checkWorkspace(workspaceDir: string, exists: (path: string) => b
     return failedFromError("workspace", title, error, "Choose another --workspace");
   }
   if (!exists(join(workspaceDir, "configs", "agents.json"))) {
-    return failed("workspace", title, exists(workspaceDir) ? "it has no configs/agents.json: it was never seeded" : "it does not exist", `laoding init --workspace ${workspaceDir}`);
+    return failed(
+      "workspace",
+      title,
+      exists(workspaceDir) ? "it has no configs/agents.json: it was never seeded" : "it does not exist",
+      `laoding init --workspace ${workspaceDir}`,
+    );
   }
   return passed("workspace", title);
 }

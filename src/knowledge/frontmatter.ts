@@ -26,12 +26,17 @@ export function parseFrontmatter(text: string): ParseResult<Frontmatter> {
     const raw = (match[2] as string).trim();
     if (raw === "" || raw === "|" || raw === ">" || raw === ">-" || raw === "|-") {
       const block: string[] = [];
-      while (index + 1 < lines.length && /^(\s+|$)/.test(lines[index + 1] as string) && !/^[A-Za-z_][\w-]*\s*:/.test(lines[index + 1] as string)) {
+      while (
+        index + 1 < lines.length &&
+        /^(\s+|$)/.test(lines[index + 1] as string) &&
+        !/^[A-Za-z_][\w-]*\s*:/.test(lines[index + 1] as string)
+      ) {
         block.push((lines[index + 1] as string).trim());
         index += 1;
       }
       const items = block.filter((item) => item.startsWith("- "));
-      if (raw === "" && items.length > 0 && items.length === block.filter(Boolean).length) data[key] = items.map((item) => unquote(item.slice(2).trim()));
+      if (raw === "" && items.length > 0 && items.length === block.filter(Boolean).length)
+        data[key] = items.map((item) => unquote(item.slice(2).trim()));
       else data[key] = block.filter(Boolean).join(raw.startsWith("|") ? "\n" : " ");
       continue;
     }
@@ -50,7 +55,10 @@ export function textValue(value: FrontmatterValue | undefined): string | undefin
 }
 
 function unquote(value: string): string {
-  if (value.length >= 2 && ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'")))) {
+  if (
+    value.length >= 2 &&
+    ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'")))
+  ) {
     const inner = value.slice(1, -1);
     return value.startsWith('"') ? inner.replace(/\\"/g, '"').replace(/\\n/g, "\n") : inner.replace(/''/g, "'");
   }

@@ -39,7 +39,10 @@ const DESCRIPTION_MAX_CHARS = 1024;
  * routing needs to read; a title alone says least.
  */
 export function deriveGoEraDescription(body: string, folder: string): DerivedDescription {
-  const lines = body.replace(/^\uFEFF/, "").replace(/\r\n/g, "\n").split("\n");
+  const lines = body
+    .replace(/^\uFEFF/, "")
+    .replace(/\r\n/g, "\n")
+    .split("\n");
   const paragraphAfter = (start: number): string | undefined => {
     const collected: string[] = [];
     for (let index = start; index < lines.length; index += 1) {
@@ -63,7 +66,9 @@ export function deriveGoEraDescription(body: string, folder: string): DerivedDes
   if (fromTrigger) return { description: cap(fromTrigger), from: "触发背景" };
   const paragraph = paragraphAfter(0);
   if (paragraph) return { description: cap(paragraph), from: "paragraph" };
-  const heading = lines.map((line) => /^#{1,6}\s+(.+)$/.exec(line.trim())?.[1]).find((text) => text !== undefined && text.trim() !== "");
+  const heading = lines
+    .map((line) => /^#{1,6}\s+(.+)$/.exec(line.trim())?.[1])
+    .find((text) => text !== undefined && text.trim() !== "");
   if (heading) return { description: cap(heading), from: "heading" };
   return { description: `${folder} (from the Go LaodingBot)`, from: "folder" };
 }
@@ -71,7 +76,9 @@ export function deriveGoEraDescription(body: string, folder: string): DerivedDes
 /** A frontmatter value on one line, quoted when YAML would read it otherwise. */
 export function frontmatterScalar(value: string): string {
   const flat = value.replace(/\s+/g, " ").trim();
-  return /^[\w\u4e00-\u9fff][^:#"'\n]*$/.test(flat) && !/\s$/.test(flat) ? flat : `"${flat.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+  return /^[\w\u4e00-\u9fff][^:#"'\n]*$/.test(flat) && !/\s$/.test(flat)
+    ? flat
+    : `"${flat.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 }
 
 /**
@@ -82,8 +89,11 @@ export function frontmatterScalar(value: string): string {
 export function normalizeGoEraSkillText(text: string, folder: string, extra: Record<string, string> = {}): string {
   const name = normalizeSkillName(folder);
   const normalized = text.replace(/^\uFEFF/, "").replace(/\r\n/g, "\n");
-  const extraLines = Object.entries(extra).map(([key, value]) => `${key}: ${frontmatterScalar(value)}\n`).join("");
-  if (!normalized.startsWith("---\n")) return `---\nname: ${name}\ndescription: ${frontmatterScalar(deriveGoEraDescription(normalized, folder).description)}\n${extraLines}---\n${normalized}`;
+  const extraLines = Object.entries(extra)
+    .map(([key, value]) => `${key}: ${frontmatterScalar(value)}\n`)
+    .join("");
+  if (!normalized.startsWith("---\n"))
+    return `---\nname: ${name}\ndescription: ${frontmatterScalar(deriveGoEraDescription(normalized, folder).description)}\n${extraLines}---\n${normalized}`;
   const end = normalized.indexOf("\n---", 4);
   if (end < 0) return normalized;
   const head = normalized.slice(4, end);

@@ -76,7 +76,13 @@ export class SkillCatalog {
   }
 }
 
-function buildSnapshot(sources: SkillSource[], version: number, logger: Logger, warned: Set<string>, previous?: SkillSnapshot): SkillSnapshot {
+function buildSnapshot(
+  sources: SkillSource[],
+  version: number,
+  logger: Logger,
+  warned: Set<string>,
+  previous?: SkillSnapshot,
+): SkillSnapshot {
   const previousByPath = new Map((previous?.skills ?? []).map((skill) => [skill.path, skill]));
   const byName = new Map<string, Skill>();
   const problems: SkillProblem[] = [];
@@ -103,13 +109,19 @@ function buildSnapshot(sources: SkillSource[], version: number, logger: Logger, 
       // A Go-era name that clashes with another skill after normalisation is skipped, naming both (DECISIONS.md).
       if (existing && (skill.goEraFolder || existing.goEraFolder)) {
         const [skipped, other] = skill.goEraFolder ? [skill, existing] : [existing, skill];
-        note({ path: skipped.path, folder: skipped.goEraFolder as string, name: skipped.name, skippedFor: other.path }, "Go-era skill skipped: its normalised name clashes with another skill");
+        note(
+          { path: skipped.path, folder: skipped.goEraFolder as string, name: skipped.name, skippedFor: other.path },
+          "Go-era skill skipped: its normalised name clashes with another skill",
+        );
         byName.set(skill.name, other);
         continue;
       }
       if (existing) {
         shadowed.push(skill.name);
-        logger.info({ name: skill.name, kept: path, shadowed: existing.path }, "agent skill overrides a base skill of the same name");
+        logger.info(
+          { name: skill.name, kept: path, shadowed: existing.path },
+          "agent skill overrides a base skill of the same name",
+        );
       }
       byName.set(skill.name, skill);
     }
@@ -118,10 +130,24 @@ function buildSnapshot(sources: SkillSource[], version: number, logger: Logger, 
   for (const skill of skills) {
     if (!skill.goEraFolder) continue;
     if (skill.derivedFrom) {
-      note({ path: skill.path, folder: skill.goEraFolder, name: skill.name, descriptionFrom: skill.derivedFrom }, "Go-era skill without frontmatter loaded in place: name from its folder, description from its body (laoding import go adds the frontmatter)");
-    } else note({ path: skill.path, folder: skill.goEraFolder, name: skill.name }, "Go-era skill loaded under its Agent Skills name; its folder is left as it is");
+      note(
+        { path: skill.path, folder: skill.goEraFolder, name: skill.name, descriptionFrom: skill.derivedFrom },
+        "Go-era skill without frontmatter loaded in place: name from its folder, description from its body (laoding import go adds the frontmatter)",
+      );
+    } else
+      note(
+        { path: skill.path, folder: skill.goEraFolder, name: skill.name },
+        "Go-era skill loaded under its Agent Skills name; its folder is left as it is",
+      );
   }
-  return Object.freeze({ version, skills: Object.freeze(skills), problems: Object.freeze(problems), shadowed: Object.freeze(shadowed), goEra: Object.freeze(goEra), get: (name: string) => byName.get(name) });
+  return Object.freeze({
+    version,
+    skills: Object.freeze(skills),
+    problems: Object.freeze(problems),
+    shadowed: Object.freeze(shadowed),
+    goEra: Object.freeze(goEra),
+    get: (name: string) => byName.get(name),
+  });
 }
 
 /** SKILL.md (or a legacy lowercase skill.md) in each immediate subfolder. */
@@ -147,7 +173,13 @@ function diff(previous: SkillSnapshot, next: SkillSnapshot): SkillChanges {
   const after = new Map(next.skills.map((skill) => [skill.name, skill]));
   const changed = [...after.values()].filter((skill) => {
     const old = before.get(skill.name);
-    return old !== undefined && (old.description !== skill.description || old.body !== skill.body || old.status !== skill.status || old.path !== skill.path);
+    return (
+      old !== undefined &&
+      (old.description !== skill.description ||
+        old.body !== skill.body ||
+        old.status !== skill.status ||
+        old.path !== skill.path)
+    );
   });
   return {
     added: [...after.keys()].filter((name) => !before.has(name)),

@@ -18,7 +18,10 @@ export const DRAFT_SECTIONS: Record<DraftLocale, readonly string[]> = {
 
 /** `auto-<intent-key>`; keys with other than a-z, 0-9 and hyphens get an ASCII form plus a short hash. */
 export function draftSkillName(intentKey: string): string {
-  const ascii = intentKey.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
+  const ascii = intentKey
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");
   const exact = ascii === intentKey;
   const hash = createHash("sha256").update(intentKey).digest("hex").slice(0, 8);
   const base = exact ? ascii : [ascii, hash].filter(Boolean).join("-");
@@ -34,7 +37,12 @@ export type DraftEvidence = {
   errors: string[];
 };
 
-export function renderDraftTemplate(name: string, evidence: DraftEvidence, locale: DraftLocale, created: string): string {
+export function renderDraftTemplate(
+  name: string,
+  evidence: DraftEvidence,
+  locale: DraftLocale,
+  created: string,
+): string {
   const [background, procedure, tools, tests] = DRAFT_SECTIONS[locale] as [string, string, string, string];
   const samples = evidence.samples.slice(0, 5).map((sample) => `- ${oneLine(sample, 200)}`);
   const errors = evidence.errors.slice(0, 5).map((error) => `- ${oneLine(error, 200)}`);
@@ -72,7 +80,9 @@ export function renderDraftTemplate(name: string, evidence: DraftEvidence, local
       : "- file_list / file_read to see the current state; file_write / file_edit to change files.\n- shell_exec runs allowed commands only; on failure read the REASON and adjust.",
     "",
     `## ${tests}`,
-    zh ? "- 用上面的用户原话重新提问，确认机器人能完成。\n- 检查产出的文件或命令输出是否符合预期。" : "- Ask again with the user requests above and check the bot completes them.\n- Check the files or command output it produces are what the user expected.",
+    zh
+      ? "- 用上面的用户原话重新提问，确认机器人能完成。\n- 检查产出的文件或命令输出是否符合预期。"
+      : "- Ask again with the user requests above and check the bot completes them.\n- Check the files or command output it produces are what the user expected.",
     "",
   ].join("\n");
 }
@@ -81,7 +91,16 @@ export function renderDraftTemplate(name: string, evidence: DraftEvidence, local
  * Frontmatter fields and the expected sections, each non-empty. Gap drafts (the default)
  * have the locale's four sections; distilled skills pass their own origin and sections.
  */
-export function gateDraft(text: string, expected: { name: string; intentKey: string; locale: DraftLocale; origin?: "gap" | "distilled"; sections?: readonly string[] }): ParseResult<Skill> {
+export function gateDraft(
+  text: string,
+  expected: {
+    name: string;
+    intentKey: string;
+    locale: DraftLocale;
+    origin?: "gap" | "distilled";
+    sections?: readonly string[];
+  },
+): ParseResult<Skill> {
   const parsed = parseSkillText(text, join("/drafts", expected.name, "SKILL.md"), "agent");
   if (!parsed.ok) return parsed;
   const skill = parsed.value;
@@ -126,7 +145,8 @@ export function writeDraftIfMissing(dir: string, name: string, text: string): Dr
   try {
     mkdirSync(folder);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return { written: false, reason: `${folder} already exists` };
+    if ((error as NodeJS.ErrnoException).code === "EEXIST")
+      return { written: false, reason: `${folder} already exists` };
     throw error;
   }
   const path = join(folder, "SKILL.md");

@@ -12,7 +12,11 @@ export const RELOAD_MARKER = ".reload-request";
 
 export type SkillWatcher = { close(): void };
 
-export function watchSkillFolders(dirs: string[], onChange: () => void, options: { debounceMs?: number; onError?: (error: Error) => void } = {}): SkillWatcher {
+export function watchSkillFolders(
+  dirs: string[],
+  onChange: () => void,
+  options: { debounceMs?: number; onError?: (error: Error) => void } = {},
+): SkillWatcher {
   const debounceMs = options.debounceMs ?? DEFAULT_SKILL_RELOAD_DEBOUNCE_MS;
   let timer: NodeJS.Timeout | undefined;
   const trigger = () => {

@@ -8,14 +8,22 @@ import { isWithin } from "../toolhost/sandbox/path-sandbox.js";
 import { basename, dirname } from "node:path";
 import { z } from "zod";
 import { parseFrontmatter, textValue, type ParseResult } from "./frontmatter.js";
-import { deriveGoEraDescription, isGoEraSkillName, normalizeSkillName, type DerivedDescription } from "./go-era-skill.js";
+import {
+  deriveGoEraDescription,
+  isGoEraSkillName,
+  normalizeSkillName,
+  type DerivedDescription,
+} from "./go-era-skill.js";
 
 export const SKILL_NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 export const SKILL_STATUSES = ["draft", "active", "deprecated"] as const;
 export const SKILL_ORIGINS = ["seed", "gap", "distilled", "agent"] as const;
 
 const skillFrontmatter = z.object({
-  name: z.string().max(64, { message: "is longer than 64 characters" }).regex(SKILL_NAME_PATTERN, { message: "must be lowercase letters, digits and single hyphens" }),
+  name: z
+    .string()
+    .max(64, { message: "is longer than 64 characters" })
+    .regex(SKILL_NAME_PATTERN, { message: "must be lowercase letters, digits and single hyphens" }),
   description: z.string().min(1, { message: "is empty" }).max(1024, { message: "is longer than 1024 characters" }),
   status: z.enum(SKILL_STATUSES, { message: "must be draft, active or deprecated" }).default("active"),
   origin: z.enum(SKILL_ORIGINS, { message: "must be seed, gap, distilled or agent" }).optional(),
@@ -53,19 +61,27 @@ export function parseSkillText(text: string, path: string, source: Skill["source
   // The Go bot wrote skill.md without frontmatter too: such a file loads in place, its name
   // from the folder and its description from its body (the catalog warns). Our own SKILL.md
   // keeps needing frontmatter, so a forgotten one is still reported.
-  const derived = basename(path) === "skill.md" && !/^\uFEFF?---\r?\n/.test(text) ? deriveGoEraDescription(parsed.value.body, folder) : undefined;
+  const derived =
+    basename(path) === "skill.md" && !/^\uFEFF?---\r?\n/.test(text)
+      ? deriveGoEraDescription(parsed.value.body, folder)
+      : undefined;
   if (derived) {
     data.name = normalizeSkillName(folder);
     data.description = derived.description;
   }
   // A Go-era folder (underscores) loads under the Agent Skills form of its name; the folder stays as it is.
   const goEra = isGoEraSkillName(folder);
-  if (goEra && (data.name === undefined || data.name === folder || data.name === normalizeSkillName(folder))) data.name = normalizeSkillName(folder);
+  if (goEra && (data.name === undefined || data.name === folder || data.name === normalizeSkillName(folder)))
+    data.name = normalizeSkillName(folder);
   const result = skillFrontmatter.safeParse(data);
   if (!result.success) {
-    return { ok: false, error: result.error.issues.map((issue) => `${issue.path.join(".") || "frontmatter"} ${issue.message}`).join("; ") };
+    return {
+      ok: false,
+      error: result.error.issues.map((issue) => `${issue.path.join(".") || "frontmatter"} ${issue.message}`).join("; "),
+    };
   }
-  if (result.data.name !== (goEra || derived ? normalizeSkillName(folder) : folder)) return { ok: false, error: `name "${result.data.name}" does not match its folder "${folder}"` };
+  if (result.data.name !== (goEra || derived ? normalizeSkillName(folder) : folder))
+    return { ok: false, error: `name "${result.data.name}" does not match its folder "${folder}"` };
   const skill: Skill = {
     name: result.data.name,
     description: result.data.description,
@@ -98,14 +114,21 @@ export function readSkillFile(path: string, source: Skill["source"], root: strin
   let fd: number | undefined;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    if (!isWithin(realpathSync(root), readlinkSync(`/proc/self/fd/${fd}`))) return { ok: false, error: "the file lies outside its skills folder (through a link)" };
+    if (!isWithin(realpathSync(root), readlinkSync(`/proc/self/fd/${fd}`)))
+      return { ok: false, error: "the file lies outside its skills folder (through a link)" };
     const stats = fstatSync(fd);
     if (!stats.isFile()) return { ok: false, error: "not a regular file" };
     if (stats.size > MAX_SKILL_FILE_BYTES) return { ok: false, error: `larger than ${MAX_SKILL_FILE_BYTES} bytes` };
     text = readFileSync(fd, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return { ok: false, error: code === "ELOOP" ? "the file is a link; skills are read only from real files" : `cannot read: ${code ?? (error as Error).message}` };
+    return {
+      ok: false,
+      error:
+        code === "ELOOP"
+          ? "the file is a link; skills are read only from real files"
+          : `cannot read: ${code ?? (error as Error).message}`,
+    };
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

@@ -2,7 +2,15 @@
  * Provider failures, mapped once from HTTP in the adapter. Callers decide on the class
  * (retry, tell the user, record an environment gap), never on message text.
  */
-export const MODEL_ERROR_KINDS = ["rate_limit", "server", "connection", "timeout", "auth", "bad_request", "bad_response"] as const;
+export const MODEL_ERROR_KINDS = [
+  "rate_limit",
+  "server",
+  "connection",
+  "timeout",
+  "auth",
+  "bad_request",
+  "bad_response",
+] as const;
 export type ModelErrorKind = (typeof MODEL_ERROR_KINDS)[number];
 
 /** For a kind that travelled as plain data (a retry notice, a stored gap's error code). */
@@ -26,6 +34,8 @@ export class ModelError extends Error {
 
   /** Failures of the provider or the network, not of the request: worth retrying later. */
   get transient(): boolean {
-    return this.kind === "rate_limit" || this.kind === "server" || this.kind === "connection" || this.kind === "timeout";
+    return (
+      this.kind === "rate_limit" || this.kind === "server" || this.kind === "connection" || this.kind === "timeout"
+    );
   }
 }

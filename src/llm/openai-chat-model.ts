@@ -65,7 +65,10 @@ export function createOpenAIChatModel(options: OpenAIChatModelOptions): ChatMode
         messages: request.messages.map(toWire),
         ...(request.tools && request.tools.length > 0
           ? {
-              tools: request.tools.map((tool) => ({ type: "function" as const, function: { name: tool.name, description: tool.description, parameters: tool.parameters } })),
+              tools: request.tools.map((tool) => ({
+                type: "function" as const,
+                function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+              })),
               tool_choice: request.toolChoice ?? "auto",
             }
           : {}),
@@ -100,7 +103,11 @@ function toWire(message: ChatMessage): ChatCompletionMessageParam {
     case "assistant": {
       const wire: Record<string, unknown> = { role: "assistant", content: message.content };
       if (message.toolCalls && message.toolCalls.length > 0) {
-        wire.tool_calls = message.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.argumentsText } }));
+        wire.tool_calls = message.toolCalls.map((call) => ({
+          id: call.id,
+          type: "function",
+          function: { name: call.name, arguments: call.argumentsText },
+        }));
       }
       // DeepSeek's thinking mode wants its reasoning back with tool turns.
       if (message.reasoning) wire.reasoning_content = message.reasoning;
@@ -118,10 +125,16 @@ type WireCompletion = {
 export function fromWire(completion: unknown, fallbackModel: string): ChatResponse {
   const wire = completion as WireCompletion;
   const choice = wire.choices?.[0];
-  if (!choice?.message) throw new ModelError("bad_response", "the model server answered without a message (no choices[0].message)");
+  if (!choice?.message)
+    throw new ModelError("bad_response", "the model server answered without a message (no choices[0].message)");
   const message = choice.message;
   const content = typeof message.content === "string" ? message.content : null;
-  const reasoning = typeof message.reasoning_content === "string" ? message.reasoning_content : typeof message.reasoning === "string" ? message.reasoning : undefined;
+  const reasoning =
+    typeof message.reasoning_content === "string"
+      ? message.reasoning_content
+      : typeof message.reasoning === "string"
+        ? message.reasoning
+        : undefined;
   const rawCalls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
   const toolCalls = rawCalls.flatMap((raw, index) => parseToolCall(raw, index));
   const usage = wire.usage
@@ -146,19 +159,25 @@ function parseToolCall(raw: unknown, index: number): ToolCall[] {
   const name = typeof call.function?.name === "string" ? call.function.name : "";
   if (!name) return [];
   // Some servers send no id, or an empty one: the tool message needs one to refer to.
-  const id = typeof call.id === "string" && call.id.length > 0 ? call.id : `call_${index}_${randomBytes(4).toString("hex")}`;
+  const id =
+    typeof call.id === "string" && call.id.length > 0 ? call.id : `call_${index}_${randomBytes(4).toString("hex")}`;
   const rawArguments = call.function?.arguments;
-  const argumentsText = typeof rawArguments === "string" ? rawArguments : rawArguments === undefined ? "{}" : JSON.stringify(rawArguments);
+  const argumentsText =
+    typeof rawArguments === "string" ? rawArguments : rawArguments === undefined ? "{}" : JSON.stringify(rawArguments);
   return [{ id, name, argumentsText, arguments: parseArguments(argumentsText) }];
 }
 
 /** Parses tool arguments; tolerates an empty string and a code fence around the JSON. */
 export function parseArguments(text: string): ToolCall["arguments"] {
-  const trimmed = text.trim().replace(/^```(?:json)?\s*/i, "").replace(/\s*```$/, "");
+  const trimmed = text
+    .trim()
+    .replace(/^```(?:json)?\s*/i, "")
+    .replace(/\s*```$/, "");
   if (trimmed === "") return { ok: true, value: {} };
   try {
     const value: unknown = JSON.parse(trimmed);
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, error: "arguments must be a JSON object" };
+    if (typeof value !== "object" || value === null || Array.isArray(value))
+      return { ok: false, error: "arguments must be a JSON object" };
     return { ok: true, value: value as Record<string, unknown> };
   } catch (error) {
     return { ok: false, error: `arguments are not valid JSON: ${(error as Error).message}` };
@@ -168,7 +187,8 @@ export function parseArguments(text: string): ToolCall["arguments"] {
 /** The deepest cause's words ("connect ECONNREFUSED 127.0.0.1:9"), not every wrapper's "Connection error." again. */
 function rootCause(error: Error): string {
   let deepest: unknown = error;
-  for (let depth = 0; depth < 5 && deepest instanceof Error && deepest.cause instanceof Error; depth += 1) deepest = deepest.cause;
+  for (let depth = 0; depth < 5 && deepest instanceof Error && deepest.cause instanceof Error; depth += 1)
+    deepest = deepest.cause;
   const last = deepest as Error & { code?: string };
   const text = last.message || last.code || "no detail";
   return last.code && !text.includes(last.code) ? `${last.code}: ${text}` : text;
@@ -177,9 +197,14 @@ function rootCause(error: Error): string {
 /** Redacts before cutting: a secret cut in half would no longer match. */
 function mapError(error: unknown, redact: (text: string) => string): ModelError {
   if (error instanceof ModelError) return error;
-  if (error instanceof OpenAI.APIConnectionTimeoutError) return new ModelError("timeout", "the model server did not answer in time", undefined, { cause: error });
-  if (error instanceof OpenAI.APIConnectionError) return new ModelError("connection", `cannot reach the model server (${redact(rootCause(error))})`, undefined, { cause: error });
-  if (error instanceof OpenAI.APIUserAbortError) return new ModelError("timeout", "the model call was cancelled", undefined, { cause: error });
+  if (error instanceof OpenAI.APIConnectionTimeoutError)
+    return new ModelError("timeout", "the model server did not answer in time", undefined, { cause: error });
+  if (error instanceof OpenAI.APIConnectionError)
+    return new ModelError("connection", `cannot reach the model server (${redact(rootCause(error))})`, undefined, {
+      cause: error,
+    });
+  if (error instanceof OpenAI.APIUserAbortError)
+    return new ModelError("timeout", "the model call was cancelled", undefined, { cause: error });
   if (error instanceof OpenAI.APIError) {
     const status = error.status;
     const detail = redact(error.message).slice(0, 300);
@@ -187,12 +212,26 @@ function mapError(error: unknown, redact: (text: string) => string): ModelError 
       const seconds = Number(error.headers?.get?.("retry-after"));
       // A server asking for minutes is better reported than waited for inside one turn.
       const retryAfterMs = Number.isFinite(seconds) && seconds >= 0 && seconds <= 30 ? seconds * 1000 : undefined;
-      return new ModelError("rate_limit", `the model server is rate limiting: ${detail}`, status, { cause: error, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+      return new ModelError("rate_limit", `the model server is rate limiting: ${detail}`, status, {
+        cause: error,
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      });
     }
-    if (status === 401 || status === 403) return new ModelError("auth", `the model server refused the API key (${status}): check LLM_API_KEY`, status, { cause: error });
-    if (status !== undefined && status >= 500) return new ModelError("server", `the model server failed (${status}): ${detail}`, status, { cause: error });
+    if (status === 401 || status === 403)
+      return new ModelError("auth", `the model server refused the API key (${status}): check LLM_API_KEY`, status, {
+        cause: error,
+      });
+    if (status !== undefined && status >= 500)
+      return new ModelError("server", `the model server failed (${status}): ${detail}`, status, { cause: error });
     if (status === 408) return new ModelError("timeout", `the model server timed out (408)`, status, { cause: error });
-    return new ModelError("bad_request", `the model server rejected the request (${status ?? "?"}): ${detail}`, status, { cause: error });
+    return new ModelError(
+      "bad_request",
+      `the model server rejected the request (${status ?? "?"}): ${detail}`,
+      status,
+      { cause: error },
+    );
   }
-  return new ModelError("bad_response", `unexpected model failure: ${redact((error as Error).message)}`, undefined, { cause: error });
+  return new ModelError("bad_response", `unexpected model failure: ${redact((error as Error).message)}`, undefined, {
+    cause: error,
+  });
 }

@@ -10,13 +10,23 @@ export function recordedModel(model: ChatModel, sink: ModelCallSink, clock: { no
     model: model.model,
     async complete(request) {
       const started = clock.now();
-      const base = { purpose: request.purpose, model: model.model, ...(request.traceId ? { traceId: request.traceId } : {}), ...(request.agentId ? { agentId: request.agentId } : {}) };
+      const base = {
+        purpose: request.purpose,
+        model: model.model,
+        ...(request.traceId ? { traceId: request.traceId } : {}),
+        ...(request.agentId ? { agentId: request.agentId } : {}),
+      };
       try {
         const response = await model.complete(request);
         sink({ ...base, ok: true, durationMs: clock.now() - started, ...(response.usage ?? {}) });
         return response;
       } catch (error) {
-        sink({ ...base, ok: false, errorKind: error instanceof ModelError ? error.kind : "unknown", durationMs: clock.now() - started });
+        sink({
+          ...base,
+          ok: false,
+          errorKind: error instanceof ModelError ? error.kind : "unknown",
+          durationMs: clock.now() - started,
+        });
         throw error;
       }
     },

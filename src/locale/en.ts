@@ -13,7 +13,8 @@ export const en = {
   start: "Hello, I'm {name}. {description}\nSend /help to see what I can do.",
   newSession: "Done: a fresh conversation. I won't use what was said before.",
   unknownCommand: "Unknown command {command}. Send /help for the commands I know.",
-  operatorOnly: "{command} is for operators only. Your id is {userId}; an operator can admit you with: `laoding operators add {userId} --agent {agentId}`",
+  operatorOnly:
+    "{command} is for operators only. Your id is {userId}; an operator can admit you with: `laoding operators add {userId} --agent {agentId}`",
   noContext: "Nothing has been sent to the model in this conversation yet.",
   contextHeader: "Last turn's prompt ({total} characters, {skills}):",
   contextSkills: "skills: {skills}",
@@ -22,16 +23,23 @@ export const en = {
   feedbackThanks: "Thanks, your rating of my last answer is recorded.",
 
   // Turns that did not end in the model's answer
-  noModel: "No model is configured yet, so I can't answer. Set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL in {envFile} (any OpenAI-compatible server works) and restart. Commands (/help) still work.",
+  noModel:
+    "No model is configured yet, so I can't answer. Set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL in {envFile} (any OpenAI-compatible server works) and restart. Commands (/help) still work.",
   modelFailed: "Sorry, the model service is unavailable right now ({reason}). Please try again later.",
-  modelAuth: "Sorry, the model service refused the bot's API key; retrying will not help. An operator needs to check LLM_API_KEY (in {envFile}).",
-  modelUnreachable: "Sorry, I cannot reach the model service. An operator should check LLM_BASE_URL ({baseUrl}) and the network.",
-  modelRejected: "Sorry, the model service rejected the request ({detail}). An operator should check LLM_MODEL and the other model settings.",
+  modelAuth:
+    "Sorry, the model service refused the bot's API key; retrying will not help. An operator needs to check LLM_API_KEY (in {envFile}).",
+  modelUnreachable:
+    "Sorry, I cannot reach the model service. An operator should check LLM_BASE_URL ({baseUrl}) and the network.",
+  modelRejected:
+    "Sorry, the model service rejected the request ({detail}). An operator should check LLM_MODEL and the other model settings.",
   turnCancelled: "(Cancelled.)",
-  turnTimedOut: "Sorry, this took longer than {seconds} s, so I stopped. Try again, or ask for less at once. (Operators: see TURN_TIMEOUT_MS, and check the model service.)",
-  internalError: "Sorry, something went wrong on my side (trace {traceId}). Try again, or give the trace id to an operator.",
+  turnTimedOut:
+    "Sorry, this took longer than {seconds} s, so I stopped. Try again, or ask for less at once. (Operators: see TURN_TIMEOUT_MS, and check the model service.)",
+  internalError:
+    "Sorry, something went wrong on my side (trace {traceId}). Try again, or give the trace id to an operator.",
   stepBudget: "(I could not finish this within {steps} steps; here is where I got to.)",
-  stepBudgetFallback: "I ran out of {steps} steps before finishing. What I did: {done}. Ask me to continue, or split the task.",
+  stepBudgetFallback:
+    "I ran out of {steps} steps before finishing. What I did: {done}. Ask me to continue, or split the task.",
   emptyAnswer: "(The model gave no answer.)",
 
   // What went wrong with a model call, by ModelErrorKind (inside the sentences above and the status line)
@@ -101,10 +109,13 @@ export const en = {
   skillStatusRetired: "retired",
 
   // Chat channels (Telegram, Feishu)
-  databaseDown: "I can't reach my database right now. Your message is kept and I will answer it as soon as the database is back.",
-  notAllowed: "Sorry, I'm not set up to talk with you yet. To get access, give an operator your user id ({userId}) for the allowlist.",
+  databaseDown:
+    "I can't reach my database right now. Your message is kept and I will answer it as soon as the database is back.",
+  notAllowed:
+    "Sorry, I'm not set up to talk with you yet. To get access, give an operator your user id ({userId}) for the allowlist.",
   // Every channel: a message over MESSAGE_MAX_CHARS never reaches the model.
-  messageTooLong: "Sorry, that message is too long for me ({chars} characters); I can read at most {maxChars} characters at a time. Please shorten it, or split it into several messages.",
+  messageTooLong:
+    "Sorry, that message is too long for me ({chars} characters); I can read at most {maxChars} characters at a time. Please shorten it, or split it into several messages.",
   menuHelp: "show help",
   menuNew: "start a fresh conversation",
   menuGaps: "show capability gaps (operators)",
@@ -117,7 +128,8 @@ export const en = {
   logNotice: "{level}: {message} (details: {where})",
   logNoticeWarning: "warning",
   logNoticeError: "error",
-  consoleReady: "LaodingBot is ready (agent {agentId}, sandbox {sandbox}). Logs: {logDir} (laoding logs). Ctrl-C cancels an answer; Ctrl-C at the prompt or Ctrl-D quits.",
+  consoleReady:
+    "LaodingBot is ready (agent {agentId}, sandbox {sandbox}). Logs: {logDir} (laoding logs). Ctrl-C cancels an answer; Ctrl-C at the prompt or Ctrl-D quits.",
   statusWaiting: "waiting for the model",
   statusRouting: "choosing skills",
   statusThinking: "thinking",

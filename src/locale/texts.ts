@@ -16,7 +16,9 @@ export const TEXT_TABLES: Readonly<Record<Locale, Readonly<Record<TextKey, strin
 
 /** The text `key` in `locale`, its `{name}` placeholders filled from `values` (unknown ones left as written). */
 export function text(locale: Locale, key: TextKey, values: Record<string, string | number> = {}): string {
-  return TEXT_TABLES[locale][key].replace(/\{(\w+)\}/g, (match, name: string) => (name in values ? String(values[name]) : match));
+  return TEXT_TABLES[locale][key].replace(/\{(\w+)\}/g, (match, name: string) =>
+    name in values ? String(values[name]) : match,
+  );
 }
 
 const MODEL_ERROR_WORDS: Record<ModelErrorKind, TextKey> = {
@@ -38,14 +40,20 @@ export function modelErrorWords(locale: Locale, kind: ModelErrorKind): string {
  * The words for a failed model call: what happened, and who can do what about it. `envFile`
  * and `baseUrl` say where an operator looks (the key, the server's address).
  */
-export function modelFailureText(locale: Locale, failure: { kind: ModelErrorKind; status?: number | undefined }, where: { envFile: string; baseUrl?: string | undefined }): string {
+export function modelFailureText(
+  locale: Locale,
+  failure: { kind: ModelErrorKind; status?: number | undefined },
+  where: { envFile: string; baseUrl?: string | undefined },
+): string {
   switch (failure.kind) {
     case "auth":
       return text(locale, "modelAuth", { envFile: where.envFile });
     case "connection":
       return text(locale, "modelUnreachable", { baseUrl: where.baseUrl ?? "LLM_BASE_URL" });
     case "bad_request":
-      return text(locale, "modelRejected", { detail: failure.status ? `HTTP ${failure.status}` : modelErrorWords(locale, failure.kind) });
+      return text(locale, "modelRejected", {
+        detail: failure.status ? `HTTP ${failure.status}` : modelErrorWords(locale, failure.kind),
+      });
     default:
       return text(locale, "modelFailed", { reason: modelErrorWords(locale, failure.kind) });
   }

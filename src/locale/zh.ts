@@ -15,7 +15,8 @@ export const zh: Record<TextKey, string> = {
   start: "你好，我是 {name}。{description}\n发送 /help 查看我能做什么。",
   newSession: "好的，已开始新的对话。之前的内容我不会再参考。",
   unknownCommand: "不认识的命令 {command}。发送 /help 查看可用命令。",
-  operatorOnly: "{command} 只有运维人员可以使用。你的 ID 是 {userId}；运维人员可以运行：`laoding operators add {userId} --agent {agentId}`",
+  operatorOnly:
+    "{command} 只有运维人员可以使用。你的 ID 是 {userId}；运维人员可以运行：`laoding operators add {userId} --agent {agentId}`",
   noContext: "这个对话还没有发给模型的内容。",
   contextHeader: "上一轮的提示词（{total} 字符，{skills}）：",
   contextSkills: "技能：{skills}",
@@ -24,13 +25,15 @@ export const zh: Record<TextKey, string> = {
   feedbackThanks: "谢谢，已记录你对上一个回答的评价。",
 
   // Turns that did not end in the model's answer
-  noModel: "还没有配置模型，所以我暂时无法回答。请在 {envFile} 中设置 LLM_BASE_URL、LLM_API_KEY 和 LLM_MODEL（任何兼容 OpenAI 的服务都可以），然后重启。命令（/help）仍然可用。",
+  noModel:
+    "还没有配置模型，所以我暂时无法回答。请在 {envFile} 中设置 LLM_BASE_URL、LLM_API_KEY 和 LLM_MODEL（任何兼容 OpenAI 的服务都可以），然后重启。命令（/help）仍然可用。",
   modelFailed: "抱歉，模型服务暂时不可用（{reason}）。请稍后再试。",
   modelAuth: "抱歉，模型服务拒绝了机器人的 API 密钥，重试也不会好转。请运维人员检查 LLM_API_KEY（在 {envFile} 中）。",
   modelUnreachable: "抱歉，连不上模型服务。请运维人员检查 LLM_BASE_URL（{baseUrl}）和网络。",
   modelRejected: "抱歉，模型服务拒绝了这个请求（{detail}）。请运维人员检查 LLM_MODEL 等设置。",
   turnCancelled: "（已取消。）",
-  turnTimedOut: "抱歉，这个任务超过了 {seconds} 秒，我已停止。可以再试一次，或者把任务拆小一点。（运维人员：见 TURN_TIMEOUT_MS，并检查模型服务。）",
+  turnTimedOut:
+    "抱歉，这个任务超过了 {seconds} 秒，我已停止。可以再试一次，或者把任务拆小一点。（运维人员：见 TURN_TIMEOUT_MS，并检查模型服务。）",
   internalError: "抱歉，我这边出错了（追踪号 {traceId}）。请稍后再试，或把追踪号告诉运维人员。",
   stepBudget: "（我在 {steps} 步之内没能完成这个任务，以下是目前的进展。）",
   stepBudgetFallback: "我用完了 {steps} 步还没能完成。已经做过：{done}。你可以让我继续，或者把任务拆小一点。",
@@ -105,7 +108,8 @@ export const zh: Record<TextKey, string> = {
   // Chat channels (Telegram, Feishu)
   databaseDown: "我暂时连不上数据库。你的消息已保留，数据库恢复后我会马上回复。",
   notAllowed: "抱歉，我还没有被设置为和你对话。如需使用，请把你的用户 ID（{userId}）告诉运维人员，加入允许列表。",
-  messageTooLong: "抱歉，这条消息太长了（{chars} 个字符），我一次最多只能读 {maxChars} 个字符。请精简一下，或者分成几条发送。",
+  messageTooLong:
+    "抱歉，这条消息太长了（{chars} 个字符），我一次最多只能读 {maxChars} 个字符。请精简一下，或者分成几条发送。",
   menuHelp: "显示帮助",
   menuNew: "开始新的对话",
   menuGaps: "查看能力缺口（运维）",
@@ -118,7 +122,8 @@ export const zh: Record<TextKey, string> = {
   logNotice: "{level}：{message}（详情：{where}）",
   logNoticeWarning: "警告",
   logNoticeError: "错误",
-  consoleReady: "LaodingBot 已就绪（智能体 {agentId}，沙箱 {sandbox}）。日志：{logDir}（`laoding logs`）。按 Ctrl-C 取消正在准备的回答；在提示符处按 Ctrl-C 或 Ctrl-D 退出。",
+  consoleReady:
+    "LaodingBot 已就绪（智能体 {agentId}，沙箱 {sandbox}）。日志：{logDir}（`laoding logs`）。按 Ctrl-C 取消正在准备的回答；在提示符处按 Ctrl-C 或 Ctrl-D 退出。",
   statusWaiting: "等待模型",
   statusRouting: "选择技能",
   statusThinking: "思考中",

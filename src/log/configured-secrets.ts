@@ -8,12 +8,18 @@ import type { AgentDefinition } from "../config/agents.js";
 import type { LoadedConfig } from "../config/load-config.js";
 import { SECRET_VARIABLES } from "../config/variables.js";
 
-export function configuredSecrets(loaded: Pick<LoadedConfig, "config" | "declaredValue">, agents: readonly AgentDefinition[]): string[] {
+export function configuredSecrets(
+  loaded: Pick<LoadedConfig, "config" | "declaredValue">,
+  agents: readonly AgentDefinition[],
+): string[] {
   const fromTable = SECRET_VARIABLES.flatMap((key) => {
     const value = loaded.config[key];
     return typeof value === "string" && value !== "" ? [value] : [];
   });
-  const named = agents.flatMap((agent) => [...(agent.telegram ? [agent.telegram.tokenEnv] : []), ...(agent.feishu ? [agent.feishu.appSecretEnv] : [])]);
+  const named = agents.flatMap((agent) => [
+    ...(agent.telegram ? [agent.telegram.tokenEnv] : []),
+    ...(agent.feishu ? [agent.feishu.appSecretEnv] : []),
+  ]);
   // Values are used trimmed (chat-bots.ts); the raw value may carry the spaces of an env file.
   const fromAgents = named.flatMap((name) => {
     const value = loaded.declaredValue(name);

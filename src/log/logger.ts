@@ -51,7 +51,8 @@ export function createLogger(setup: LoggerSetup): Logger {
     ]);
     return pino(options, streams);
   }
-  const destination = setup.destination ?? (setup.pretty ?? process.stderr.isTTY ? prettyStderr() : pino.destination(2));
+  const destination =
+    setup.destination ?? ((setup.pretty ?? process.stderr.isTTY) ? prettyStderr() : pino.destination(2));
   return pino(options, destination as pino.DestinationStream);
 }
 
@@ -65,9 +66,17 @@ export function scrub(text: string, secrets: string[]): string {
  * module takes the words, not the tables, so it stays below agent/ and channels/). The
  * log message itself stays as the log file has it: `laoding logs` finds it by that text.
  */
-export type NoticeWords = { warning: string; error: string; line(level: string, message: string, where: string): string };
+export type NoticeWords = {
+  warning: string;
+  error: string;
+  line(level: string, message: string, where: string): string;
+};
 
-const ENGLISH_NOTICES: NoticeWords = { warning: "warning", error: "error", line: (level, message, where) => `${level}: ${message} (details: ${where})` };
+const ENGLISH_NOTICES: NoticeWords = {
+  warning: "warning",
+  error: "error",
+  line: (level, message, where) => `${level}: ${message} (details: ${where})`,
+};
 
 /** One line per warning or error, with the trace id to look it up by. */
 function noticeStream(output: NodeJS.WritableStream, words: NoticeWords): { write(line: string): boolean } {
@@ -88,7 +97,10 @@ function noticeStream(output: NodeJS.WritableStream, words: NoticeWords): { writ
 }
 
 function prettyStderr(): pino.DestinationStream {
-  return pino.transport({ target: "pino-pretty", options: { destination: 2, colorize: true, translateTime: "SYS:HH:MM:ss" } }) as pino.DestinationStream;
+  return pino.transport({
+    target: "pino-pretty",
+    options: { destination: 2, colorize: true, translateTime: "SYS:HH:MM:ss" },
+  }) as pino.DestinationStream;
 }
 
 /** Logs with the ids of the message that caused the work. */

@@ -28,8 +28,10 @@ export type Redactor = {
 };
 
 /** Keys whose values are credentials whatever they hold: headers, request bodies, SDK options. */
-const SECRET_KEY = /^(?:authorization|proxy-authorization|cookie|set-cookie|x-api-key|api[-_]?key|app[-_]?secret|client[-_]?secret|secret|secret[-_]?token|x-telegram-bot-api-secret-token|token|access[-_]?token|refresh[-_]?token|tenant[-_]?access[-_]?token|app[-_]?access[-_]?token|user[-_]?access[-_]?token|password|passwd|encrypt[-_]?key|verification[-_]?token)$/i;
-const SECRET_KEY_NAMES = "app_secret|client_secret|secret_token|access_token|refresh_token|tenant_access_token|app_access_token|user_access_token|api_key|apiKey|x-api-key|authorization|password|encrypt_key|verification_token";
+const SECRET_KEY =
+  /^(?:authorization|proxy-authorization|cookie|set-cookie|x-api-key|api[-_]?key|app[-_]?secret|client[-_]?secret|secret|secret[-_]?token|x-telegram-bot-api-secret-token|token|access[-_]?token|refresh[-_]?token|tenant[-_]?access[-_]?token|app[-_]?access[-_]?token|user[-_]?access[-_]?token|password|passwd|encrypt[-_]?key|verification[-_]?token)$/i;
+const SECRET_KEY_NAMES =
+  "app_secret|client_secret|secret_token|access_token|refresh_token|tenant_access_token|app_access_token|user_access_token|api_key|apiKey|x-api-key|authorization|password|encrypt_key|verification_token";
 
 /** Secrets by shape: [pattern, replacement]. Each keeps enough around the secret to read what failed. */
 const SHAPES: [RegExp, string][] = [
@@ -126,11 +128,16 @@ function copyError(error: Error, next: (inner: unknown) => unknown): Record<stri
   return copy;
 }
 
-function copyFields(record: Record<string, unknown>, next: (inner: unknown) => unknown, skip: string[] = []): Record<string, unknown> {
+function copyFields(
+  record: Record<string, unknown>,
+  next: (inner: unknown) => unknown,
+  skip: string[] = [],
+): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(record)) {
     if (skip.includes(key)) continue;
-    const value = SECRET_KEY.test(key) && inner !== undefined && inner !== null && inner !== "" ? REDACTED : next(inner);
+    const value =
+      SECRET_KEY.test(key) && inner !== undefined && inner !== null && inner !== "" ? REDACTED : next(inner);
     if (value !== undefined) copy[key] = value;
   }
   return copy;

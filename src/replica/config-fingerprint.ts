@@ -32,7 +32,11 @@ const digest = (value: string) => createHash("sha256").update(value).digest("hex
  * contents (agents.json). Secrets are left out: an unsalted hash in the database would let a
  * weak one be guessed offline.
  */
-export function configFingerprint(raw: Partial<Record<string, string>>, files: Record<string, string> = {}, secrets: ReadonlySet<string> = new Set()): Fingerprint {
+export function configFingerprint(
+  raw: Partial<Record<string, string>>,
+  files: Record<string, string> = {},
+  secrets: ReadonlySet<string> = new Set(),
+): Fingerprint {
   const fingerprint: Fingerprint = {};
   for (const [name, value] of Object.entries(raw)) {
     if (value === undefined || PER_REPLICA_VARIABLES.has(name) || secrets.has(name)) continue;

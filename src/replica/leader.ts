@@ -58,7 +58,10 @@ export function runAsLeader(keeper: LeaseKeeper, name: string, work: LeaderWork,
   async function gaveUp(error: Error): Promise<void> {
     if (!leader) return;
     leader = false;
-    logger.warn({ err: error, lease: name }, "the leader's work stopped on its own; giving the lease back to start it again");
+    logger.warn(
+      { err: error, lease: name },
+      "the leader's work stopped on its own; giving the lease back to start it again",
+    );
     await work.stop().catch(() => undefined);
     await keeper.release(name).catch(() => undefined);
   }
@@ -67,11 +70,16 @@ export function runAsLeader(keeper: LeaseKeeper, name: string, work: LeaderWork,
     if (!leader) return;
     leader = false;
     logger.warn({ lease: name }, "leadership lost; stopping");
-    await work.stop().catch((error: unknown) => logger.warn({ err: error, lease: name }, "stopping the leader's work failed"));
+    await work
+      .stop()
+      .catch((error: unknown) => logger.warn({ err: error, lease: name }, "stopping the leader's work failed"));
   }
 
   const first = step(attempt);
-  timer = setInterval(() => void step(attempt).catch((error: unknown) => logger.error({ err: error, lease: name }, "taking over failed")), Math.max(100, Math.floor(keeper.ttlMs / 3)));
+  timer = setInterval(
+    () => void step(attempt).catch((error: unknown) => logger.error({ err: error, lease: name }, "taking over failed")),
+    Math.max(100, Math.floor(keeper.ttlMs / 3)),
+  );
   timer.unref();
 
   return {

@@ -58,7 +58,8 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
         if (await leases.renew(name, holder, ttlMs)) lease.renewedAt = sentAt;
         else lose(name, lease, "another replica holds it now");
       } catch (error) {
-        if (now() - lease.renewedAt >= ttlMs) lose(name, lease, `not renewed for a whole lease: ${(error as Error).message}`);
+        if (now() - lease.renewedAt >= ttlMs)
+          lose(name, lease, `not renewed for a whole lease: ${(error as Error).message}`);
         else logger.warn({ err: error, lease: name }, "could not renew a lease; trying again");
       }
     }
@@ -66,14 +67,18 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
 
   function schedule(): void {
     if (timer || stopped) return;
-    timer = setInterval(() => {
-      if (renewing) {
-        // A renewal that hangs (a silent network partition) must not hide that the leases ran out.
-        for (const [name, lease] of [...held]) if (now() - lease.renewedAt >= ttlMs) lose(name, lease, "the renewal has not answered for a whole lease");
-        return;
-      }
-      renewing = renewAll().finally(() => (renewing = undefined));
-    }, Math.max(100, Math.floor(ttlMs / 3)));
+    timer = setInterval(
+      () => {
+        if (renewing) {
+          // A renewal that hangs (a silent network partition) must not hide that the leases ran out.
+          for (const [name, lease] of [...held])
+            if (now() - lease.renewedAt >= ttlMs) lose(name, lease, "the renewal has not answered for a whole lease");
+          return;
+        }
+        renewing = renewAll().finally(() => (renewing = undefined));
+      },
+      Math.max(100, Math.floor(ttlMs / 3)),
+    );
     timer.unref();
   }
 

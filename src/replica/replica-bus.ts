@@ -59,7 +59,10 @@ export function createReplicaBus(sql: SqlDriver, replica: string, logger: Logger
         return;
       }
       if (envelope.from === replica) return;
-      logger.info({ topic: envelope.event.topic, agentId: envelope.event.agentId, from: envelope.from }, "news from another replica");
+      logger.info(
+        { topic: envelope.event.topic, agentId: envelope.event.agentId, from: envelope.from },
+        "news from another replica",
+      );
       deliver(envelope.event, envelope.from);
     });
     let dropped = false;

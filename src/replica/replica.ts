@@ -14,7 +14,15 @@ import { differingVariables, type Fingerprint } from "./config-fingerprint.js";
 import { createLeaseKeeper, type LeaseKeeper } from "./lease-keeper.js";
 import { createReplicaBus, type ReplicaBus } from "./replica-bus.js";
 
-export type ReplicaHealth = { name: string; engine: string; database: string; leases: string[]; databaseRoundTripMs: number | null; databaseError?: string; replicas: string[] };
+export type ReplicaHealth = {
+  name: string;
+  engine: string;
+  database: string;
+  leases: string[];
+  databaseRoundTripMs: number | null;
+  databaseError?: string;
+  replicas: string[];
+};
 
 export type Replica = {
   readonly name: string;
@@ -24,7 +32,14 @@ export type Replica = {
   stop(): Promise<void>;
 };
 
-export type ReplicaOptions = { store: Store; name?: string; leaseMs: number; fingerprint: Fingerprint; logger: Logger; now?: () => number };
+export type ReplicaOptions = {
+  store: Store;
+  name?: string;
+  leaseMs: number;
+  fingerprint: Fingerprint;
+  logger: Logger;
+  now?: () => number;
+};
 
 export function defaultReplicaName(): string {
   return `${hostname()}:${process.pid}`;
@@ -39,11 +54,22 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     await store.sql.run(FREE_CLAIMS, [holder]);
   }
   await warnAboutDifferentConfigurations(store, name, options.fingerprint, leaseMs, logger);
-  await store.replicas.register({ name, host: hostname(), pid: process.pid, configFingerprint: JSON.stringify(options.fingerprint) });
+  await store.replicas.register({
+    name,
+    host: hostname(),
+    pid: process.pid,
+    configFingerprint: JSON.stringify(options.fingerprint),
+  });
   const keeper = createLeaseKeeper({ leases: store.leases, holder: name, ttlMs: leaseMs, logger, now });
   const bus = createReplicaBus(store.sql, name, logger);
   await bus.ready;
-  const heartbeat = setInterval(() => void store.replicas.seen(name).catch((error: unknown) => logger.warn({ err: error }, "could not record this replica as alive")), Math.max(100, Math.floor(leaseMs / 3)));
+  const heartbeat = setInterval(
+    () =>
+      void store.replicas
+        .seen(name)
+        .catch((error: unknown) => logger.warn({ err: error }, "could not record this replica as alive")),
+    Math.max(100, Math.floor(leaseMs / 3)),
+  );
   heartbeat.unref();
   logger.info({ replica: name, engine: store.engine, database: store.sql.label }, "replica started");
 
@@ -57,14 +83,33 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
         await store.sql.get("SELECT 1 AS one");
         const roundTrip = now() - started;
         const replicas = (await store.replicas.live(leaseMs)).map((replica) => replica.name);
-        return { name, engine: store.engine, database: store.sql.label, leases: keeper.held(), databaseRoundTripMs: roundTrip, replicas };
+        return {
+          name,
+          engine: store.engine,
+          database: store.sql.label,
+          leases: keeper.held(),
+          databaseRoundTripMs: roundTrip,
+          replicas,
+        };
       } catch (error) {
-        return { name, engine: store.engine, database: store.sql.label, leases: keeper.held(), databaseRoundTripMs: null, databaseError: (error as Error).message, replicas: [] };
+        return {
+          name,
+          engine: store.engine,
+          database: store.sql.label,
+          leases: keeper.held(),
+          databaseRoundTripMs: null,
+          databaseError: (error as Error).message,
+          replicas: [],
+        };
       }
     },
     async stop() {
       clearInterval(heartbeat);
-      await keeper.stop().catch((error: unknown) => logger.warn({ err: error }, "could not release this replica's leases; they expire by themselves"));
+      await keeper
+        .stop()
+        .catch((error: unknown) =>
+          logger.warn({ err: error }, "could not release this replica's leases; they expire by themselves"),
+        );
       await bus.close();
       await store.replicas.forget(name).catch(() => undefined);
     },
@@ -97,7 +142,13 @@ function processAlive(pid: number): boolean {
   }
 }
 
-async function warnAboutDifferentConfigurations(store: Store, name: string, mine: Fingerprint, leaseMs: number, logger: Logger): Promise<void> {
+async function warnAboutDifferentConfigurations(
+  store: Store,
+  name: string,
+  mine: Fingerprint,
+  leaseMs: number,
+  logger: Logger,
+): Promise<void> {
   for (const other of await store.replicas.live(leaseMs)) {
     if (other.name === name) continue;
     let theirs: Fingerprint;
@@ -108,7 +159,10 @@ async function warnAboutDifferentConfigurations(store: Store, name: string, mine
     }
     const differing = differingVariables(mine, theirs);
     if (differing.length > 0) {
-      logger.warn({ replica: name, other: other.name, differing }, `this replica's configuration differs from replica ${other.name} in: ${differing.join(", ")}; replicas should share one configuration`);
+      logger.warn(
+        { replica: name, other: other.name, differing },
+        `this replica's configuration differs from replica ${other.name} in: ${differing.join(", ")}; replicas should share one configuration`,
+      );
     }
   }
 }

@@ -70,7 +70,8 @@ export async function createBotRuntime(options: BotRuntimeOptions): Promise<BotR
   const { config } = options.loaded;
   const clock = options.clock ?? systemClock;
   const store = await openStore(options.layout.databaseTarget, clock, {
-    onIdleError: (error) => options.logger.warn({ err: error }, "the database dropped an idle connection; the next query opens another"),
+    onIdleError: (error) =>
+      options.logger.warn({ err: error }, "the database dropped an idle connection; the next query opens another"),
     maxConnections: config.DATABASE_POOL_MAX,
   });
   try {
@@ -81,12 +82,22 @@ export async function createBotRuntime(options: BotRuntimeOptions): Promise<BotR
       store,
       ...(config.REPLICA_NAME ? { name: config.REPLICA_NAME } : {}),
       leaseMs: config.REPLICA_LEASE_MS,
-      fingerprint: configFingerprint(options.loaded.raw, { "agents.json": readIfPresent(options.layout.agentsFile) }, SECRET_VARIABLES),
+      fingerprint: configFingerprint(
+        options.loaded.raw,
+        { "agents.json": readIfPresent(options.layout.agentsFile) },
+        SECRET_VARIABLES,
+      ),
       logger: options.logger,
       now: () => clock.now(),
     });
     try {
-      return assembleRuntime(options, clock, store, replica, (agent) => overrides.get(agent.id) ?? agent.experienceLibrary);
+      return assembleRuntime(
+        options,
+        clock,
+        store,
+        replica,
+        (agent) => overrides.get(agent.id) ?? agent.experienceLibrary,
+      );
     } catch (error) {
       await replica.stop();
       throw error;
@@ -97,7 +108,11 @@ export async function createBotRuntime(options: BotRuntimeOptions): Promise<BotR
   }
 }
 
-const SECRET_VARIABLES: ReadonlySet<string> = new Set(Object.entries(VARIABLES as Record<string, { secret?: boolean }>).filter(([, spec]) => spec.secret).map(([name]) => name));
+const SECRET_VARIABLES: ReadonlySet<string> = new Set(
+  Object.entries(VARIABLES as Record<string, { secret?: boolean }>)
+    .filter(([, spec]) => spec.secret)
+    .map(([name]) => name),
+);
 
 function readIfPresent(file: string): string {
   try {
@@ -107,11 +122,23 @@ function readIfPresent(file: string): string {
   }
 }
 
-function assembleRuntime(options: BotRuntimeOptions, clock: Clock, store: Store, replica: Replica, libraryEnabled: (agent: AgentDefinition) => boolean): BotRuntime {
+function assembleRuntime(
+  options: BotRuntimeOptions,
+  clock: Clock,
+  store: Store,
+  replica: Replica,
+  libraryEnabled: (agent: AgentDefinition) => boolean,
+): BotRuntime {
   const { config } = options.loaded;
   const launchSetup = { config, layout: options.layout, cliEntry: options.cliEntry, libraryEnabled };
   const launches = options.launches ?? prepareToolhostLaunches({ ...launchSetup, agents: options.agents });
-  const toolhosts = createToolhostPool({ config, launches, store, logger: options.logger, ...(options.childStderr ? { childStderr: options.childStderr } : {}) });
+  const toolhosts = createToolhostPool({
+    config,
+    launches,
+    store,
+    logger: options.logger,
+    ...(options.childStderr ? { childStderr: options.childStderr } : {}),
+  });
   const library = createLibrarySwitch({
     agents: options.agents,
     settings: store.agentSettings,
@@ -120,7 +147,12 @@ function assembleRuntime(options: BotRuntimeOptions, clock: Clock, store: Store,
     replan: (agent, enabled) => {
       // The mode chosen at start-up stays: a switch must never quietly drop an agent from bwrap to none.
       const current = launches.agents.get(agent.id)?.setting ?? config.TOOLHOST_SANDBOX;
-      const planned = prepareToolhostLaunches({ ...launchSetup, config: { ...config, TOOLHOST_SANDBOX: current }, agents: [agent], libraryEnabled: () => enabled });
+      const planned = prepareToolhostLaunches({
+        ...launchSetup,
+        config: { ...config, TOOLHOST_SANDBOX: current },
+        agents: [agent],
+        libraryEnabled: () => enabled,
+      });
       for (const warning of planned.warnings) options.logger.warn(warning);
       return planned.agents.get(agent.id) as AgentLaunch;
     },
@@ -131,15 +163,23 @@ function assembleRuntime(options: BotRuntimeOptions, clock: Clock, store: Store,
   // at once, as before), a failure only logged, and close() waits for rows still on their way.
   const recording = new Set<Promise<void>>();
   const model = baseModel
-    ? recordedModel(baseModel, (record) => {
-        const write: Promise<void> = store.modelCalls
-          .record(record)
-          .catch((error: unknown) => options.logger.error({ err: error }, "could not record model usage"))
-          .finally(() => recording.delete(write));
-        recording.add(write);
-      }, clock)
+    ? recordedModel(
+        baseModel,
+        (record) => {
+          const write: Promise<void> = store.modelCalls
+            .record(record)
+            .catch((error: unknown) => options.logger.error({ err: error }, "could not record model usage"))
+            .finally(() => recording.delete(write));
+          recording.add(write);
+        },
+        clock,
+      )
     : undefined;
-  if (!model) options.logger.warn({ envFile: options.layout.envFile }, "no model configured (LLM_BASE_URL, LLM_MODEL): chat messages get a configuration hint");
+  if (!model)
+    options.logger.warn(
+      { envFile: options.layout.envFile },
+      "no model configured (LLM_BASE_URL, LLM_MODEL): chat messages get a configuration hint",
+    );
   const catalogs = new Map(
     options.agents.map((agent) => [
       agent.id,
@@ -157,42 +197,79 @@ function assembleRuntime(options: BotRuntimeOptions, clock: Clock, store: Store,
     for (const [agentId, catalog] of catalogs) {
       if (only !== undefined && only !== "*" && only !== agentId) continue;
       const changes = catalog.reload();
-      if (changes.error || changes.added.length + changes.changed.length + changes.removed.length + changes.invalid.length > 0) {
+      if (
+        changes.error ||
+        changes.added.length + changes.changed.length + changes.removed.length + changes.invalid.length > 0
+      ) {
         options.logger.info({ agentId, version: catalog.snapshot.version, ...changes }, why);
       }
     }
   };
   const announceSkillsChanged = (agentId: string) =>
-    void replica.bus.publish({ topic: "skills-changed", agentId }).catch((error: unknown) => options.logger.warn({ err: error }, "could not tell the other replicas that skills changed"));
+    void replica.bus
+      .publish({ topic: "skills-changed", agentId })
+      .catch((error: unknown) =>
+        options.logger.warn({ err: error }, "could not tell the other replicas that skills changed"),
+      );
   const unsubscribe = replica.bus.subscribe((event, from) => {
-    if (from !== replica.name && event.topic === "skills-changed") reloadCatalogs(`skills reloaded: replica ${from} changed them`, event.agentId);
+    if (from !== replica.name && event.topic === "skills-changed")
+      reloadCatalogs(`skills reloaded: replica ${from} changed them`, event.agentId);
   });
   const gapLoop = createGapLoop({
     store,
     catalog: catalogOf,
-    writeDraft: async (agentId, name, text) => writeDraftThroughToolhost(await library.toolhost(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
+    writeDraft: async (agentId, name, text) =>
+      writeDraftThroughToolhost(
+        await library.toolhost(agentId),
+        options.layout.agentTrees(agentId).skillsDir,
+        name,
+        text,
+      ),
     model,
-    settings: { triggerCount: config.GAP_DRAFT_TRIGGER_COUNT, lookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS, locale: config.BOT_LOCALE },
+    settings: {
+      triggerCount: config.GAP_DRAFT_TRIGGER_COUNT,
+      lookbackHours: config.GAP_CLUSTER_LOOKBACK_HOURS,
+      locale: config.BOT_LOCALE,
+    },
     logger: options.logger.child({ component: "gap-loop" }),
     clock,
   });
-  const watcher = options.watchSkills === false
-    ? undefined
-    : watchSkillFolders(
-        [options.layout.baseSkillsDir, ...options.agents.map((agent) => options.layout.agentTrees(agent.id).skillsDir)],
-        () => {
-          reloadCatalogs("skills reloaded after a change on disk");
-          // Watchers do not see another host's writes on a shared volume: the other replicas are told.
-          announceSkillsChanged("*");
-        },
-        { onError: (error) => options.logger.warn({ err: error }, "cannot watch a skills folder; use /reload_skills after changes") },
-      );
+  const watcher =
+    options.watchSkills === false
+      ? undefined
+      : watchSkillFolders(
+          [
+            options.layout.baseSkillsDir,
+            ...options.agents.map((agent) => options.layout.agentTrees(agent.id).skillsDir),
+          ],
+          () => {
+            reloadCatalogs("skills reloaded after a change on disk");
+            // Watchers do not see another host's writes on a shared volume: the other replicas are told.
+            announceSkillsChanged("*");
+          },
+          {
+            onError: (error) =>
+              options.logger.warn({ err: error }, "cannot watch a skills folder; use /reload_skills after changes"),
+          },
+        );
   const skills = createSkillLoop({
     store,
     model,
     catalog: catalogOf,
-    writeDraft: async (agentId, name, text) => writeDraftThroughToolhost(await library.toolhost(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
-    publishSkill: async (agentId, name, text) => publishSkillThroughToolhost(await library.toolhost(agentId), options.layout.agentTrees(agentId).skillsDir, name, text),
+    writeDraft: async (agentId, name, text) =>
+      writeDraftThroughToolhost(
+        await library.toolhost(agentId),
+        options.layout.agentTrees(agentId).skillsDir,
+        name,
+        text,
+      ),
+    publishSkill: async (agentId, name, text) =>
+      publishSkillThroughToolhost(
+        await library.toolhost(agentId),
+        options.layout.agentTrees(agentId).skillsDir,
+        name,
+        text,
+      ),
     locale: config.BOT_LOCALE,
     logger: options.logger.child({ component: "skill-distiller" }),
     clock,
@@ -202,15 +279,31 @@ function assembleRuntime(options: BotRuntimeOptions, clock: Clock, store: Store,
         store,
         model,
         skills,
-        settings: { locale: config.BOT_LOCALE, holdoutPercent: config.DISTILL_HOLDOUT_PERCENT, settleQuietMs: config.DISTILL_SETTLE_QUIET_MS },
+        settings: {
+          locale: config.BOT_LOCALE,
+          holdoutPercent: config.DISTILL_HOLDOUT_PERCENT,
+          settleQuietMs: config.DISTILL_SETTLE_QUIET_MS,
+        },
         logger: options.logger.child({ component: "distillation" }),
         clock,
       })
     : undefined;
   const distillTimers = distillation
-    ? startDistillationTimers(distillation, options.agents, config.DISTILL_SETTLE_QUIET_MS, config.DISTILL_CURATE_INTERVAL_MS, options.logger, () => handleDistillRequests(store, skills), (agentId) =>
-        // One lifecycle round per interval across replicas: the lease outlives the round and is not released.
-        store.leases.acquire(`curate:${agentId}`, replica.name, Math.max(1_000, config.DISTILL_CURATE_INTERVAL_MS - 1_000)))
+    ? startDistillationTimers(
+        distillation,
+        options.agents,
+        config.DISTILL_SETTLE_QUIET_MS,
+        config.DISTILL_CURATE_INTERVAL_MS,
+        options.logger,
+        () => handleDistillRequests(store, skills),
+        (agentId) =>
+          // One lifecycle round per interval across replicas: the lease outlives the round and is not released.
+          store.leases.acquire(
+            `curate:${agentId}`,
+            replica.name,
+            Math.max(1_000, config.DISTILL_CURATE_INTERVAL_MS - 1_000),
+          ),
+      )
     : undefined;
   const parts = { store, toolhosts, catalogs, model, gapLoop, distillation };
   const orchestrator = createOrchestrator({
@@ -237,7 +330,10 @@ function assembleRuntime(options: BotRuntimeOptions, clock: Clock, store: Store,
     ...(distillation ? { lessons: distillation.lessons } : {}),
     // Operator-accepted rules (laoding rules accept), read each turn so a change applies at once.
     rules: async (agentId) => (await store.rules.active(agentId)).map((rule) => rule.text),
-    librarySignpost: async (agentId) => ((await library.enabled(agentId)) ? librarySignpostSection({ locale: config.BOT_LOCALE, linkName: options.layout.libraryLinkName }) : undefined),
+    librarySignpost: async (agentId) =>
+      (await library.enabled(agentId))
+        ? librarySignpostSection({ locale: config.BOT_LOCALE, linkName: options.layout.libraryLinkName })
+        : undefined,
     commands: [
       ...gapCommands({
         clusters: store.clusters,
@@ -299,11 +395,14 @@ function startDistillationTimers(
   handleRequests: () => Promise<number>,
   curateTurn: (agentId: string) => Promise<boolean>,
 ): { stop(): Promise<void> } {
-  const settle = setInterval(() => {
-    loop.settleQuiet().catch((error: unknown) => logger.error({ err: error }, "settling quiet tasks failed"));
-    // Operators' `laoding experiences distill <tag>` requests wait here for the bot that owns the toolhosts.
-    handleRequests().catch((error: unknown) => logger.error({ err: error }, "skill distillation requests failed"));
-  }, Math.max(1_000, Math.min(60_000, Math.floor(quietMs / 10))));
+  const settle = setInterval(
+    () => {
+      loop.settleQuiet().catch((error: unknown) => logger.error({ err: error }, "settling quiet tasks failed"));
+      // Operators' `laoding experiences distill <tag>` requests wait here for the bot that owns the toolhosts.
+      handleRequests().catch((error: unknown) => logger.error({ err: error }, "skill distillation requests failed"));
+    },
+    Math.max(1_000, Math.min(60_000, Math.floor(quietMs / 10))),
+  );
   let curating: Promise<void> | undefined;
   const curateAll = async () => {
     for (const agent of agents) {

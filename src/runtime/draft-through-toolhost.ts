@@ -8,10 +8,16 @@ import { join } from "node:path";
 import type { DraftWrite } from "../knowledge/skill-draft.js";
 import type { ToolhostClient } from "../toolhost/client/toolhost-client.js";
 
-export async function writeDraftThroughToolhost(client: ToolhostClient, skillsDir: string, name: string, text: string): Promise<DraftWrite> {
+export async function writeDraftThroughToolhost(
+  client: ToolhostClient,
+  skillsDir: string,
+  name: string,
+  text: string,
+): Promise<DraftWrite> {
   const folder = join(skillsDir, name);
   const existing = await client.callTool({ name: "file.list", args: { path: folder } });
-  if (existing.ok || existing.error.code !== "PATH_NOT_FOUND") return { written: false, reason: `${folder} already exists` };
+  if (existing.ok || existing.error.code !== "PATH_NOT_FOUND")
+    return { written: false, reason: `${folder} already exists` };
   const path = join(folder, "SKILL.md");
   const written = await client.callTool({ name: "file.write", args: { path, content: text } });
   if (!written.ok) throw new Error(`cannot write the draft ${path}: ${written.error.code}: ${written.error.reason}`);

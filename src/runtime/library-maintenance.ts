@@ -47,9 +47,22 @@ export type MaintenanceOptions = {
 };
 
 export function openMaintenancePool(options: MaintenanceOptions): MaintenancePool {
-  const launches = prepareToolhostLaunches({ config: options.config, layout: options.layout, agents: options.agents, cliEntry: options.cliEntry, libraryEnabled: () => true, operatorTools: true });
+  const launches = prepareToolhostLaunches({
+    config: options.config,
+    layout: options.layout,
+    agents: options.agents,
+    cliEntry: options.cliEntry,
+    libraryEnabled: () => true,
+    operatorTools: true,
+  });
   for (const warning of launches.warnings) options.onWarning(warning);
-  const pool = createToolhostPool({ config: options.config, launches, store: options.store, logger: options.logger, ...(options.childStderr ? { childStderr: options.childStderr } : {}) });
+  const pool = createToolhostPool({
+    config: options.config,
+    launches,
+    store: options.store,
+    logger: options.logger,
+    ...(options.childStderr ? { childStderr: options.childStderr } : {}),
+  });
   const known = new Map<string, LibraryMaintenance>();
   return {
     sandbox: launches.mode,
@@ -78,7 +91,9 @@ export function openMaintenancePool(options: MaintenanceOptions): MaintenancePoo
 }
 
 /** One agent's maintenance (the `laoding library` commands). */
-export function openLibraryMaintenance(options: Omit<MaintenanceOptions, "agents"> & { agent: AgentDefinition }): LibraryMaintenance & { close(): Promise<void> } {
+export function openLibraryMaintenance(
+  options: Omit<MaintenanceOptions, "agents"> & { agent: AgentDefinition },
+): LibraryMaintenance & { close(): Promise<void> } {
   const pool = openMaintenancePool({ ...options, agents: [options.agent] });
   return { ...pool.agent(options.agent.id), close: () => pool.close() };
 }

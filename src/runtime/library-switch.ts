@@ -28,7 +28,8 @@ export function createLibrarySwitch(options: {
   logger: Logger;
 }): LibrarySwitch {
   const agents = new Map(options.agents.map((agent) => [agent.id, agent]));
-  const enabled = async (agentId: string) => (await options.settings.experienceLibrary(agentId)) ?? agents.get(agentId)?.experienceLibrary ?? false;
+  const enabled = async (agentId: string) =>
+    (await options.settings.experienceLibrary(agentId)) ?? agents.get(agentId)?.experienceLibrary ?? false;
   return {
     enabled,
     async toolhost(agentId) {
@@ -40,7 +41,10 @@ export function createLibrarySwitch(options: {
         try {
           options.launches.agents.set(agentId, options.replan(agent, wanted));
           options.toolhosts.retire(agentId);
-          options.logger.info({ agentId, experienceLibrary: wanted }, "experience library switched: the agent's toolhost is relaunched");
+          options.logger.info(
+            { agentId, experienceLibrary: wanted },
+            "experience library switched: the agent's toolhost is relaunched",
+          );
         } catch (error) {
           // The old launch keeps serving; the next message tries again.
           options.logger.error({ err: error, agentId }, "cannot relaunch the toolhost for the library switch");

@@ -54,30 +54,50 @@ export function operatorFiles(callTool: CallTool) {
       const chunks: Buffer[] = [];
       for (let offset: number | null = 0; offset !== null; ) {
         const args = { path, offset, ...(within ? { within } : {}), ...(maxBytes !== undefined ? { maxBytes } : {}) };
-        const page: OperatorReadPage = parse(operatorReadPageSchema, "operator.read", await call("operator.read", args));
+        const page: OperatorReadPage = parse(
+          operatorReadPageSchema,
+          "operator.read",
+          await call("operator.read", args),
+        );
         chunks.push(Buffer.from(page.base64, "base64"));
         offset = page.next;
       }
       return Buffer.concat(chunks);
     },
-    writeFile: (path: string, bytes: Buffer, options: { mode?: number; within?: string } = {}): Promise<string> => call("operator.write", { path, base64: bytes.toString("base64"), ...options }),
-    deleteFile: (path: string, within?: string): Promise<string> => call("operator.delete", { path, ...(within ? { within } : {}) }),
+    writeFile: (path: string, bytes: Buffer, options: { mode?: number; within?: string } = {}): Promise<string> =>
+      call("operator.write", { path, base64: bytes.toString("base64"), ...options }),
+    deleteFile: (path: string, within?: string): Promise<string> =>
+      call("operator.delete", { path, ...(within ? { within } : {}) }),
     move: (from: string, to: string): Promise<string> => call("operator.move", { from, to }),
     async stat(paths: string[], hash = false): Promise<OperatorStat[]> {
       const results: OperatorStat[] = [];
       for (let start = 0; start < paths.length; start += STAT_BATCH) {
-        results.push(...parse(operatorStatListSchema, "operator.stat", await call("operator.stat", { paths: paths.slice(start, start + STAT_BATCH), hash })));
+        results.push(
+          ...parse(
+            operatorStatListSchema,
+            "operator.stat",
+            await call("operator.stat", { paths: paths.slice(start, start + STAT_BATCH), hash }),
+          ),
+        );
       }
       return results;
     },
     /** How many documents the library holds (its index refreshed first). */
     async libraryCount(): Promise<number> {
-      return parse(operatorDocsPageSchema, "operator.library-docs", await call("operator.library-docs", { offset: 0, limit: 1 })).total;
+      return parse(
+        operatorDocsPageSchema,
+        "operator.library-docs",
+        await call("operator.library-docs", { offset: 0, limit: 1 }),
+      ).total;
     },
     async libraryDocs(): Promise<OperatorDoc[]> {
       const docs: OperatorDoc[] = [];
       for (let offset = 0; ; offset += DOCS_PAGE) {
-        const page: OperatorDocsPage = parse(operatorDocsPageSchema, "operator.library-docs", await call("operator.library-docs", { offset, limit: DOCS_PAGE }));
+        const page: OperatorDocsPage = parse(
+          operatorDocsPageSchema,
+          "operator.library-docs",
+          await call("operator.library-docs", { offset, limit: DOCS_PAGE }),
+        );
         docs.push(...page.docs);
         if (offset + DOCS_PAGE >= page.total) return docs;
       }

@@ -6,7 +6,12 @@
 import { join } from "node:path";
 import type { ToolhostClient } from "../toolhost/client/toolhost-client.js";
 
-export async function publishSkillThroughToolhost(client: ToolhostClient, skillsDir: string, name: string, text: string): Promise<void> {
+export async function publishSkillThroughToolhost(
+  client: ToolhostClient,
+  skillsDir: string,
+  name: string,
+  text: string,
+): Promise<void> {
   const path = join(skillsDir, name, "SKILL.md");
   const written = await client.callTool({ name: "file.write", args: { path, content: text } });
   if (!written.ok) throw new Error(`cannot publish the skill ${path}: ${written.error.code}: ${written.error.reason}`);

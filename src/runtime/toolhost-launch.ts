@@ -25,10 +25,23 @@ import type { AgentDefinition } from "../config/agents.js";
 import type { Config } from "../config/load-config.js";
 import type { RuntimeLayout } from "../config/runtime-layout.js";
 import { agentWritableDirs } from "../config/share-layout-check.js";
-import { CgroupUnavailableError, createAgentCgroup, findCgroupHierarchies, pidIsAlive, removeStaleGroups, type AgentCgroup, type CgroupHierarchies } from "../toolhost/sandbox/agent-cgroup.js";
+import {
+  CgroupUnavailableError,
+  createAgentCgroup,
+  findCgroupHierarchies,
+  pidIsAlive,
+  removeStaleGroups,
+  type AgentCgroup,
+  type CgroupHierarchies,
+} from "../toolhost/sandbox/agent-cgroup.js";
 import { agentUid, writeIdentityFiles } from "../toolhost/sandbox/agent-identity.js";
 import { secureWorkspace } from "../toolhost/sandbox/agent-trees.js";
-import { childCodePaths, planChildLaunch, type ChildLaunch, type ChildLaunchOptions } from "../toolhost/sandbox/child-launch.js";
+import {
+  childCodePaths,
+  planChildLaunch,
+  type ChildLaunch,
+  type ChildLaunchOptions,
+} from "../toolhost/sandbox/child-launch.js";
 import { bwrapCommandArgs, commandNamespacesArgs } from "../toolhost/sandbox/command-launchers.js";
 import type { SandboxRoot } from "../toolhost/sandbox/path-sandbox.js";
 import type { ToolhostStartup } from "../toolhost/sandbox/startup-message.js";
@@ -99,7 +112,12 @@ const OPERATOR_ROOT_LABELS = new Set(["ALLOWED_DIRS", "agent writableDirs"]);
  * read-only for every agent (no folder all agents can write); `writableDirs` are this
  * agent's own extras. Without its library, the library is not bound.
  */
-export function agentRoots(layout: RuntimeLayout, agentId: string, libraryEnabled = true, writableDirs: string[] = []): SandboxRoot[] {
+export function agentRoots(
+  layout: RuntimeLayout,
+  agentId: string,
+  libraryEnabled = true,
+  writableDirs: string[] = [],
+): SandboxRoot[] {
   const trees = layout.agentTrees(agentId);
   return [
     ...layout.extraAllowedDirs.map((path) => ({ path, writable: false, label: "ALLOWED_DIRS" })),
@@ -113,7 +131,13 @@ export function agentRoots(layout: RuntimeLayout, agentId: string, libraryEnable
 }
 
 /** `libraryEnabled`: the agent's run-time switch (agent_settings), default its agents.json value. */
-export function toolhostStartupFor(config: Config, layout: RuntimeLayout, agent: AgentDefinition, commandSandbox: "bwrap" | "none", libraryEnabled = agent.experienceLibrary): ToolhostStartup {
+export function toolhostStartupFor(
+  config: Config,
+  layout: RuntimeLayout,
+  agent: AgentDefinition,
+  commandSandbox: "bwrap" | "none",
+  libraryEnabled = agent.experienceLibrary,
+): ToolhostStartup {
   const trees = layout.agentTrees(agent.id);
   return {
     version: 1,
@@ -149,9 +173,17 @@ export function tasksPerCall(nprocLimit: number, concurrency: number): number {
 }
 
 /** The library part of the start-up message: bound, linked and served, or only the link's removal. */
-function libraryStartup(config: Config, linkName: string, experienceDir: string, enabled: boolean): Pick<ToolhostStartup, "sessionLink" | "library"> {
+function libraryStartup(
+  config: Config,
+  linkName: string,
+  experienceDir: string,
+  enabled: boolean,
+): Pick<ToolhostStartup, "sessionLink" | "library"> {
   if (!enabled) return { sessionLink: { name: linkName } };
-  return { sessionLink: { name: linkName, target: experienceDir }, library: { dir: experienceDir, locale: config.BOT_LOCALE } };
+  return {
+    sessionLink: { name: linkName, target: experienceDir },
+    library: { dir: experienceDir, locale: config.BOT_LOCALE },
+  };
 }
 
 /**
@@ -174,7 +206,8 @@ export function childEntryFor(cliEntry: string): string {
 
 /** The package root above an entry file (the folder holding package.json). */
 function packageRootOf(entry: string): string {
-  for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) if (existsSync(join(dir, "package.json"))) return dir;
+  for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir))
+    if (existsSync(join(dir, "package.json"))) return dir;
   return dirname(dirname(dirname(entry)));
 }
 
@@ -186,7 +219,10 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
   const packageRoot = packageRootOf(entry);
   // Under tests and `npm run dev` the entry is TypeScript: load tsx by absolute path so the
   // child does not depend on its cwd to find it.
-  const nodeArgs = [...CHILD_V8_FLAGS, ...(entry.endsWith(".ts") ? ["--import", import.meta.resolve("tsx"), entry] : [entry])];
+  const nodeArgs = [
+    ...CHILD_V8_FLAGS,
+    ...(entry.endsWith(".ts") ? ["--import", import.meta.resolve("tsx"), entry] : [entry]),
+  ];
   const codePaths = childCodePaths(packageRoot, entry, execPath);
   const warnings: string[] = [];
   const uids = new Map(setup.agents.map((agent) => [agent.id, agentUid(agent.id, config.TOOLHOST_UID_BASE)]));
@@ -195,7 +231,11 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
       { ...layout, privateDirs: [layout.dataDir, layout.configsDir, layout.botContextDir] },
       setup.agents.map((agent) => {
         const trees = layout.agentTrees(agent.id);
-        return { agentId: agent.id, uid: uids.get(agent.id) as number, trees: [trees.workTree, trees.experienceDir, trees.privateDir, trees.skillsDir] };
+        return {
+          agentId: agent.id,
+          uid: uids.get(agent.id) as number,
+          trees: [trees.workTree, trees.experienceDir, trees.privateDir, trees.skillsDir],
+        };
       }),
     );
     warnings.push(...report.warnings);
@@ -205,22 +245,73 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
   const agents = new Map<string, AgentLaunch>();
   for (const agent of setup.agents) {
     const uid = isRoot ? (uids.get(agent.id) as number) : undefined;
-    const runAs = uid === undefined
-      ? undefined
-      : {
-          uid,
-          gid: uid,
-          nprocLimit: config.TOOLHOST_NPROC_LIMIT,
-          identityFiles: writeIdentityFiles(join(layout.dataDir, "sandbox", agent.id), agent.id, uid, layout.agentTrees(agent.id).workTree),
-        };
+    const runAs =
+      uid === undefined
+        ? undefined
+        : {
+            uid,
+            gid: uid,
+            nprocLimit: config.TOOLHOST_NPROC_LIMIT,
+            identityFiles: writeIdentityFiles(
+              join(layout.dataDir, "sandbox", agent.id),
+              agent.id,
+              uid,
+              layout.agentTrees(agent.id).workTree,
+            ),
+          };
     const cgroup = groupFor(agent.id);
-    const plan = (mode: "bwrap" | "none", jail: boolean, setting: AgentLaunch["setting"], commandNamespaces = jail && mode === "none"): AgentLaunch => {
-      const planned = toolhostStartupFor(config, layout, agent, mode, setup.libraryEnabled?.(agent) ?? agent.experienceLibrary);
-      const startup = { ...planned, ...(runAs ? { ownUid: true } : {}), ...(commandNamespaces ? { commandNamespaces } : {}), ...(setup.operatorTools ? { operatorTools: true } : {}) };
-      const options: ChildLaunchOptions = { startup, node: { execPath, args: nodeArgs }, codePaths, jail, ...(runAs ? { runAs } : {}), ...(cgroup ? { cgroup } : {}) };
-      return { agentId: agent.id, mode, setting, jail, ...(uid !== undefined ? { uid } : {}), ...(cgroup ? { cgroup } : {}), startup, launch: planChildLaunch(options) };
+    const plan = (
+      mode: "bwrap" | "none",
+      jail: boolean,
+      setting: AgentLaunch["setting"],
+      commandNamespaces = jail && mode === "none",
+    ): AgentLaunch => {
+      const planned = toolhostStartupFor(
+        config,
+        layout,
+        agent,
+        mode,
+        setup.libraryEnabled?.(agent) ?? agent.experienceLibrary,
+      );
+      const startup = {
+        ...planned,
+        ...(runAs ? { ownUid: true } : {}),
+        ...(commandNamespaces ? { commandNamespaces } : {}),
+        ...(setup.operatorTools ? { operatorTools: true } : {}),
+      };
+      const options: ChildLaunchOptions = {
+        startup,
+        node: { execPath, args: nodeArgs },
+        codePaths,
+        jail,
+        ...(runAs ? { runAs } : {}),
+        ...(cgroup ? { cgroup } : {}),
+      };
+      return {
+        agentId: agent.id,
+        mode,
+        setting,
+        jail,
+        ...(uid !== undefined ? { uid } : {}),
+        ...(cgroup ? { cgroup } : {}),
+        startup,
+        launch: planChildLaunch(options),
+      };
     };
-    agents.set(agent.id, chooseLaunch({ agentId: agent.id, requested: config.TOOLHOST_SANDBOX, isRoot, localOperatorOnly: setup.localOperatorOnly === true }, plan, warnings, execPath));
+    agents.set(
+      agent.id,
+      chooseLaunch(
+        {
+          agentId: agent.id,
+          requested: config.TOOLHOST_SANDBOX,
+          isRoot,
+          localOperatorOnly: setup.localOperatorOnly === true,
+        },
+        plan,
+        warnings,
+        execPath,
+      ),
+    );
   }
   const mode = [...agents.values()].some((launch) => launch.mode === "none") ? "none" : "bwrap";
   return { agents, mode, warnings };
@@ -228,7 +319,12 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
 
 type LaunchChoice = { agentId: string; requested: SandboxSetting; isRoot: boolean; localOperatorOnly: boolean };
 
-type PlanLaunch = (mode: "bwrap" | "none", jail: boolean, setting: AgentLaunch["setting"], commandNamespaces?: boolean) => AgentLaunch;
+type PlanLaunch = (
+  mode: "bwrap" | "none",
+  jail: boolean,
+  setting: AgentLaunch["setting"],
+  commandNamespaces?: boolean,
+) => AgentLaunch;
 
 function chooseLaunch(choice: LaunchChoice, plan: PlanLaunch, warnings: string[], execPath: string): AgentLaunch {
   const { agentId, requested, isRoot } = choice;
@@ -248,7 +344,10 @@ function chooseLaunch(choice: LaunchChoice, plan: PlanLaunch, warnings: string[]
     bwrapProblem = problem.text;
   }
   if (!isRoot) {
-    if (bwrapProblem !== undefined) warnings.push(`agent ${agentId}: bubblewrap is not usable (${bwrapProblem}); shell commands run WITHOUT the OS sandbox (trust mode: every chat user is trusted)`);
+    if (bwrapProblem !== undefined)
+      warnings.push(
+        `agent ${agentId}: bubblewrap is not usable (${bwrapProblem}); shell commands run WITHOUT the OS sandbox (trust mode: every chat user is trusted)`,
+      );
     return plan("none", false, "none");
   }
   if (requested !== "none-unsafe") {
@@ -258,12 +357,17 @@ function chooseLaunch(choice: LaunchChoice, plan: PlanLaunch, warnings: string[]
     if (problem?.kind === "namespaces") {
       // Unprivileged user namespaces are off: commands share the jail's namespaces, and what
       // they leave behind is found by the agent's uid instead (docs/isolation.md says what else).
-      warnings.push(`agent ${agentId}: shell commands cannot get namespaces of their own (${problem.text}); they share the toolhost's jail, and what a command leaves behind is killed by the agent's uid when the call ends`);
+      warnings.push(
+        `agent ${agentId}: shell commands cannot get namespaces of their own (${problem.text}); they share the toolhost's jail, and what a command leaves behind is killed by the agent's uid when the call ends`,
+      );
       jailed = plan("none", true, "none", false);
       problem = probe(jailed, execPath);
     }
     if (problem === undefined) {
-      if (bwrapProblem !== undefined) warnings.push(`agent ${agentId}: the per-command sandbox is not usable (${bwrapProblem}); shell commands run without it, inside the agent's own namespaces`);
+      if (bwrapProblem !== undefined)
+        warnings.push(
+          `agent ${agentId}: the per-command sandbox is not usable (${bwrapProblem}); shell commands run without it, inside the agent's own namespaces`,
+        );
       return jailed;
     }
     if (problem.kind === "folders") throw foldersProblem(jailed, problem.text);
@@ -273,9 +377,13 @@ function chooseLaunch(choice: LaunchChoice, plan: PlanLaunch, warnings: string[]
         "Install bubblewrap (apt-get install bubblewrap), or set TOOLHOST_SANDBOX=none-unsafe to keep agents apart by their uids only (they then share the host's /tmp, /proc and network: docs/isolation.md)",
       );
     }
-    warnings.push(`agent ${agentId}: bubblewrap is not usable (${problem.text}); only the operator at this terminal uses the bot, so the agent runs apart by its uid only (sharing the host's /tmp, /proc and network). Install bubblewrap (apt-get install bubblewrap) before adding chat channels: with them this stops start-up`);
+    warnings.push(
+      `agent ${agentId}: bubblewrap is not usable (${problem.text}); only the operator at this terminal uses the bot, so the agent runs apart by its uid only (sharing the host's /tmp, /proc and network). Install bubblewrap (apt-get install bubblewrap) before adding chat channels: with them this stops start-up`,
+    );
   } else {
-    warnings.push(`TOOLHOST_SANDBOX=none-unsafe: agents are kept apart by their uids only; they share the host's /tmp, /proc and network (docs/isolation.md)`);
+    warnings.push(
+      `TOOLHOST_SANDBOX=none-unsafe: agents are kept apart by their uids only; they share the host's /tmp, /proc and network (docs/isolation.md)`,
+    );
   }
   const direct = plan("none", false, "none-unsafe");
   const unreachable = probe(direct, execPath);
@@ -298,20 +406,31 @@ function chooseLaunch(choice: LaunchChoice, plan: PlanLaunch, warnings: string[]
  * limits and the sized tmpfs still hold (docs/isolation.md).
  */
 function agentCgroups(setup: LaunchSetup, warnings: string[]): (agentId: string) => AgentCgroup | undefined {
-  const hierarchies = setup.cgroups === undefined ? findCgroupHierarchies(readFileSync("/proc/self/mountinfo", "utf8")) : (setup.cgroups ?? undefined);
+  const hierarchies =
+    setup.cgroups === undefined
+      ? findCgroupHierarchies(readFileSync("/proc/self/mountinfo", "utf8"))
+      : (setup.cgroups ?? undefined);
   if (!hierarchies) {
-    warnings.push("no memory and pids cgroups are available (neither cgroup v2 with both controllers nor the v1 memory and pids hierarchies is mounted): each agent's memory is bounded per command only (TOOLHOST_MEMORY_LIMIT_MB), not as a whole");
+    warnings.push(
+      "no memory and pids cgroups are available (neither cgroup v2 with both controllers nor the v1 memory and pids hierarchies is mounted): each agent's memory is bounded per command only (TOOLHOST_MEMORY_LIMIT_MB), not as a whole",
+    );
     return () => undefined;
   }
   removeStaleGroups(hierarchies, pidIsAlive, process.pid);
-  const limits = { memoryBytes: setup.config.TOOLHOST_AGENT_MEMORY_MB * 1024 * 1024, maxProcesses: setup.config.TOOLHOST_NPROC_LIMIT };
+  const limits = {
+    memoryBytes: setup.config.TOOLHOST_AGENT_MEMORY_MB * 1024 * 1024,
+    maxProcesses: setup.config.TOOLHOST_NPROC_LIMIT,
+  };
   let reported = false;
   return (agentId) => {
     try {
       return createAgentCgroup(hierarchies, process.pid, agentId, limits);
     } catch (error) {
       if (!(error instanceof CgroupUnavailableError)) throw error;
-      if (!reported) warnings.push(`${error.message}; each agent's memory is bounded per command only (TOOLHOST_MEMORY_LIMIT_MB), not as a whole`);
+      if (!reported)
+        warnings.push(
+          `${error.message}; each agent's memory is bounded per command only (TOOLHOST_MEMORY_LIMIT_MB), not as a whole`,
+        );
       reported = true;
       return undefined;
     }
@@ -339,26 +458,71 @@ type ProbeProblem = { kind: "folders" | "sandbox" | "namespaces"; text: string }
 
 function probe(launch: AgentLaunch, execPath: string): ProbeProblem | undefined {
   const { startup } = launch;
-  if (launch.jail && !existsSync(startup.bwrapPath)) return { kind: "sandbox", text: `${startup.bwrapPath} is not installed` };
+  if (launch.jail && !existsSync(startup.bwrapPath))
+    return { kind: "sandbox", text: `${startup.bwrapPath} is not installed` };
   const writable = startup.roots.filter((root) => root.writable && existsSync(root.path)).map((root) => root.path);
   const readOnly = startup.roots.filter((root) => !root.writable && existsSync(root.path)).map((root) => root.path);
   // ALLOWED_DIRS extras are the operator's folders, with the operator's modes.
-  const own = startup.roots.filter((root) => root.writable && !OPERATOR_ROOT_LABELS.has(root.label) && existsSync(root.path)).map((root) => root.path);
-  const checks = own.map((dir) => `[ -x ${quote(dir)} ] && [ -w ${quote(dir)} ] || { echo "uid $(id -u) cannot enter or write ${dir.replaceAll('"', "")}" >&2; exit ${FOLDERS_EXIT}; }`);
+  const own = startup.roots
+    .filter((root) => root.writable && !OPERATOR_ROOT_LABELS.has(root.label) && existsSync(root.path))
+    .map((root) => root.path);
+  const checks = own.map(
+    (dir) =>
+      `[ -x ${quote(dir)} ] && [ -w ${quote(dir)} ] || { echo "uid $(id -u) cannot enter or write ${dir.replaceAll('"', "")}" >&2; exit ${FOLDERS_EXIT}; }`,
+  );
   if (launch.mode === "bwrap") {
-    const nested = bwrapCommandArgs({ agentId: startup.agentId, home: startup.workTree, memoryLimitBytes: startup.memoryLimitBytes, writable, readOnly, network: startup.network, tmpSizeBytes: startup.tmpSizeBytes, bwrapPath: startup.bwrapPath }, startup.workTree, "probe");
-    checks.push(`${quote(startup.bwrapPath)} ${nested.map(quote).join(" ")} -- /bin/true || { echo "the per-command sandbox cannot start" >&2; exit 4; }`);
+    const nested = bwrapCommandArgs(
+      {
+        agentId: startup.agentId,
+        home: startup.workTree,
+        memoryLimitBytes: startup.memoryLimitBytes,
+        writable,
+        readOnly,
+        network: startup.network,
+        tmpSizeBytes: startup.tmpSizeBytes,
+        bwrapPath: startup.bwrapPath,
+      },
+      startup.workTree,
+      "probe",
+    );
+    checks.push(
+      `${quote(startup.bwrapPath)} ${nested.map(quote).join(" ")} -- /bin/true || { echo "the per-command sandbox cannot start" >&2; exit 4; }`,
+    );
   }
-  if (startup.commandNamespaces) checks.push(`${commandNamespacesArgs(startup.bwrapPath).map(quote).join(" ")} /bin/true || { echo "an unprivileged bubblewrap cannot make a command's namespaces" >&2; exit ${NAMESPACES_EXIT}; }`);
+  if (startup.commandNamespaces)
+    checks.push(
+      `${commandNamespacesArgs(startup.bwrapPath).map(quote).join(" ")} /bin/true || { echo "an unprivileged bubblewrap cannot make a command's namespaces" >&2; exit ${NAMESPACES_EXIT}; }`,
+    );
   const script = checks.join("\n");
   // The same chain as the real child, with the Node program swapped for the script.
   const nodeIndex = launch.launch.args.lastIndexOf(execPath);
-  const args = nodeIndex === -1 ? launch.launch.args : [...launch.launch.args.slice(0, nodeIndex), "/bin/sh", "-c", script];
-  const result = spawnSync(launch.launch.file, args, { env: launch.launch.env, encoding: "utf8", timeout: 15_000, stdio: ["ignore", "pipe", "pipe"] });
-  if (result.error) return { kind: "sandbox", text: (result.error as NodeJS.ErrnoException).code === "ENOENT" ? `${launch.launch.file} is not installed` : result.error.message };
+  const args =
+    nodeIndex === -1 ? launch.launch.args : [...launch.launch.args.slice(0, nodeIndex), "/bin/sh", "-c", script];
+  const result = spawnSync(launch.launch.file, args, {
+    env: launch.launch.env,
+    encoding: "utf8",
+    timeout: 15_000,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  if (result.error)
+    return {
+      kind: "sandbox",
+      text:
+        (result.error as NodeJS.ErrnoException).code === "ENOENT"
+          ? `${launch.launch.file} is not installed`
+          : result.error.message,
+    };
   if (result.status === 0) return undefined;
-  const text = (result.stderr || `exit code ${result.status}`).trim().split("\n").filter((line) => line.length > 0).pop() ?? `exit code ${result.status}`;
-  return { kind: result.status === FOLDERS_EXIT ? "folders" : result.status === NAMESPACES_EXIT ? "namespaces" : "sandbox", text };
+  const text =
+    (result.stderr || `exit code ${result.status}`)
+      .trim()
+      .split("\n")
+      .filter((line) => line.length > 0)
+      .pop() ?? `exit code ${result.status}`;
+  return {
+    kind: result.status === FOLDERS_EXIT ? "folders" : result.status === NAMESPACES_EXIT ? "namespaces" : "sandbox",
+    text,
+  };
 }
 
 /** The first folder above `path` that others may not pass through (mode without o+x). */
@@ -380,6 +544,9 @@ function quote(value: string): string {
 }
 
 /** Starts an agent's child: own process group (stopping it takes its commands along), stdout for the protocol. */
-export function spawnToolhostChild(launch: AgentLaunch, stdio: StdioOptions = ["pipe", "pipe", "inherit"]): ChildProcess {
+export function spawnToolhostChild(
+  launch: AgentLaunch,
+  stdio: StdioOptions = ["pipe", "pipe", "inherit"],
+): ChildProcess {
   return spawn(launch.launch.file, launch.launch.args, { env: launch.launch.env, detached: true, shell: false, stdio });
 }

@@ -5,10 +5,19 @@ import type { Store } from "../store/store.js";
 import { DEFAULT_START_TIMEOUT_MS, DEFAULT_STOP_GRACE_MS, ToolhostPool } from "../toolhost/client/toolhost-pool.js";
 import { spawnToolhostChild, type ToolhostLaunches } from "./toolhost-launch.js";
 
-export function createToolhostPool(options: { config: Config; launches: ToolhostLaunches; store: Store; logger: Logger; childStderr?: () => number }): ToolhostPool {
+export function createToolhostPool(options: {
+  config: Config;
+  launches: ToolhostLaunches;
+  store: Store;
+  logger: Logger;
+  childStderr?: () => number;
+}): ToolhostPool {
   const { config } = options;
   options.store.toolCalls.onFlushError((error, failure) =>
-    options.logger.error({ err: error, ...failure }, "the database refused tool-call audit rows (results waiting for them were withheld); check its disk space and permissions; kept rows are tried again with the next calls"),
+    options.logger.error(
+      { err: error, ...failure },
+      "the database refused tool-call audit rows (results waiting for them were withheld); check its disk space and permissions; kept rows are tried again with the next calls",
+    ),
   );
   return new ToolhostPool({
     settings: {

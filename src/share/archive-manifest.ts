@@ -41,7 +41,11 @@ export async function readArchiveManifest(file: string, shareName: string): Prom
         entry.resume();
         return;
       }
-      const base: ManifestEntry = { type: kind, mode: (entry.mode ?? 0) & 0o7777, size: kind === "file" ? entry.size : 0 };
+      const base: ManifestEntry = {
+        type: kind,
+        mode: (entry.mode ?? 0) & 0o7777,
+        size: kind === "file" ? entry.size : 0,
+      };
       if (kind !== "file") {
         manifest.set(inShare, base);
         entry.resume();
@@ -49,10 +53,14 @@ export async function readArchiveManifest(file: string, shareName: string): Prom
       }
       const hash = createHash("sha256");
       entry.on("data", (chunk: Buffer) => hash.update(chunk));
-      pending.push(new Promise((resolve) => entry.on("end", () => {
-        manifest.set(inShare, { ...base, sha256: hash.digest("hex") });
-        resolve();
-      })));
+      pending.push(
+        new Promise((resolve) =>
+          entry.on("end", () => {
+            manifest.set(inShare, { ...base, sha256: hash.digest("hex") });
+            resolve();
+          }),
+        ),
+      );
     },
   });
   await Promise.all(pending);
@@ -61,7 +69,8 @@ export async function readArchiveManifest(file: string, shareName: string): Prom
 
 /** The entry's path below the share ("" for the share folder itself), or why it is refused. */
 function placeInShare(path: string, shareName: string): string | { problem: string } {
-  if (path.startsWith("/") || /^[A-Za-z]:/.test(path)) return { problem: "an absolute path (a restore writes only below the share)" };
+  if (path.startsWith("/") || /^[A-Za-z]:/.test(path))
+    return { problem: "an absolute path (a restore writes only below the share)" };
   const segments = path.split("/").filter((segment) => segment !== "" && segment !== ".");
   if (segments.includes("..")) return { problem: "a `..` segment (it would write outside the share)" };
   if (segments[0] !== shareName) return { problem: `outside ${shareName}/ (not this share's backup)` };

@@ -14,9 +14,14 @@ export class ShareConflictError extends Error {
   override readonly name = "ShareConflictError";
 }
 
-export async function applyShare(plan: SharePlan, options: { maintenance: MaintenancePool; backupsDir: string; now: Date; report: (line: string) => void }): Promise<ApplyResult> {
+export async function applyShare(
+  plan: SharePlan,
+  options: { maintenance: MaintenancePool; backupsDir: string; now: Date; report: (line: string) => void },
+): Promise<ApplyResult> {
   if (plan.conflicts.length > 0) {
-    throw new ShareConflictError(`nothing was copied: the plan has ${plan.conflicts.length} conflict(s):\n  - ${plan.conflicts.join("\n  - ")}\nResolve them (move the file aside, or change the mapping's "to"), then run plan again`);
+    throw new ShareConflictError(
+      `nothing was copied: the plan has ${plan.conflicts.length} conflict(s):\n  - ${plan.conflicts.join("\n  - ")}\nResolve them (move the file aside, or change the mapping's "to"), then run plan again`,
+    );
   }
   // tar is loaded only by the command that backs up.
   const { writeShareBackup } = await import("./share-backup.js");
@@ -34,21 +39,26 @@ export async function applyShare(plan: SharePlan, options: { maintenance: Mainte
     }
     const bytes = copy.content ?? readAgain(plan.shareDir, copy);
     // The source may have changed since the plan: copy what was planned or stop.
-    if (sha256(bytes) !== copy.sha256) throw new ShareConflictError(`${copy.source} changed since the plan was made; run apply again`);
+    if (sha256(bytes) !== copy.sha256)
+      throw new ShareConflictError(`${copy.source} changed since the plan was made; run apply again`);
     await options.maintenance.agent(copy.agentId).files.writeFile(copy.dest, bytes, { mode: copy.mode });
     copied += 1;
-    options.report(`${position} copied ${copy.source} -> ${copy.dest} (agent ${copy.agentId}, ${bytes.length} bytes, mode ${octal(copy.mode)})`);
+    options.report(
+      `${position} copied ${copy.source} -> ${copy.dest} (agent ${copy.agentId}, ${bytes.length} bytes, mode ${octal(copy.mode)})`,
+    );
   }
   return { backup, copied, unchanged };
 }
 
 /** A legacy file read again by the plan's walk: a link put on its way since stops apply. */
 function readAgain(shareDir: string, copy: PlannedCopy): Buffer {
-  if (copy.inShare === undefined) throw new Error(`${copy.source}: the plan has neither its bytes nor its place in the share`);
+  if (copy.inShare === undefined)
+    throw new Error(`${copy.source}: the plan has neither its bytes nor its place in the share`);
   try {
     return readLegacyFile(shareDir, copy.inShare);
   } catch (error) {
-    if (error instanceof PinnedReadError) throw new ShareConflictError(`${error.message}; nothing more was copied, run plan again`);
+    if (error instanceof PinnedReadError)
+      throw new ShareConflictError(`${error.message}; nothing more was copied, run plan again`);
     throw error;
   }
 }

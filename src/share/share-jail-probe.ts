@@ -26,7 +26,8 @@ export type JailProbeOptions = {
 /** How many of another agent's known files each agent tries to `cat`. */
 const MAX_FILES_CAT = 2;
 
-const FIX_REACH = "the OS sandbox does not keep agents apart: set TOOLHOST_SANDBOX=bwrap (or auto with bubblewrap installed) and let `laoding start` give each tree to its agent's uid with mode 0700 (docs/isolation.md)";
+const FIX_REACH =
+  "the OS sandbox does not keep agents apart: set TOOLHOST_SANDBOX=bwrap (or auto with bubblewrap installed) and let `laoding start` give each tree to its agent's uid with mode 0700 (docs/isolation.md)";
 
 /** Problems found, each with what to do; notes (a probe the allowlist does not permit) go to `report`. */
 export async function jailProblems(options: JailProbeOptions): Promise<string[]> {
@@ -37,8 +38,14 @@ export async function jailProblems(options: JailProbeOptions): Promise<string[]>
     const probe = `${own}/.verify-${options.stamp}`;
     const touched = await shell(options.client(agent.id), workTreeOf(options, agent.id), `touch ${quote(probe)}`);
     if (touched.ok) probeFiles.set(agent.id, probe);
-    else if (touched.error.code === "COMMAND_NOT_ALLOWED") options.report(`agent ${agent.id}: touch is not in ALLOWED_COMMANDS, so writing its own folder was not probed through its shell`);
-    else problems.push(`agent ${agent.id} cannot write its own folder ${own} from its shell (touch: ${failure(touched)}): give the folder back to the agent's uid (\`laoding start\` does it, or chown -R <agent uid> ${own}) and check that nothing mounts it read-only`);
+    else if (touched.error.code === "COMMAND_NOT_ALLOWED")
+      options.report(
+        `agent ${agent.id}: touch is not in ALLOWED_COMMANDS, so writing its own folder was not probed through its shell`,
+      );
+    else
+      problems.push(
+        `agent ${agent.id} cannot write its own folder ${own} from its shell (touch: ${failure(touched)}): give the folder back to the agent's uid (\`laoding start\` does it, or chown -R <agent uid> ${own}) and check that nothing mounts it read-only`,
+      );
   }
   try {
     for (const agent of options.agents) {
@@ -46,22 +53,40 @@ export async function jailProblems(options: JailProbeOptions): Promise<string[]>
       const before = problems.length;
       for (const other of options.agents.filter((candidate) => candidate.id !== agent.id)) {
         const trees = options.layout.agentTrees(other.id);
-        const files = [...options.knownFiles(other.id).slice(0, MAX_FILES_CAT), ...(probeFiles.has(other.id) ? [probeFiles.get(other.id) as string] : [])];
-        const targets = [`ls ${quote(trees.privateDir)}`, `ls ${quote(trees.workTree)}`, ...files.map((file) => `cat ${quote(file)}`)];
+        const files = [
+          ...options.knownFiles(other.id).slice(0, MAX_FILES_CAT),
+          ...(probeFiles.has(other.id) ? [probeFiles.get(other.id) as string] : []),
+        ];
+        const targets = [
+          `ls ${quote(trees.privateDir)}`,
+          `ls ${quote(trees.workTree)}`,
+          ...files.map((file) => `cat ${quote(file)}`),
+        ];
         for (const command of targets) {
           const result = await shell(options.client(agent.id), cwd, command);
-          if (result.ok) problems.push(`agent ${agent.id}'s shell can reach agent ${other.id}'s tree (\`${command}\` succeeded): ${FIX_REACH}`);
-          else if (result.error.code === "COMMAND_NOT_ALLOWED") options.report(`agent ${agent.id}: \`${command.split(" ")[0]}\` is not in ALLOWED_COMMANDS; not probed`);
-          else if (result.error.code !== "EXIT_NONZERO") problems.push(`agent ${agent.id}'s shell could not be probed with \`${command}\` (${failure(result)}): run verify again; if it persists, look at the toolhost's log`);
+          if (result.ok)
+            problems.push(
+              `agent ${agent.id}'s shell can reach agent ${other.id}'s tree (\`${command}\` succeeded): ${FIX_REACH}`,
+            );
+          else if (result.error.code === "COMMAND_NOT_ALLOWED")
+            options.report(`agent ${agent.id}: \`${command.split(" ")[0]}\` is not in ALLOWED_COMMANDS; not probed`);
+          else if (result.error.code !== "EXIT_NONZERO")
+            problems.push(
+              `agent ${agent.id}'s shell could not be probed with \`${command}\` (${failure(result)}): run verify again; if it persists, look at the toolhost's log`,
+            );
         }
       }
-      if (problems.length === before) options.report(`agent ${agent.id}: its shell writes its own folder and reaches no other agent's tree`);
+      if (problems.length === before)
+        options.report(`agent ${agent.id}: its shell writes its own folder and reaches no other agent's tree`);
     }
   } finally {
     // Each probe file is removed by its own agent, as it was made.
     for (const [agentId, probe] of probeFiles) {
       const removed = await shell(options.client(agentId), workTreeOf(options, agentId), `rm -f ${quote(probe)}`);
-      if (!removed.ok) problems.push(`agent ${agentId} cannot remove its probe file ${probe} from its shell (${failure(removed)}): its own folder is not fully its own; remove the file and check the folder's owner`);
+      if (!removed.ok)
+        problems.push(
+          `agent ${agentId} cannot remove its probe file ${probe} from its shell (${failure(removed)}): its own folder is not fully its own; remove the file and check the folder's owner`,
+        );
     }
   }
   return problems;

@@ -13,7 +13,13 @@ import type { ShareMapping } from "./share-mapping.js";
 import type { SharePlan } from "./share-plan.js";
 import { writeRecordAtomically } from "./share-record.js";
 
-const moveSchema = z.object({ agentId: z.string(), from: z.string(), to: z.string(), movedAt: z.string(), backup: z.string() });
+const moveSchema = z.object({
+  agentId: z.string(),
+  from: z.string(),
+  to: z.string(),
+  movedAt: z.string(),
+  backup: z.string(),
+});
 const recordSchema = z.object({ version: z.literal(1), moves: z.array(moveSchema) });
 export type ShareMove = z.output<typeof moveSchema>;
 
@@ -39,12 +45,19 @@ export function readShareMoves(file: string): ShareMove[] {
  * Adds the moves of one apply. A move already recorded keeps its first time, so running
  * apply again (which copies nothing) does not make the agents hear about it for longer.
  */
-export function recordShareMoves(file: string, moves: Omit<ShareMove, "movedAt" | "backup">[], options: { now: Date; backup: string }): ShareMove[] {
+export function recordShareMoves(
+  file: string,
+  moves: Omit<ShareMove, "movedAt" | "backup">[],
+  options: { now: Date; backup: string },
+): ShareMove[] {
   const recorded = readShareMoves(file);
   const key = (move: Pick<ShareMove, "agentId" | "from" | "to">) => `${move.agentId}\0${move.from}\0${move.to}`;
   const known = new Set(recorded.map(key));
-  const added = moves.filter((move) => !known.has(key(move))).map((move) => ({ ...move, movedAt: options.now.toISOString(), backup: options.backup }));
-  if (added.length > 0 || recorded.length === 0) writeRecordAtomically(file, { version: 1, moves: [...recorded, ...added] });
+  const added = moves
+    .filter((move) => !known.has(key(move)))
+    .map((move) => ({ ...move, movedAt: options.now.toISOString(), backup: options.backup }));
+  if (added.length > 0 || recorded.length === 0)
+    writeRecordAtomically(file, { version: 1, moves: [...recorded, ...added] });
   return added;
 }
 
@@ -57,9 +70,21 @@ export function forgetMovesSince(file: string, backup: string, backupWrittenAtMs
 }
 
 /** What an apply of this plan moves, per agent: each mapped item, and each Go-era draft's folder. */
-export function movesOfPlan(layout: RuntimeLayout, mapping: ShareMapping, plan: SharePlan): Omit<ShareMove, "movedAt" | "backup">[] {
-  const items = mapping.items.flatMap((item) => item.agents.map((agentId) => ({ agentId, from: join(plan.shareDir, item.path), to: join(layout.agentTrees(agentId).privateDir, item.to ?? item.path) })));
+export function movesOfPlan(
+  layout: RuntimeLayout,
+  mapping: ShareMapping,
+  plan: SharePlan,
+): Omit<ShareMove, "movedAt" | "backup">[] {
+  const items = mapping.items.flatMap((item) =>
+    item.agents.map((agentId) => ({
+      agentId,
+      from: join(plan.shareDir, item.path),
+      to: join(layout.agentTrees(agentId).privateDir, item.to ?? item.path),
+    })),
+  );
   // A Go-era draft is the one copy without a place in the share: its skill folder moved.
-  const drafts = plan.copies.filter((copy) => copy.inShare === undefined).map((copy) => ({ agentId: copy.agentId, from: dirname(copy.source), to: dirname(copy.dest) }));
+  const drafts = plan.copies
+    .filter((copy) => copy.inShare === undefined)
+    .map((copy) => ({ agentId: copy.agentId, from: dirname(copy.source), to: dirname(copy.dest) }));
   return [...items, ...drafts];
 }

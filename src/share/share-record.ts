@@ -8,7 +8,14 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { z } from "zod";
 
-const recordSchema = z.object({ mappingHash: z.string(), mappingPath: z.string(), passed: z.boolean(), verifiedAt: z.string(), copies: z.number(), problems: z.array(z.string()) });
+const recordSchema = z.object({
+  mappingHash: z.string(),
+  mappingPath: z.string(),
+  passed: z.boolean(),
+  verifiedAt: z.string(),
+  copies: z.number(),
+  problems: z.array(z.string()),
+});
 export type VerifyRecord = z.output<typeof recordSchema>;
 
 export const verifyRecordFile = (dataDir: string) => join(dataDir, "share-verify.json");

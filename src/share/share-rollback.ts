@@ -38,7 +38,8 @@ export type RollbackPlan = {
 /** The archive to restore: the one named, or the newest `share-*.tar.gz` in the backups folder. */
 export function chooseArchive(backupsDir: string, named: string | undefined): string {
   if (named !== undefined) {
-    if (!statOrUndefined(named)?.isFile()) throw new RollbackError(`the archive ${named} does not exist or is not a file`);
+    if (!statOrUndefined(named)?.isFile())
+      throw new RollbackError(`the archive ${named} does not exist or is not a file`);
     return named;
   }
   let names: string[];
@@ -48,34 +49,60 @@ export function chooseArchive(backupsDir: string, named: string | undefined): st
     names = [];
   }
   // The names carry the apply's time in ISO order, so the last sorted is the newest.
-  const newest = names.filter((name) => /^share-.*\.tar\.gz$/.test(name)).sort().at(-1);
-  if (newest === undefined) throw new RollbackError(`no backup in ${backupsDir} (share apply writes one); name one with --archive FILE`);
+  const newest = names
+    .filter((name) => /^share-.*\.tar\.gz$/.test(name))
+    .sort()
+    .at(-1);
+  if (newest === undefined)
+    throw new RollbackError(`no backup in ${backupsDir} (share apply writes one); name one with --archive FILE`);
   return join(backupsDir, newest);
 }
 
-export async function planRollback(archive: string, shareDir: string): Promise<RollbackPlan & { manifest: TreeManifest }> {
+export async function planRollback(
+  archive: string,
+  shareDir: string,
+): Promise<RollbackPlan & { manifest: TreeManifest }> {
   const { manifest, refused } = await readArchiveManifest(archive, basename(shareDir)).catch((error: unknown) => {
     throw new RollbackError(`cannot read the archive ${archive}: ${(error as Error).message}`);
   });
   if (refused.length > 0) {
-    throw new RollbackError(`the archive ${archive} is refused, nothing was changed: ${refused.length} unsafe entr${refused.length === 1 ? "y" : "ies"}:\n  - ${refused.join("\n  - ")}\nRestore by hand only what you trust (tar -tzvf lists it)`);
+    throw new RollbackError(
+      `the archive ${archive} is refused, nothing was changed: ${refused.length} unsafe entr${refused.length === 1 ? "y" : "ies"}:\n  - ${refused.join("\n  - ")}\nRestore by hand only what you trust (tar -tzvf lists it)`,
+    );
   }
-  if (!manifest.has("")) throw new RollbackError(`the archive ${archive} holds no ${basename(shareDir)}/ folder; it is not a backup of this share`);
+  if (!manifest.has(""))
+    throw new RollbackError(
+      `the archive ${archive} holds no ${basename(shareDir)}/ folder; it is not a backup of this share`,
+    );
   const now = readTreeManifest(shareDir) ?? new Map();
   const differences = compareManifests(manifest, now);
   const agentCopies = new Map<string, number>();
   for (const difference of differences) {
     const [top, agentId] = difference.path.split("/");
-    if (difference.change === "only now" && top === "agents" && agentId !== undefined && difference.path !== `agents/${agentId}`) agentCopies.set(agentId, (agentCopies.get(agentId) ?? 0) + 1);
+    if (
+      difference.change === "only now" &&
+      top === "agents" &&
+      agentId !== undefined &&
+      difference.path !== `agents/${agentId}`
+    )
+      agentCopies.set(agentId, (agentCopies.get(agentId) ?? 0) + 1);
   }
   return { archive, shareDir, entries: manifest.size, differences, agentCopies, manifest };
 }
 
 export type RollbackResult = { changed: false } | { changed: true; setAside: string; forgottenMoves: number };
 
-export async function applyRollback(options: { archive: string; shareDir: string; dataDir: string; now: Date }): Promise<RollbackResult> {
+export async function applyRollback(options: {
+  archive: string;
+  shareDir: string;
+  dataDir: string;
+  now: Date;
+}): Promise<RollbackResult> {
   const pid = runningBotPid(options.dataDir);
-  if (pid !== undefined) throw new RollbackError(`the bot is running (pid ${pid}, recorded in ${join(options.dataDir, "bot.pid")}); stop it first: rollback stops nothing itself. Nothing was changed`);
+  if (pid !== undefined)
+    throw new RollbackError(
+      `the bot is running (pid ${pid}, recorded in ${join(options.dataDir, "bot.pid")}); stop it first: rollback stops nothing itself. Nothing was changed`,
+    );
   const plan = await planRollback(options.archive, options.shareDir);
   if (plan.differences.length === 0) return { changed: false };
   const stamp = options.now.toISOString().replace(/[:.]/g, "-");
@@ -84,10 +111,28 @@ export async function applyRollback(options: { archive: string; shareDir: string
   // Root-only (mkdtemp makes it 0700) until the swap: no agent sees a half-restored share.
   const staging = mkdtempSync(join(parent, `.${name}.rollback-`));
   try {
-    await extract({ file: options.archive, cwd: staging, preservePaths: false, preserveOwner: true, strict: true, chmod: true, processUmask: 0, filter: (path) => !path.startsWith("/") && !path.split("/").includes("..") });
+    await extract({
+      file: options.archive,
+      cwd: staging,
+      preservePaths: false,
+      preserveOwner: true,
+      strict: true,
+      chmod: true,
+      processUmask: 0,
+      filter: (path) => !path.startsWith("/") && !path.split("/").includes(".."),
+    });
     const restored = readTreeManifest(join(staging, name));
-    const mismatch = restored === undefined ? [{ path: "", change: "only in the archive" as const }] : compareManifests(plan.manifest, restored);
-    if (mismatch.length > 0) throw new RollbackError(`the extracted share differs from the archive at ${mismatch.slice(0, 5).map((entry) => `${entry.path || "."} (${entry.change})`).join(", ")}; nothing was changed`);
+    const mismatch =
+      restored === undefined
+        ? [{ path: "", change: "only in the archive" as const }]
+        : compareManifests(plan.manifest, restored);
+    if (mismatch.length > 0)
+      throw new RollbackError(
+        `the extracted share differs from the archive at ${mismatch
+          .slice(0, 5)
+          .map((entry) => `${entry.path || "."} (${entry.change})`)
+          .join(", ")}; nothing was changed`,
+      );
     const setAside = join(parent, `${name}.migrated-${stamp}`);
     if (statOrUndefined(options.shareDir) !== undefined) renameSync(options.shareDir, setAside);
     renameSync(join(staging, name), options.shareDir);

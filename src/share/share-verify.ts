@@ -18,25 +18,39 @@ export type VerifyResult = { passed: boolean; checked: number; problems: string[
  * removes by path, must not reach through it.
  */
 export function copyProblems(plan: SharePlan): string[] {
-  return [...plan.refused, ...plan.copies.flatMap((copy) => {
-    if (copy.state === "same") return [];
-    return [`${copy.dest} (agent ${copy.agentId}): ${copy.state === "copy" ? "missing (run apply)" : `differs from ${copy.source}: ${copy.reason ?? "content or mode"}`}`];
-  })];
+  return [
+    ...plan.refused,
+    ...plan.copies.flatMap((copy) => {
+      if (copy.state === "same") return [];
+      return [
+        `${copy.dest} (agent ${copy.agentId}): ${copy.state === "copy" ? "missing (run apply)" : `differs from ${copy.source}: ${copy.reason ?? "content or mode"}`}`,
+      ];
+    }),
+  ];
 }
 
 /** The isolation part: what each agent's own toolhost can list. */
-export async function isolationProblems(options: { layout: RuntimeLayout; agents: AgentDefinition[]; legacyItems: string[]; client: (agentId: string) => ToolhostClient; report: (line: string) => void }): Promise<string[]> {
+export async function isolationProblems(options: {
+  layout: RuntimeLayout;
+  agents: AgentDefinition[];
+  legacyItems: string[];
+  client: (agentId: string) => ToolhostClient;
+  report: (line: string) => void;
+}): Promise<string[]> {
   const problems: string[] = [];
   for (const agent of options.agents) {
     const client = options.client(agent.id);
     const own = options.layout.agentTrees(agent.id);
     const listed = await client.callTool({ name: "file.list", args: { path: own.privateDir } });
-    if (!listed.ok) problems.push(`agent ${agent.id} cannot list its own folder ${own.privateDir}: ${listed.error.code}`);
+    if (!listed.ok)
+      problems.push(`agent ${agent.id} cannot list its own folder ${own.privateDir}: ${listed.error.code}`);
     const foreign = [
-      ...options.agents.filter((other) => other.id !== agent.id).flatMap((other) => {
-        const trees = options.layout.agentTrees(other.id);
-        return [trees.privateDir, trees.experienceDir, trees.workTree];
-      }),
+      ...options.agents
+        .filter((other) => other.id !== agent.id)
+        .flatMap((other) => {
+          const trees = options.layout.agentTrees(other.id);
+          return [trees.privateDir, trees.experienceDir, trees.workTree];
+        }),
       ...options.legacyItems,
     ];
     for (const path of foreign) {
@@ -45,7 +59,9 @@ export async function isolationProblems(options: { layout: RuntimeLayout; agents
         problems.push(`agent ${agent.id} can reach ${path} (${result.ok ? "listed" : result.error.code})`);
       }
     }
-    options.report(`agent ${agent.id}: sees its own folder${problems.length === 0 ? `, none of ${foreign.length} foreign path(s)` : ""}`);
+    options.report(
+      `agent ${agent.id}: sees its own folder${problems.length === 0 ? `, none of ${foreign.length} foreign path(s)` : ""}`,
+    );
   }
   return problems;
 }

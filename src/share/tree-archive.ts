@@ -63,7 +63,8 @@ export async function writeTreeArchive(folder: string, file: string): Promise<vo
 
 async function addFolder(gzip: Gzip, folder: Pinned, path: string, depth: number): Promise<void> {
   await putHeader(gzip, folder.stats, { path: `${path}/`, type: "Directory", size: 0 });
-  if (depth >= MAX_TREE_DEPTH) throw new TreeArchiveError(`${path} is nested deeper than ${MAX_TREE_DEPTH} levels; the backup stops there`);
+  if (depth >= MAX_TREE_DEPTH)
+    throw new TreeArchiveError(`${path} is nested deeper than ${MAX_TREE_DEPTH} levels; the backup stops there`);
   for (const name of listNames(folder.fd)) {
     const entry = pinEntry(folder.fd, name);
     // Gone since the listing: nothing to store.
@@ -76,7 +77,14 @@ async function addFolder(gzip: Gzip, folder: Pinned, path: string, depth: number
   }
 }
 
-async function addEntry(gzip: Gzip, dirFd: number, name: string, entry: Pinned, path: string, depth: number): Promise<void> {
+async function addEntry(
+  gzip: Gzip,
+  dirFd: number,
+  name: string,
+  entry: Pinned,
+  path: string,
+  depth: number,
+): Promise<void> {
   const { stats } = entry;
   if (stats.isDirectory()) return addFolder(gzip, entry, path, depth);
   if (stats.isSymbolicLink()) {
@@ -110,14 +118,36 @@ async function addFile(gzip: Gzip, entry: Pinned, path: string): Promise<void> {
   }
 }
 
-type EntryFields = { path: string; type: "File" | "Directory" | "SymbolicLink" | "FIFO"; size: number; linkpath?: string };
+type EntryFields = {
+  path: string;
+  type: "File" | "Directory" | "SymbolicLink" | "FIFO";
+  size: number;
+  linkpath?: string;
+};
 
 /** The header node-tar's own walk writes (owners, modes, times), with a pax header when the fields need one. */
 async function putHeader(gzip: Gzip, stats: Stats, fields: EntryFields): Promise<void> {
   const mode = modeOf(stats.mode, fields.type === "Directory");
-  const header = new Header({ ...fields, mode, uid: stats.uid, gid: stats.gid, mtime: stats.mtime, atime: stats.atime, ctime: stats.ctime });
+  const header = new Header({
+    ...fields,
+    mode,
+    uid: stats.uid,
+    gid: stats.gid,
+    mtime: stats.mtime,
+    atime: stats.atime,
+    ctime: stats.ctime,
+  });
   if (header.encode()) {
-    const pax = new Pax({ path: fields.path, linkpath: fields.linkpath, size: fields.size, uid: stats.uid, gid: stats.gid, mtime: stats.mtime, atime: stats.atime, ctime: stats.ctime });
+    const pax = new Pax({
+      path: fields.path,
+      linkpath: fields.linkpath,
+      size: fields.size,
+      uid: stats.uid,
+      gid: stats.gid,
+      mtime: stats.mtime,
+      atime: stats.atime,
+      ctime: stats.ctime,
+    });
     await put(gzip, pax.encode());
   }
   if (!header.block) throw new TreeArchiveError(`cannot encode the tar header of ${fields.path}`);

@@ -11,7 +11,13 @@ import { createHash } from "node:crypto";
 import { MAX_TREE_DEPTH } from "../toolhost/sandbox/agent-trees.js";
 import { listNames, openFile, pinEntry, pinPath, readLinkText, type Pinned } from "../workspace/descriptor-walk.js";
 
-export type ManifestEntry = { type: "file" | "folder" | "link" | "fifo" | "other"; mode: number; size: number; sha256?: string; linkpath?: string };
+export type ManifestEntry = {
+  type: "file" | "folder" | "link" | "fifo" | "other";
+  mode: number;
+  size: number;
+  sha256?: string;
+  linkpath?: string;
+};
 /** Keyed by the path relative to the tree's root ("" is the root itself), `/`-separated. */
 export type TreeManifest = Map<string, ManifestEntry>;
 
@@ -35,7 +41,14 @@ export function readTreeManifest(root: string): TreeManifest | undefined {
   return manifest;
 }
 
-function addEntry(manifest: TreeManifest, dirFd: number, name: string, entry: Pinned, path: string, depth: number): void {
+function addEntry(
+  manifest: TreeManifest,
+  dirFd: number,
+  name: string,
+  entry: Pinned,
+  path: string,
+  depth: number,
+): void {
   const { stats } = entry;
   if (stats.isDirectory()) {
     manifest.set(path, { type: "folder", mode: stats.mode & 0o7777, size: 0 });
@@ -93,5 +106,11 @@ export function compareManifests(archive: TreeManifest, now: TreeManifest): Mani
 }
 
 function sameEntry(left: ManifestEntry, right: ManifestEntry): boolean {
-  return left.type === right.type && left.mode === right.mode && left.size === right.size && left.sha256 === right.sha256 && left.linkpath === right.linkpath;
+  return (
+    left.type === right.type &&
+    left.mode === right.mode &&
+    left.size === right.size &&
+    left.sha256 === right.sha256 &&
+    left.linkpath === right.linkpath
+  );
 }

@@ -11,7 +11,14 @@ import type { SqlDriver } from "./sql/sql-driver.js";
 export type InboxStatus = "queued" | "answered" | "cancelled" | "failed";
 export type OutboxStatus = "pending" | "sent" | "failed";
 
-export type InboxRow = { id: number; botKey: string; chatId: string; message: string; status: InboxStatus; receivedAt: number };
+export type InboxRow = {
+  id: number;
+  botKey: string;
+  chatId: string;
+  message: string;
+  status: InboxStatus;
+  receivedAt: number;
+};
 
 export type OutboxRow = {
   id: number;
@@ -31,7 +38,14 @@ export type OutboxRow = {
   sentAt: number | null;
 };
 
-export type NewReply = { botKey: string; chatId: string; inboxId?: number; parts: string[]; replyTo?: string; threadId?: string };
+export type NewReply = {
+  botKey: string;
+  chatId: string;
+  inboxId?: number;
+  parts: string[];
+  replyTo?: string;
+  threadId?: string;
+};
 
 export type ChannelStore = ReturnType<typeof createChannelStore>;
 
@@ -65,10 +79,17 @@ const COUNT_ATTEMPT = `UPDATE channel_outbox SET attempts = attempts + 1, last_e
 const MARK_SENT = `UPDATE channel_outbox SET status = 'sent', attempts = attempts + 1, sent_at = ?, platform_message_id = ?, last_error = NULL WHERE id = ? AND status = 'pending'`;
 const MARK_FAILED = `UPDATE channel_outbox SET status = 'failed', last_error = ? WHERE id = ? AND status = 'pending'`;
 
-export function createChannelStore(sql: SqlDriver, clock: Clock, options: { dedupWindowMs: number } = { dedupWindowMs: CHANNEL_DEDUP_WINDOW_MS }) {
+export function createChannelStore(
+  sql: SqlDriver,
+  clock: Clock,
+  options: { dedupWindowMs: number } = { dedupWindowMs: CHANNEL_DEDUP_WINDOW_MS },
+) {
   let lastPruneAt = 0;
 
-  const admit = async (keys: string[], inbox: { botKey: string; chatId: string; message: string } | undefined): Promise<{ duplicate: true } | { duplicate: false; inboxId?: number }> => {
+  const admit = async (
+    keys: string[],
+    inbox: { botKey: string; chatId: string; message: string } | undefined,
+  ): Promise<{ duplicate: true } | { duplicate: false; inboxId?: number }> => {
     const now = clock.now();
     const cutoff = now - options.dedupWindowMs;
     if (now - lastPruneAt > options.dedupWindowMs / 12) {
@@ -90,7 +111,9 @@ export function createChannelStore(sql: SqlDriver, clock: Clock, options: { dedu
       }
       if (duplicate) return { duplicate: true } as const;
       if (!inbox) return { duplicate: false } as const;
-      const row = (await sql.get<{ id: number }>(INSERT_INBOX, [inbox.botKey, inbox.chatId, inbox.message, now])) as { id: number };
+      const row = (await sql.get<{ id: number }>(INSERT_INBOX, [inbox.botKey, inbox.chatId, inbox.message, now])) as {
+        id: number;
+      };
       return { duplicate: false, inboxId: row.id } as const;
     });
   };
@@ -130,8 +153,10 @@ export function createChannelStore(sql: SqlDriver, clock: Clock, options: { dedu
     },
     /** Stores a reply (one row per part) and marks its message answered; returns the outbox ids. */
     storeReply: (reply: NewReply): Promise<number[]> => storeReply(reply),
-    pendingOf: (botKey: string, chatId: string): Promise<OutboxRow[]> => sql.all<OutboxRow>(PENDING_OF_CHAT, [botKey, chatId]),
-    chatsWithPending: async (botKey: string): Promise<string[]> => (await sql.all<{ chatId: string }>(PENDING_CHATS, [botKey])).map((row) => row.chatId),
+    pendingOf: (botKey: string, chatId: string): Promise<OutboxRow[]> =>
+      sql.all<OutboxRow>(PENDING_OF_CHAT, [botKey, chatId]),
+    chatsWithPending: async (botKey: string): Promise<string[]> =>
+      (await sql.all<{ chatId: string }>(PENDING_CHATS, [botKey])).map((row) => row.chatId),
     outbox: (id: number): Promise<OutboxRow | undefined> => sql.get<OutboxRow>(OUTBOX_BY_ID, [id]),
     attemptFailed: async (id: number, reason: string): Promise<void> => {
       await sql.run(COUNT_ATTEMPT, [reason, id]);

@@ -47,11 +47,17 @@ export function createChatWorkStore(sql: SqlDriver, clock: Clock) {
   return {
     /** Chats of a bot with a queued message or an unsent reply part and no live chat lease. */
     async unheldChats(botKey: string): Promise<string[]> {
-      const rows = await sql.all<{ chatId: string }>(UNHELD_CHATS, [botKey, botKey, chatLeaseName(botKey, ""), clock.now()]);
+      const rows = await sql.all<{ chatId: string }>(UNHELD_CHATS, [
+        botKey,
+        botKey,
+        chatLeaseName(botKey, ""),
+        clock.now(),
+      ]);
       return rows.map((row) => row.chatId);
     },
     /** The oldest message of the chat still waiting for its answer. */
-    nextQueued: (botKey: string, chatId: string): Promise<InboxRow | undefined> => sql.get<InboxRow>(NEXT_QUEUED, [botKey, chatId]),
+    nextQueued: (botKey: string, chatId: string): Promise<InboxRow | undefined> =>
+      sql.get<InboxRow>(NEXT_QUEUED, [botKey, chatId]),
     async hasWork(botKey: string, chatId: string): Promise<boolean> {
       const row = await sql.get<{ work: number }>(HAS_WORK, [botKey, chatId, botKey, chatId]);
       return (row?.work ?? 0) > 0;
@@ -65,7 +71,12 @@ export function createChatWorkStore(sql: SqlDriver, clock: Clock) {
       return { resumed: attempts > 1, attempts };
     },
     /** Claims the chat's oldest pending part for `holder` until now + claimMs; undefined when none is free. */
-    async claimNextPart(botKey: string, chatId: string, holder: string, claimMs: number): Promise<OutboxRow | undefined> {
+    async claimNextPart(
+      botKey: string,
+      chatId: string,
+      holder: string,
+      claimMs: number,
+    ): Promise<OutboxRow | undefined> {
       return sql.transaction(async () => {
         const now = clock.now();
         const row = await sql.get<{ id: number }>(candidate, [botKey, chatId, holder, now]);

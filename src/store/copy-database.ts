@@ -63,17 +63,22 @@ export function checkTargetUrl(target: string): void {
       new URL(target);
       return;
     } catch {
-      throw new CopyError(`the target is not a valid URL; expected ${EXPECTED_URL} (percent-encode special characters in the password)`);
+      throw new CopyError(
+        `the target is not a valid URL; expected ${EXPECTED_URL} (percent-encode special characters in the password)`,
+      );
     }
   }
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(target)?.[1];
-  throw new CopyError(`the target must be a PostgreSQL URL such as ${EXPECTED_URL}, not ${scheme ? `a ${scheme}: URL` : "a file path or other text"}`);
+  throw new CopyError(
+    `the target must be a PostgreSQL URL such as ${EXPECTED_URL}, not ${scheme ? `a ${scheme}: URL` : "a file path or other text"}`,
+  );
 }
 
 export async function copyDatabase(options: CopyOptions): Promise<CopyResult> {
   const started = performance.now();
   const batchSize = options.batchSize ?? DEFAULT_COPY_BATCH;
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new CopyError(`the batch size must be a whole number of at least 1, not ${batchSize}`);
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new CopyError(`the batch size must be a whole number of at least 1, not ${batchSize}`);
   checkTargetUrl(options.target);
   if (!existsSync(options.source)) throw new CopyError(`no SQLite database at ${options.source}: nothing to copy`);
 
@@ -88,8 +93,16 @@ export async function copyDatabase(options: CopyOptions): Promise<CopyResult> {
           "run `laoding start` (or any command that opens the store, such as `laoding gaps`) once on this workspace to migrate it, then copy again",
       );
     }
-    if (version > latest) throw new CopyError(`the SQLite database ${options.source} is at schema version ${version}, newer than this code knows (${latest}): upgrade LaodingBot first`);
-    const present = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[]).sort();
+    if (version > latest)
+      throw new CopyError(
+        `the SQLite database ${options.source} is at schema version ${version}, newer than this code knows (${latest}): upgrade LaodingBot first`,
+      );
+    const present = (
+      db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        .pluck()
+        .all() as string[]
+    ).sort();
     const unknown = present.filter((name) => !(STORE_TABLES as readonly string[]).includes(name));
     const missing = STORE_TABLES.filter((name) => !present.includes(name));
     if (unknown.length > 0 || missing.length > 0) {
@@ -99,7 +112,11 @@ export async function copyDatabase(options: CopyOptions): Promise<CopyResult> {
       );
     }
 
-    const target = await openPostgresDriver({ url: options.target, maxConnections: 2, applicationName: "laoding db copy" });
+    const target = await openPostgresDriver({
+      url: options.target,
+      maxConnections: 2,
+      applicationName: "laoding db copy",
+    });
     try {
       await migrate(target);
       const label = target.label;
@@ -116,7 +133,8 @@ export async function copyDatabase(options: CopyOptions): Promise<CopyResult> {
       db.exec("BEGIN");
       try {
         const tables: CopiedTable[] = [];
-        for (const table of STORE_TABLES) tables.push(await copyTable(db, target, table, batchSize, options.onProgress));
+        for (const table of STORE_TABLES)
+          tables.push(await copyTable(db, target, table, batchSize, options.onProgress));
         const after = await countRows(target);
         const differing = tables.filter((table) => (after[table.table] ?? 0) !== table.rows);
         for (const table of tables) table.target = after[table.table] ?? 0;
@@ -128,7 +146,14 @@ export async function copyDatabase(options: CopyOptions): Promise<CopyResult> {
         }
         const rows = tables.reduce((sum, table) => sum + table.rows, 0);
         const inserted = tables.reduce((sum, table) => sum + table.inserted, 0);
-        return { target: label, schemaVersion: version, tables, rows, inserted, elapsedMs: performance.now() - started };
+        return {
+          target: label,
+          schemaVersion: version,
+          tables,
+          rows,
+          inserted,
+          elapsedMs: performance.now() - started,
+        };
       } finally {
         if (db.inTransaction) db.exec("COMMIT");
       }
@@ -140,7 +165,13 @@ export async function copyDatabase(options: CopyOptions): Promise<CopyResult> {
   }
 }
 
-async function copyTable(db: Database.Database, target: PostgresDriver, table: string, batchSize: number, onProgress: CopyOptions["onProgress"]): Promise<CopiedTable> {
+async function copyTable(
+  db: Database.Database,
+  target: PostgresDriver,
+  table: string,
+  batchSize: number,
+  onProgress: CopyOptions["onProgress"],
+): Promise<CopiedTable> {
   const columns = (db.pragma(`table_info(${table})`) as { name: string; pk: number }[]).map((column) => column.name);
   const total = (db.prepare(`SELECT COUNT(*) FROM ${table}`).pluck().get() as number) ?? 0;
   // Pages by rowid (every store table has one; it is the id where there is one), so a page never re-reads the one before.
@@ -172,20 +203,26 @@ async function copyTable(db: Database.Database, target: PostgresDriver, table: s
         for (let start = 0; start < batch.length; start += rowsPerStatement) {
           const chunk = batch.slice(start, start + rowsPerStatement);
           const values: SqlValue[] = [];
-          for (const row of chunk) for (let index = 1; index < row.length; index += 1) values.push(row[index] as SqlValue);
+          for (const row of chunk)
+            for (let index = 1; index < row.length; index += 1) values.push(row[index] as SqlValue);
           added += (await target.run(insertSql(chunk.length), values)).changes;
         }
         return added;
       });
     } catch (error) {
-      throw new CopyError(`copying ${table} (source rows ${first}..${after}) to ${target.label} failed: ${(error as Error).message}${nulHint(batch, columns)}`, { cause: error });
+      throw new CopyError(
+        `copying ${table} (source rows ${first}..${after}) to ${target.label} failed: ${(error as Error).message}${nulHint(batch, columns)}`,
+        { cause: error },
+      );
     }
     copied += batch.length;
     onProgress?.({ table, copied, total });
   }
   if (columns.includes("id")) {
     // The identity continues after the copied ids: the next row the bot writes gets MAX(id) + 1.
-    await target.get(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), COALESCE(MAX(id), 1), MAX(id) IS NOT NULL) FROM ${table}`);
+    await target.get(
+      `SELECT setval(pg_get_serial_sequence('${table}', 'id'), COALESCE(MAX(id), 1), MAX(id) IS NOT NULL) FROM ${table}`,
+    );
   }
   return { table, rows: copied, inserted, target: 0 };
 }
@@ -195,7 +232,8 @@ function nulHint(batch: SqlValue[][], columns: string[]): string {
   for (const row of batch) {
     for (let index = 1; index < row.length; index += 1) {
       const value = row[index];
-      if (typeof value === "string" && value.includes("\u0000")) return `; row ${row[0]} has a NUL character (U+0000) in ${columns[index - 1]}, which PostgreSQL text cannot hold`;
+      if (typeof value === "string" && value.includes("\u0000"))
+        return `; row ${row[0]} has a NUL character (U+0000) in ${columns[index - 1]}, which PostgreSQL text cannot hold`;
     }
   }
   return "";
@@ -206,7 +244,9 @@ export async function countRows(driver: SqlDriver): Promise<Record<string, numbe
   const present = new Set(await existingTables(driver));
   const counts: Record<string, number | null> = {};
   for (const table of STORE_TABLES) {
-    counts[table] = present.has(table) ? ((await driver.get<{ count: number }>(`SELECT COUNT(*) AS count FROM ${table}`))?.count ?? 0) : null;
+    counts[table] = present.has(table)
+      ? ((await driver.get<{ count: number }>(`SELECT COUNT(*) AS count FROM ${table}`))?.count ?? 0)
+      : null;
   }
   return counts;
 }
@@ -216,7 +256,9 @@ export async function existingTables(driver: SqlDriver): Promise<string[]> {
   const rows =
     driver.engine === "sqlite"
       ? await driver.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
-      : await driver.all<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()");
+      : await driver.all<{ name: string }>(
+          "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()",
+        );
   const names = new Set(rows.map((row) => row.name));
   return STORE_TABLES.filter((table) => names.has(table));
 }

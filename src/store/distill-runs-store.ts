@@ -23,7 +23,22 @@ export type DistillRun = {
   tokens?: number;
 };
 
-export type DistillRunRow = { id: number; agentId: string; traceId: string; promptVersion: number; status: DistillRunStatus; skipReason: string | null; source: string | null; outcome: TaskOutcome | null; tags: string; operations: number; refused: number; phantomCitations: number; tokens: number; createdAt: number };
+export type DistillRunRow = {
+  id: number;
+  agentId: string;
+  traceId: string;
+  promptVersion: number;
+  status: DistillRunStatus;
+  skipReason: string | null;
+  source: string | null;
+  outcome: TaskOutcome | null;
+  tags: string;
+  operations: number;
+  refused: number;
+  phantomCitations: number;
+  tokens: number;
+  createdAt: number;
+};
 
 export type DistillRunsStore = ReturnType<typeof createDistillRunsStore>;
 
@@ -56,7 +71,9 @@ export function createDistillRunsStore(sql: SqlDriver, clock: Clock) {
         now: clock.now(),
       });
     },
-    get: (traceId: string, promptVersion: number): Promise<DistillRunRow | undefined> => sql.get<DistillRunRow>(GET, [traceId, promptVersion]),
-    byAgent: (agentId: string, sinceMs = 0): Promise<DistillRunRow[]> => sql.all<DistillRunRow>(BY_AGENT, [agentId, sinceMs]),
+    get: (traceId: string, promptVersion: number): Promise<DistillRunRow | undefined> =>
+      sql.get<DistillRunRow>(GET, [traceId, promptVersion]),
+    byAgent: (agentId: string, sinceMs = 0): Promise<DistillRunRow[]> =>
+      sql.all<DistillRunRow>(BY_AGENT, [agentId, sinceMs]),
   };
 }

@@ -75,7 +75,16 @@ const COLUMNS = `id, agent_id AS agentId, source, task_trace_id AS taskTraceId, 
 
 /** The fields a ledger entry shows of a lesson: what changes, not the counters that tick. */
 function ledgerView(row: ExperienceRow): Record<string, unknown> {
-  return { status: row.status, confidence: row.confidence, pinned: row.pinned, supportCount: row.supportCount, contradictCount: row.contradictCount, deprecatedReason: row.deprecatedReason, skillName: row.skillName, approvedBy: row.approvedBy };
+  return {
+    status: row.status,
+    confidence: row.confidence,
+    pinned: row.pinned,
+    supportCount: row.supportCount,
+    contradictCount: row.contradictCount,
+    deprecatedReason: row.deprecatedReason,
+    skillName: row.skillName,
+    approvedBy: row.approvedBy,
+  };
 }
 
 const INSERT = `INSERT INTO experiences (agent_id, source, task_trace_id, summary, category, confidence, status, created_by, approved_by, content_hash, created_at, updated_at)
@@ -91,17 +100,36 @@ const COUNT_USED = "UPDATE experiences SET usage_count = usage_count + 1, last_u
 const UPDATE = `UPDATE experiences SET status = @status, confidence = @confidence, pinned = @pinned, support_count = @supportCount, contradict_count = @contradictCount,
        deprecated_reason = @deprecatedReason, skill_name = @skillName, approved_by = @approvedBy, updated_at = @updatedAt WHERE id = @id`;
 
-type ExperiencePatch = Partial<Pick<ExperienceRow, "status" | "confidence" | "pinned" | "supportCount" | "contradictCount" | "deprecatedReason" | "skillName" | "approvedBy">>;
+type ExperiencePatch = Partial<
+  Pick<
+    ExperienceRow,
+    | "status"
+    | "confidence"
+    | "pinned"
+    | "supportCount"
+    | "contradictCount"
+    | "deprecatedReason"
+    | "skillName"
+    | "approvedBy"
+  >
+>;
 
 export function createExperiencesStore(sql: SqlDriver, clock: Clock, ledger: LedgerStore) {
-  const withTags = async (row: ExperienceRow): Promise<Experience> => ({ ...row, tags: (await sql.all<{ tag: string }>(TAGS_OF, [row.id])).map((tag) => tag.tag) });
+  const withTags = async (row: ExperienceRow): Promise<Experience> => ({
+    ...row,
+    tags: (await sql.all<{ tag: string }>(TAGS_OF, [row.id])).map((tag) => tag.tag),
+  });
   const get = async (id: number): Promise<Experience | undefined> => {
     const row = await sql.get<ExperienceRow>(BY_ID, [id]);
     return row ? withTags(row) : undefined;
   };
 
   /** Applies `patch` to a lesson and ledgers the change, in one transaction. */
-  const change = (id: number, patch: ExperiencePatch, entry: { action: string; reason?: string; actor: string }): Promise<Experience> =>
+  const change = (
+    id: number,
+    patch: ExperiencePatch,
+    entry: { action: string; reason?: string; actor: string },
+  ): Promise<Experience> =>
     sql.transaction(async () => {
       const before = await sql.get<ExperienceRow>(BY_ID, [id]);
       if (!before) throw new Error(`no lesson ${formatExperienceId(id)}`);
@@ -118,7 +146,16 @@ export function createExperiencesStore(sql: SqlDriver, clock: Clock, ledger: Led
         approvedBy: after.approvedBy,
         updatedAt: after.updatedAt,
       });
-      await ledger.append({ agentId: before.agentId, subject: "experience", subjectId: formatExperienceId(id), action: entry.action, before: ledgerView(before), after: ledgerView(after), ...(entry.reason ? { reason: entry.reason } : {}), actor: entry.actor });
+      await ledger.append({
+        agentId: before.agentId,
+        subject: "experience",
+        subjectId: formatExperienceId(id),
+        action: entry.action,
+        before: ledgerView(before),
+        after: ledgerView(after),
+        ...(entry.reason ? { reason: entry.reason } : {}),
+        actor: entry.actor,
+      });
       return withTags(after);
     });
 
@@ -141,7 +178,14 @@ export function createExperiencesStore(sql: SqlDriver, clock: Clock, ledger: Led
         const id = Number(inserted?.id);
         for (const tag of lesson.tags) await sql.run(INSERT_TAG, [id, tag]);
         const created = (await get(id)) as Experience;
-        await ledger.append({ agentId: lesson.agentId, subject: "experience", subjectId: formatExperienceId(id), action: "create", after: { ...ledgerView(created), summary: created.summary, tags: created.tags, source: created.source }, actor: lesson.createdBy });
+        await ledger.append({
+          agentId: lesson.agentId,
+          subject: "experience",
+          subjectId: formatExperienceId(id),
+          action: "create",
+          after: { ...ledgerView(created), summary: created.summary, tags: created.tags, source: created.source },
+          actor: lesson.createdBy,
+        });
         return created;
       }),
     get,
@@ -150,7 +194,9 @@ export function createExperiencesStore(sql: SqlDriver, clock: Clock, ledger: Led
       return row ? withTags(row) : undefined;
     },
     list: async (agentId: string, status?: ExperienceStatus): Promise<Experience[]> => {
-      const rows = (await sql.all<ExperienceRow>(BY_AGENT, [agentId])).filter((row) => !status || row.status === status);
+      const rows = (await sql.all<ExperienceRow>(BY_AGENT, [agentId])).filter(
+        (row) => !status || row.status === status,
+      );
       const lessons: Experience[] = [];
       for (const row of rows) lessons.push(await withTags(row));
       return lessons;

@@ -68,26 +68,54 @@ type Sample = { userText: string | null; detail: string | null; tool: string | n
 export function createGapClustersStore(sql: SqlDriver, clock: Clock) {
   return {
     async cluster(key: ClusterKey, sinceMs: number): Promise<ClusterStats | undefined> {
-      const row = await sql.get<Omit<ClusterStats, keyof ClusterKey | "gapClass"> & { gapClass: GapClass | null }>(CLUSTER, [key.agentId, key.intentKey, key.reason, sinceMs]);
+      const row = await sql.get<Omit<ClusterStats, keyof ClusterKey | "gapClass"> & { gapClass: GapClass | null }>(
+        CLUSTER,
+        [key.agentId, key.intentKey, key.reason, sinceMs],
+      );
       if (!row || row.count === 0 || row.gapClass === null) return undefined;
       return { ...key, ...row, gapClass: row.gapClass };
     },
-    top: (agentId: string, sinceMs: number, limit: number): Promise<ClusterStats[]> => sql.all<ClusterStats>(TOP, [agentId, sinceMs, limit]),
-    samples: (key: ClusterKey, sinceMs: number, limit = 5): Promise<Sample[]> => sql.all<Sample>(SAMPLES, [key.agentId, key.intentKey, key.reason, sinceMs, limit]),
-    keyWithSignature: async (agentId: string, signature: string): Promise<string | undefined> => (await sql.get<{ intentKey: string }>(KEY_BY_SIGNATURE, [agentId, signature]))?.intentKey,
-    recentKeys: (agentId: string, sinceMs: number): Promise<Array<{ intentKey: string; signature: string }>> => sql.all<{ intentKey: string; signature: string }>(RECENT_KEYS, [agentId, sinceMs]),
+    top: (agentId: string, sinceMs: number, limit: number): Promise<ClusterStats[]> =>
+      sql.all<ClusterStats>(TOP, [agentId, sinceMs, limit]),
+    samples: (key: ClusterKey, sinceMs: number, limit = 5): Promise<Sample[]> =>
+      sql.all<Sample>(SAMPLES, [key.agentId, key.intentKey, key.reason, sinceMs, limit]),
+    keyWithSignature: async (agentId: string, signature: string): Promise<string | undefined> =>
+      (await sql.get<{ intentKey: string }>(KEY_BY_SIGNATURE, [agentId, signature]))?.intentKey,
+    recentKeys: (agentId: string, sinceMs: number): Promise<Array<{ intentKey: string; signature: string }>> =>
+      sql.all<{ intentKey: string; signature: string }>(RECENT_KEYS, [agentId, sinceMs]),
     rememberKey: async (agentId: string, intentKey: string, signature: string): Promise<void> => {
       await sql.run(UPSERT_KEY, [agentId, intentKey, signature, clock.now()]);
     },
-    draftFor: (agentId: string, intentKey: string): Promise<DraftRow | undefined> => sql.get<DraftRow>(DRAFT_FOR, [agentId, intentKey]),
+    draftFor: (agentId: string, intentKey: string): Promise<DraftRow | undefined> =>
+      sql.get<DraftRow>(DRAFT_FOR, [agentId, intentKey]),
     drafts: (agentId: string): Promise<DraftRow[]> => sql.all<DraftRow>(DRAFTS, [agentId]),
     /** Claims the right to draft for an intent; false when another claim or draft exists. */
-    claimDraft: async (agentId: string, intentKey: string, skillName: string, clusterSize: number): Promise<boolean> => {
+    claimDraft: async (
+      agentId: string,
+      intentKey: string,
+      skillName: string,
+      clusterSize: number,
+    ): Promise<boolean> => {
       const now = clock.now();
-      return (await sql.run(CLAIM, [agentId, intentKey, skillName, clusterSize, now, now, now - STALE_DRAFT_CLAIM_MS])).changes === 1;
+      return (
+        (await sql.run(CLAIM, [agentId, intentKey, skillName, clusterSize, now, now, now - STALE_DRAFT_CLAIM_MS]))
+          .changes === 1
+      );
     },
-    settleDraft: async (agentId: string, intentKey: string, outcome: { status: "drafted" | "linked" | "rejected"; skillName: string; path?: string; reason?: string }): Promise<void> => {
-      await sql.run(SETTLE, [outcome.status, outcome.skillName, outcome.path ?? null, outcome.reason ?? null, clock.now(), agentId, intentKey]);
+    settleDraft: async (
+      agentId: string,
+      intentKey: string,
+      outcome: { status: "drafted" | "linked" | "rejected"; skillName: string; path?: string; reason?: string },
+    ): Promise<void> => {
+      await sql.run(SETTLE, [
+        outcome.status,
+        outcome.skillName,
+        outcome.path ?? null,
+        outcome.reason ?? null,
+        clock.now(),
+        agentId,
+        intentKey,
+      ]);
     },
     releaseDraft: async (agentId: string, intentKey: string): Promise<void> => {
       await sql.run(RELEASE, [agentId, intentKey]);

@@ -79,8 +79,10 @@ export function createGapsStore(sql: SqlDriver, clock: Clock) {
     importRow: (gap: NewGap & { createdAt: number }): Promise<number> => run(gap, gap.createdAt),
     get: (id: number): Promise<GapRow | undefined> => sql.get<GapRow>(BY_ID, [id]),
     byTrace: (traceId: string): Promise<GapRow[]> => sql.all<GapRow>(BY_TRACE, [traceId]),
-    recent: (agentId: string, sinceMs: number, limit = 100): Promise<GapRow[]> => sql.all<GapRow>(RECENT, [agentId, sinceMs, limit]),
+    recent: (agentId: string, sinceMs: number, limit = 100): Promise<GapRow[]> =>
+      sql.all<GapRow>(RECENT, [agentId, sinceMs, limit]),
     /** How many gaps an agent recorded since a time (an index range scan of gaps_recent). */
-    countSince: async (agentId: string, sinceMs: number): Promise<number> => (await sql.get<{ count: number }>(COUNT_SINCE, [agentId, sinceMs]))?.count ?? 0,
+    countSince: async (agentId: string, sinceMs: number): Promise<number> =>
+      (await sql.get<{ count: number }>(COUNT_SINCE, [agentId, sinceMs]))?.count ?? 0,
   };
 }

@@ -6,7 +6,14 @@
 import type { Clock } from "./clock.js";
 import type { SqlDriver } from "./sql/sql-driver.js";
 
-export type ImportedRow = { agentId: string; source: string; importKey: string; targetTable: string; targetId: number | null; contentSha256: string };
+export type ImportedRow = {
+  agentId: string;
+  source: string;
+  importKey: string;
+  targetTable: string;
+  targetId: number | null;
+  contentSha256: string;
+};
 
 export type ImportedRowsStore = ReturnType<typeof createImportedRowsStore>;
 
@@ -32,7 +39,9 @@ export function createImportedRowsStore(sql: SqlDriver, clock: Clock) {
           importedAt: clock.now(),
         })
       ).changes === 1,
-    find: (agentId: string, source: string, importKey: string): Promise<ImportedRow | undefined> => sql.get<ImportedRow>(FIND, [agentId, source, importKey]),
-    count: async (agentId: string, source: string, targetTable: string): Promise<number> => (await sql.get<{ count: number }>(COUNT, [agentId, source, targetTable]))?.count ?? 0,
+    find: (agentId: string, source: string, importKey: string): Promise<ImportedRow | undefined> =>
+      sql.get<ImportedRow>(FIND, [agentId, source, importKey]),
+    count: async (agentId: string, source: string, targetTable: string): Promise<number> =>
+      (await sql.get<{ count: number }>(COUNT, [agentId, source, targetTable]))?.count ?? 0,
   };
 }

@@ -9,14 +9,27 @@ import type { SqlDriver } from "./sql/sql-driver.js";
 export type InjectionArm = "treatment" | "holdout";
 export type TaskOutcome = "success" | "failure";
 
-export type InjectionRow = { id: number; agentId: string; traceId: string; experienceId: number; rank: number; arm: InjectionArm; cited: number; outcome: TaskOutcome | null; createdAt: number };
+export type InjectionRow = {
+  id: number;
+  agentId: string;
+  traceId: string;
+  experienceId: number;
+  rank: number;
+  arm: InjectionArm;
+  cited: number;
+  outcome: TaskOutcome | null;
+  createdAt: number;
+};
 
 export type InjectionsStore = ReturnType<typeof createInjectionsStore>;
 
-const COLUMNS = "id, agent_id AS agentId, trace_id AS traceId, experience_id AS experienceId, rank, arm, cited, outcome, created_at AS createdAt";
+const COLUMNS =
+  "id, agent_id AS agentId, trace_id AS traceId, experience_id AS experienceId, rank, arm, cited, outcome, created_at AS createdAt";
 
-const INSERT = "INSERT INTO experience_injections (agent_id, trace_id, experience_id, rank, arm, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING";
-const CITE = "UPDATE experience_injections SET cited = 1 WHERE trace_id = ? AND experience_id = ? AND arm = 'treatment'";
+const INSERT =
+  "INSERT INTO experience_injections (agent_id, trace_id, experience_id, rank, arm, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING";
+const CITE =
+  "UPDATE experience_injections SET cited = 1 WHERE trace_id = ? AND experience_id = ? AND arm = 'treatment'";
 const SETTLE = "UPDATE experience_injections SET outcome = ? WHERE trace_id = ?";
 const BY_TRACE = `SELECT ${COLUMNS} FROM experience_injections WHERE trace_id = ? ORDER BY rank`;
 const BY_EXPERIENCE = `SELECT ${COLUMNS} FROM experience_injections WHERE experience_id = ? ORDER BY id`;
@@ -29,10 +42,13 @@ const HOLDOUT_TASKS = `SELECT i.trace_id AS traceId, i.outcome, r.tags FROM expe
 export function createInjectionsStore(sql: SqlDriver, clock: Clock) {
   return {
     holdoutTasks: async (agentId: string): Promise<{ traceId: string; outcome: TaskOutcome; tags: string[] }[]> =>
-      (await sql.all<{ traceId: string; outcome: TaskOutcome; tags: string | null }>(HOLDOUT_TASKS, [agentId])).map((row) => ({ traceId: row.traceId, outcome: row.outcome, tags: (row.tags ?? "").split(" ").filter(Boolean) })),
+      (await sql.all<{ traceId: string; outcome: TaskOutcome; tags: string | null }>(HOLDOUT_TASKS, [agentId])).map(
+        (row) => ({ traceId: row.traceId, outcome: row.outcome, tags: (row.tags ?? "").split(" ").filter(Boolean) }),
+      ),
     record: (agentId: string, traceId: string, arm: InjectionArm, experienceIds: number[]): Promise<void> =>
       sql.transaction(async () => {
-        for (const [index, experienceId] of experienceIds.entries()) await sql.run(INSERT, [agentId, traceId, experienceId, index + 1, arm, clock.now()]);
+        for (const [index, experienceId] of experienceIds.entries())
+          await sql.run(INSERT, [agentId, traceId, experienceId, index + 1, arm, clock.now()]);
       }),
     /** Marks the cited lessons of a treatment task; returns the ids that were really injected. */
     cite: (traceId: string, experienceIds: number[]): Promise<number[]> =>
@@ -41,9 +57,12 @@ export function createInjectionsStore(sql: SqlDriver, clock: Clock) {
         for (const id of experienceIds) if ((await sql.run(CITE, [traceId, id])).changes > 0) cited.push(id);
         return cited;
       }),
-    settle: async (traceId: string, outcome: TaskOutcome): Promise<void> => void (await sql.run(SETTLE, [outcome, traceId])),
+    settle: async (traceId: string, outcome: TaskOutcome): Promise<void> =>
+      void (await sql.run(SETTLE, [outcome, traceId])),
     byTrace: (traceId: string): Promise<InjectionRow[]> => sql.all<InjectionRow>(BY_TRACE, [traceId]),
-    byExperience: (experienceId: number): Promise<InjectionRow[]> => sql.all<InjectionRow>(BY_EXPERIENCE, [experienceId]),
-    byAgent: (agentId: string, sinceMs = 0): Promise<InjectionRow[]> => sql.all<InjectionRow>(BY_AGENT, [agentId, sinceMs]),
+    byExperience: (experienceId: number): Promise<InjectionRow[]> =>
+      sql.all<InjectionRow>(BY_EXPERIENCE, [experienceId]),
+    byAgent: (agentId: string, sinceMs = 0): Promise<InjectionRow[]> =>
+      sql.all<InjectionRow>(BY_AGENT, [agentId, sinceMs]),
   };
 }

@@ -19,13 +19,26 @@ export type LedgerEntry = {
   actor: string;
 };
 
-export type LedgerRow = { id: number; agentId: string; subject: LedgerSubject; subjectId: string; action: string; before: string | null; after: string | null; reason: string | null; actor: string; createdAt: number };
+export type LedgerRow = {
+  id: number;
+  agentId: string;
+  subject: LedgerSubject;
+  subjectId: string;
+  action: string;
+  before: string | null;
+  after: string | null;
+  reason: string | null;
+  actor: string;
+  createdAt: number;
+};
 
 export type LedgerStore = ReturnType<typeof createLedgerStore>;
 
-const COLUMNS = "id, agent_id AS agentId, subject, subject_id AS subjectId, action, before, after, reason, actor, created_at AS createdAt";
+const COLUMNS =
+  "id, agent_id AS agentId, subject, subject_id AS subjectId, action, before, after, reason, actor, created_at AS createdAt";
 
-const INSERT = "INSERT INTO memory_ledger (agent_id, subject, subject_id, action, before, after, reason, actor, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id";
+const INSERT =
+  "INSERT INTO memory_ledger (agent_id, subject, subject_id, action, before, after, reason, actor, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id";
 const BY_SUBJECT = `SELECT ${COLUMNS} FROM memory_ledger WHERE subject = ? AND subject_id = ? ORDER BY id`;
 const BY_AGENT = `SELECT ${COLUMNS} FROM memory_ledger WHERE agent_id = ? AND created_at >= ? ORDER BY id`;
 
@@ -33,10 +46,21 @@ export function createLedgerStore(sql: SqlDriver, clock: Clock) {
   return {
     async append(entry: LedgerEntry): Promise<number> {
       const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
-      const row = await sql.get<{ id: number }>(INSERT, [entry.agentId, entry.subject, entry.subjectId, entry.action, json(entry.before), json(entry.after), entry.reason ?? null, entry.actor, clock.now()]);
+      const row = await sql.get<{ id: number }>(INSERT, [
+        entry.agentId,
+        entry.subject,
+        entry.subjectId,
+        entry.action,
+        json(entry.before),
+        json(entry.after),
+        entry.reason ?? null,
+        entry.actor,
+        clock.now(),
+      ]);
       return Number(row?.id);
     },
-    bySubject: (subject: LedgerSubject, subjectId: string): Promise<LedgerRow[]> => sql.all<LedgerRow>(BY_SUBJECT, [subject, subjectId]),
+    bySubject: (subject: LedgerSubject, subjectId: string): Promise<LedgerRow[]> =>
+      sql.all<LedgerRow>(BY_SUBJECT, [subject, subjectId]),
     byAgent: (agentId: string, sinceMs = 0): Promise<LedgerRow[]> => sql.all<LedgerRow>(BY_AGENT, [agentId, sinceMs]),
   };
 }

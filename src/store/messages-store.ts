@@ -47,7 +47,8 @@ const BY_DEDUPE = `SELECT id FROM messages WHERE dedupe_key = ?`;
 const ROW_BY_DEDUPE = `SELECT ${COLUMNS} FROM messages WHERE dedupe_key = ?`;
 
 export function createMessagesStore(sql: SqlDriver, clock: Clock) {
-  const insert = async (values: Record<string, string | number | null>): Promise<number | undefined> => (await sql.get<{ id: number }>(INSERT, values))?.id;
+  const insert = async (values: Record<string, string | number | null>): Promise<number | undefined> =>
+    (await sql.get<{ id: number }>(INSERT, values))?.id;
 
   return {
     /** Stores a message; returns its id, or undefined when the dedupe key was seen before. */
@@ -84,11 +85,14 @@ export function createMessagesStore(sql: SqlDriver, clock: Clock) {
       });
     },
     /** Chat messages of a session after a message id (0 = from the start), oldest first. */
-    chatAfter: (sessionId: number, afterId = 0): Promise<MessageRow[]> => sql.all<MessageRow>(CHAT_AFTER, [sessionId, afterId]),
+    chatAfter: (sessionId: number, afterId = 0): Promise<MessageRow[]> =>
+      sql.all<MessageRow>(CHAT_AFTER, [sessionId, afterId]),
     bySession: (sessionId: number): Promise<MessageRow[]> => sql.all<MessageRow>(BY_SESSION, [sessionId]),
     byTrace: (traceId: string): Promise<MessageRow[]> => sql.all<MessageRow>(BY_TRACE, [traceId]),
     /** The message stored under a dedupe key (a turn taken up again after its replica stopped finds its own message). */
-    byDedupeKey: (dedupeKey: string): Promise<MessageRow | undefined> => sql.get<MessageRow>(ROW_BY_DEDUPE, [dedupeKey]),
-    seen: async (dedupeKey: string): Promise<boolean> => (await sql.get<{ id: number }>(BY_DEDUPE, [dedupeKey])) !== undefined,
+    byDedupeKey: (dedupeKey: string): Promise<MessageRow | undefined> =>
+      sql.get<MessageRow>(ROW_BY_DEDUPE, [dedupeKey]),
+    seen: async (dedupeKey: string): Promise<boolean> =>
+      (await sql.get<{ id: number }>(BY_DEDUPE, [dedupeKey])) !== undefined,
   };
 }

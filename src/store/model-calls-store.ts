@@ -14,7 +14,15 @@ export type ModelCallRecord = {
   durationMs: number;
 };
 
-export type ModelCallRow = { purpose: string; model: string; promptTokens: number | null; completionTokens: number | null; totalTokens: number | null; ok: number; errorKind: string | null };
+export type ModelCallRow = {
+  purpose: string;
+  model: string;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  totalTokens: number | null;
+  ok: number;
+  errorKind: string | null;
+};
 
 export type ModelCallsStore = ReturnType<typeof createModelCallsStore>;
 

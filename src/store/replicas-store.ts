@@ -6,7 +6,14 @@
 import type { Clock } from "./clock.js";
 import type { SqlDriver } from "./sql/sql-driver.js";
 
-export type ReplicaRow = { name: string; host: string; pid: number; configFingerprint: string; startedAt: number; seenAt: number };
+export type ReplicaRow = {
+  name: string;
+  host: string;
+  pid: number;
+  configFingerprint: string;
+  startedAt: number;
+  seenAt: number;
+};
 
 export type ReplicasStore = ReturnType<typeof createReplicasStore>;
 

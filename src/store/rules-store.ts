@@ -9,7 +9,15 @@ import type { SqlDriver } from "./sql/sql-driver.js";
 export const RULE_MAX_CHARS = 300;
 export const MAX_RULES_PER_AGENT = 5;
 
-export type RuleRow = { id: number; agentId: string; text: string; status: "active" | "removed"; source: string | null; createdAt: number; updatedAt: number };
+export type RuleRow = {
+  id: number;
+  agentId: string;
+  text: string;
+  status: "active" | "removed";
+  source: string | null;
+  createdAt: number;
+  updatedAt: number;
+};
 
 export class RuleError extends Error {
   override readonly name = "RuleError";
@@ -22,7 +30,8 @@ const COLUMNS = "id, agent_id AS agentId, text, status, source, created_at AS cr
 const ACTIVE = `SELECT ${COLUMNS} FROM rules WHERE agent_id = ? AND status = 'active' ORDER BY id`;
 const BY_ID = `SELECT ${COLUMNS} FROM rules WHERE id = ?`;
 const ALL = `SELECT ${COLUMNS} FROM rules WHERE agent_id = ? ORDER BY id`;
-const INSERT = "INSERT INTO rules (agent_id, text, status, source, created_at, updated_at) VALUES (?, ?, 'active', ?, ?, ?) RETURNING id";
+const INSERT =
+  "INSERT INTO rules (agent_id, text, status, source, created_at, updated_at) VALUES (?, ?, 'active', ?, ?, ?) RETURNING id";
 const REMOVE = "UPDATE rules SET status = 'removed', updated_at = ? WHERE id = ?";
 
 export function createRulesStore(sql: SqlDriver, clock: Clock, ledger: LedgerStore) {
@@ -35,22 +44,44 @@ export function createRulesStore(sql: SqlDriver, clock: Clock, ledger: LedgerSto
     add: (agentId: string, text: string, source: string, actor: string): Promise<RuleRow> =>
       sql.transaction(async () => {
         const rule = text.replace(/\s+/g, " ").trim();
-        if (rule.length === 0 || [...rule].length > RULE_MAX_CHARS) throw new RuleError(`a rule is 1-${RULE_MAX_CHARS} characters; this one has ${[...rule].length}: shorten it with --text`);
+        if (rule.length === 0 || [...rule].length > RULE_MAX_CHARS)
+          throw new RuleError(
+            `a rule is 1-${RULE_MAX_CHARS} characters; this one has ${[...rule].length}: shorten it with --text`,
+          );
         const current = await active(agentId);
-        if (current.length >= MAX_RULES_PER_AGENT) throw new RuleError(`agent ${agentId} already has ${MAX_RULES_PER_AGENT} rules; remove one first (laoding rules remove <id>)`);
+        if (current.length >= MAX_RULES_PER_AGENT)
+          throw new RuleError(
+            `agent ${agentId} already has ${MAX_RULES_PER_AGENT} rules; remove one first (laoding rules remove <id>)`,
+          );
         if (current.some((existing) => existing.text === rule)) throw new RuleError("the same rule is active already");
         const now = clock.now();
         const id = Number((await sql.get<{ id: number }>(INSERT, [agentId, rule, source, now, now]))?.id);
         const row = (await byId(id)) as RuleRow;
-        await ledger.append({ agentId, subject: "rule", subjectId: String(id), action: "accept", after: { text: rule, status: "active", source }, actor });
+        await ledger.append({
+          agentId,
+          subject: "rule",
+          subjectId: String(id),
+          action: "accept",
+          after: { text: rule, status: "active", source },
+          actor,
+        });
         return row;
       }),
     remove: (id: number, actor: string): Promise<RuleRow> =>
       sql.transaction(async () => {
         const before = await byId(id);
-        if (!before || before.status !== "active") throw new RuleError(`no active rule ${id}; list them with \`laoding rules list\``);
+        if (!before || before.status !== "active")
+          throw new RuleError(`no active rule ${id}; list them with \`laoding rules list\``);
         await sql.run(REMOVE, [clock.now(), id]);
-        await ledger.append({ agentId: before.agentId, subject: "rule", subjectId: String(id), action: "remove", before: { text: before.text, status: "active" }, after: { status: "removed" }, actor });
+        await ledger.append({
+          agentId: before.agentId,
+          subject: "rule",
+          subjectId: String(id),
+          action: "remove",
+          before: { text: before.text, status: "active" },
+          after: { status: "removed" },
+          actor,
+        });
         return (await byId(id)) as RuleRow;
       }),
   };

@@ -29,7 +29,8 @@ const INSERT_IMPORTED = `INSERT INTO sessions (agent_id, channel, chat_id, statu
 const COUNT_MESSAGES = `SELECT count(*) AS count FROM messages WHERE session_id = ?`;
 
 export function createSessionsStore(sql: SqlDriver, clock: Clock) {
-  const findActive = (agentId: string, channel: string, chatId: string) => sql.get<SessionRow>(FIND_ACTIVE, [agentId, channel, chatId]);
+  const findActive = (agentId: string, channel: string, chatId: string) =>
+    sql.get<SessionRow>(FIND_ACTIVE, [agentId, channel, chatId]);
   const byId = (id: number) => sql.get<SessionRow>(BY_ID, [id]);
 
   const getOrCreate = (agentId: string, channel: string, chatId: string): Promise<SessionRow> =>
@@ -45,19 +46,36 @@ export function createSessionsStore(sql: SqlDriver, clock: Clock) {
 
   return {
     /** The chat's active session, if it has one (nothing is created). */
-    findActive: (agentId: string, channel: string, chatId: string): Promise<SessionRow | undefined> => findActive(agentId, channel, chatId),
+    findActive: (agentId: string, channel: string, chatId: string): Promise<SessionRow | undefined> =>
+      findActive(agentId, channel, chatId),
     /**
      * A session for history imported from another install, with that history's times:
      * active (the chat continues in it) or closed (kept for history, when the chat already
      * has an active session of its own).
      */
-    createImported: async (session: { agentId: string; channel: string; chatId: string; status: SessionRow["status"]; createdAt: number; updatedAt: number }): Promise<SessionRow> => {
-      const inserted = (await sql.get<{ id: number }>(INSERT_IMPORTED, [session.agentId, session.channel, session.chatId, session.status, session.createdAt, session.updatedAt])) as { id: number };
+    createImported: async (session: {
+      agentId: string;
+      channel: string;
+      chatId: string;
+      status: SessionRow["status"];
+      createdAt: number;
+      updatedAt: number;
+    }): Promise<SessionRow> => {
+      const inserted = (await sql.get<{ id: number }>(INSERT_IMPORTED, [
+        session.agentId,
+        session.channel,
+        session.chatId,
+        session.status,
+        session.createdAt,
+        session.updatedAt,
+      ])) as { id: number };
       return (await byId(inserted.id)) as SessionRow;
     },
-    messageCount: async (id: number): Promise<number> => (await sql.get<{ count: number }>(COUNT_MESSAGES, [id]))?.count ?? 0,
+    messageCount: async (id: number): Promise<number> =>
+      (await sql.get<{ count: number }>(COUNT_MESSAGES, [id]))?.count ?? 0,
     /** The chat's active session, created when there is none. */
-    activeSession: (agentId: string, channel: string, chatId: string): Promise<SessionRow> => getOrCreate(agentId, channel, chatId),
+    activeSession: (agentId: string, channel: string, chatId: string): Promise<SessionRow> =>
+      getOrCreate(agentId, channel, chatId),
     get: (id: number): Promise<SessionRow | undefined> => byId(id),
     /** Closes the active session (kept for history); the next message opens a new one. */
     closeActive: (agentId: string, channel: string, chatId: string): Promise<SessionRow | undefined> =>

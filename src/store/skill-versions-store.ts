@@ -34,53 +34,118 @@ const COLUMNS = `id, agent_id AS agentId, skill_name AS skillName, tag, version,
 const BY_ID = `SELECT ${COLUMNS} FROM skill_versions WHERE id = ?`;
 const OF_SKILL = `SELECT ${COLUMNS} FROM skill_versions WHERE agent_id = ? AND skill_name = ? ORDER BY version`;
 const OF_AGENT = `SELECT ${COLUMNS} FROM skill_versions WHERE agent_id = ? ORDER BY skill_name, version`;
-const SET_STATUS_RESET = "UPDATE skill_versions SET status = ?, baseline_rate = ?, trial_uses = 0, trial_successes = 0, updated_at = ? WHERE id = ?";
+const SET_STATUS_RESET =
+  "UPDATE skill_versions SET status = ?, baseline_rate = ?, trial_uses = 0, trial_successes = 0, updated_at = ? WHERE id = ?";
 const SET_STATUS = "UPDATE skill_versions SET status = ?, updated_at = ? WHERE id = ?";
-const INSERT = "INSERT INTO skill_versions (agent_id, skill_name, tag, version, status, content, bullets, created_at, updated_at) VALUES (?, ?, ?, ?, 'candidate', ?, ?, ?, ?) RETURNING id";
+const INSERT =
+  "INSERT INTO skill_versions (agent_id, skill_name, tag, version, status, content, bullets, created_at, updated_at) VALUES (?, ?, ?, ?, 'candidate', ?, ?, ?, ?) RETURNING id";
 const INSERT_REQUEST = "INSERT INTO skill_distill_requests (agent_id, tag, requested_at) VALUES (?, ?, ?) RETURNING id";
-const PENDING_REQUESTS = "SELECT id, agent_id AS agentId, tag FROM skill_distill_requests WHERE handled_at IS NULL ORDER BY id";
-const REQUESTS = "SELECT id, tag, requested_at AS requestedAt, handled_at AS handledAt, outcome FROM skill_distill_requests WHERE agent_id = ? ORDER BY id";
+const PENDING_REQUESTS =
+  "SELECT id, agent_id AS agentId, tag FROM skill_distill_requests WHERE handled_at IS NULL ORDER BY id";
+const REQUESTS =
+  "SELECT id, tag, requested_at AS requestedAt, handled_at AS handledAt, outcome FROM skill_distill_requests WHERE agent_id = ? ORDER BY id";
 const HANDLE_REQUEST = "UPDATE skill_distill_requests SET handled_at = ?, outcome = ? WHERE id = ?";
-const CLAIM_REQUEST = "UPDATE skill_distill_requests SET handled_at = ?, outcome = 'running' WHERE id = ? AND handled_at IS NULL";
-const TRIAL_USE = "UPDATE skill_versions SET trial_uses = trial_uses + 1, trial_successes = trial_successes + ? WHERE id = ?";
+const CLAIM_REQUEST =
+  "UPDATE skill_distill_requests SET handled_at = ?, outcome = 'running' WHERE id = ? AND handled_at IS NULL";
+const TRIAL_USE =
+  "UPDATE skill_versions SET trial_uses = trial_uses + 1, trial_successes = trial_successes + ? WHERE id = ?";
 
 export function createSkillVersionsStore(sql: SqlDriver, clock: Clock, ledger: LedgerStore) {
   const byId = (id: number): Promise<SkillVersion | undefined> => sql.get<SkillVersion>(BY_ID, [id]);
-  const ofSkill = (agentId: string, skillName: string): Promise<SkillVersion[]> => sql.all<SkillVersion>(OF_SKILL, [agentId, skillName]);
-  const view = (row: SkillVersion) => ({ version: row.version, status: row.status, bullets: row.bullets, trialUses: row.trialUses, trialSuccesses: row.trialSuccesses, baselineRate: row.baselineRate });
-  const setStatus = (id: number, status: SkillVersionStatus, entry: { action: string; reason: string; actor: string }, reset?: { baselineRate: number | null }): Promise<SkillVersion> =>
+  const ofSkill = (agentId: string, skillName: string): Promise<SkillVersion[]> =>
+    sql.all<SkillVersion>(OF_SKILL, [agentId, skillName]);
+  const view = (row: SkillVersion) => ({
+    version: row.version,
+    status: row.status,
+    bullets: row.bullets,
+    trialUses: row.trialUses,
+    trialSuccesses: row.trialSuccesses,
+    baselineRate: row.baselineRate,
+  });
+  const setStatus = (
+    id: number,
+    status: SkillVersionStatus,
+    entry: { action: string; reason: string; actor: string },
+    reset?: { baselineRate: number | null },
+  ): Promise<SkillVersion> =>
     sql.transaction(async () => {
       const before = await byId(id);
       if (!before) throw new Error(`no skill version ${id}`);
       if (reset) await sql.run(SET_STATUS_RESET, [status, reset.baselineRate, clock.now(), id]);
       else await sql.run(SET_STATUS, [status, clock.now(), id]);
       const after = (await byId(id)) as SkillVersion;
-      await ledger.append({ agentId: before.agentId, subject: "skill", subjectId: `${before.skillName}@v${before.version}`, action: entry.action, before: view(before), after: view(after), reason: entry.reason, actor: entry.actor });
+      await ledger.append({
+        agentId: before.agentId,
+        subject: "skill",
+        subjectId: `${before.skillName}@v${before.version}`,
+        action: entry.action,
+        before: view(before),
+        after: view(after),
+        reason: entry.reason,
+        actor: entry.actor,
+      });
       return after;
     });
   return {
-    add: (input: { agentId: string; skillName: string; tag: string; content: string; bullets: number; actor: string }): Promise<SkillVersion> =>
+    add: (input: {
+      agentId: string;
+      skillName: string;
+      tag: string;
+      content: string;
+      bullets: number;
+      actor: string;
+    }): Promise<SkillVersion> =>
       sql.transaction(async () => {
         const version = ((await ofSkill(input.agentId, input.skillName)).at(-1)?.version ?? 0) + 1;
         const now = clock.now();
-        const id = Number((await sql.get<{ id: number }>(INSERT, [input.agentId, input.skillName, input.tag, version, input.content, input.bullets, now, now]))?.id);
+        const id = Number(
+          (
+            await sql.get<{ id: number }>(INSERT, [
+              input.agentId,
+              input.skillName,
+              input.tag,
+              version,
+              input.content,
+              input.bullets,
+              now,
+              now,
+            ])
+          )?.id,
+        );
         const row = (await byId(id)) as SkillVersion;
-        await ledger.append({ agentId: input.agentId, subject: "skill", subjectId: `${input.skillName}@v${version}`, action: "candidate", after: view(row), actor: input.actor });
+        await ledger.append({
+          agentId: input.agentId,
+          subject: "skill",
+          subjectId: `${input.skillName}@v${version}`,
+          action: "candidate",
+          after: view(row),
+          actor: input.actor,
+        });
         return row;
       }),
     get: byId,
     versions: ofSkill,
     all: (agentId: string): Promise<SkillVersion[]> => sql.all<SkillVersion>(OF_AGENT, [agentId]),
-    active: async (agentId: string, skillName: string): Promise<SkillVersion | undefined> => (await ofSkill(agentId, skillName)).find((row) => row.status === "active"),
+    active: async (agentId: string, skillName: string): Promise<SkillVersion | undefined> =>
+      (await ofSkill(agentId, skillName)).find((row) => row.status === "active"),
     setStatus,
     /** `laoding experiences distill <tag>`: queued here, done by the running bot. */
-    requestDistill: async (agentId: string, tag: string): Promise<number> => Number((await sql.get<{ id: number }>(INSERT_REQUEST, [agentId, tag, clock.now()]))?.id),
-    pendingRequests: (): Promise<{ id: number; agentId: string; tag: string }[]> => sql.all<{ id: number; agentId: string; tag: string }>(PENDING_REQUESTS),
-    requests: (agentId: string): Promise<{ id: number; tag: string; requestedAt: number; handledAt: number | null; outcome: string | null }[]> =>
-      sql.all<{ id: number; tag: string; requestedAt: number; handledAt: number | null; outcome: string | null }>(REQUESTS, [agentId]),
+    requestDistill: async (agentId: string, tag: string): Promise<number> =>
+      Number((await sql.get<{ id: number }>(INSERT_REQUEST, [agentId, tag, clock.now()]))?.id),
+    pendingRequests: (): Promise<{ id: number; agentId: string; tag: string }[]> =>
+      sql.all<{ id: number; agentId: string; tag: string }>(PENDING_REQUESTS),
+    requests: (
+      agentId: string,
+    ): Promise<{ id: number; tag: string; requestedAt: number; handledAt: number | null; outcome: string | null }[]> =>
+      sql.all<{ id: number; tag: string; requestedAt: number; handledAt: number | null; outcome: string | null }>(
+        REQUESTS,
+        [agentId],
+      ),
     /** Takes a pending request for this process (one replica handles it); false when another took it first. */
-    claimRequest: async (id: number): Promise<boolean> => (await sql.run(CLAIM_REQUEST, [clock.now(), id])).changes === 1,
-    handleRequest: async (id: number, outcome: string): Promise<void> => void (await sql.run(HANDLE_REQUEST, [clock.now(), outcome, id])),
+    claimRequest: async (id: number): Promise<boolean> =>
+      (await sql.run(CLAIM_REQUEST, [clock.now(), id])).changes === 1,
+    handleRequest: async (id: number, outcome: string): Promise<void> =>
+      void (await sql.run(HANDLE_REQUEST, [clock.now(), outcome, id])),
     recordTrialUse: async (id: number, success: boolean): Promise<SkillVersion> => {
       await sql.run(TRIAL_USE, [success ? 1 : 0, id]);
       return (await byId(id)) as SkillVersion;

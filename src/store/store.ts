@@ -67,7 +67,11 @@ export type OpenStoreOptions = {
  */
 export async function openStore(target: string, clock: Clock, options: OpenStoreOptions = {}): Promise<Store> {
   const db = isPostgresUrl(target)
-    ? await openPostgresDriver({ url: target, ...(options.onIdleError ? { onIdleError: options.onIdleError } : {}), ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}) })
+    ? await openPostgresDriver({
+        url: target,
+        ...(options.onIdleError ? { onIdleError: options.onIdleError } : {}),
+        ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
+      })
     : openSqliteDriver({ file: target });
   try {
     await migrate(db);

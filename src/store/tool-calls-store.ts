@@ -61,7 +61,17 @@ type Row = { call: ToolCallRecord; at: number };
 function valuesOf(rows: Row[]): (string | number | null)[] {
   const values: (string | number | null)[] = [];
   for (const { call, at } of rows) {
-    values.push(call.traceId ?? null, call.agentId, call.sessionId ?? null, call.tool, call.argsDigest, call.ok ? 1 : 0, call.errorCode ?? null, Math.round(call.durationMs), at);
+    values.push(
+      call.traceId ?? null,
+      call.agentId,
+      call.sessionId ?? null,
+      call.tool,
+      call.argsDigest,
+      call.ok ? 1 : 0,
+      call.errorCode ?? null,
+      Math.round(call.durationMs),
+      at,
+    );
   }
   return values;
 }
@@ -86,10 +96,16 @@ export function createToolCallsStore(sql: SqlDriver, clock: Clock, schedule: Flu
   /** Keeps refused rows (bounded, each for at most MAX_TRIES tries) for another try and reports the refusal. */
   const refuse = (thrown: unknown, rows: (Row & { tries?: number })[]): Error => {
     const error = thrown instanceof Error ? thrown : new Error(String(thrown));
-    const retried = rows.flatMap(({ call, at, tries = 0 }) => (tries + 1 < MAX_TRIES ? [{ call, at, tries: tries + 1 }] : []));
+    const retried = rows.flatMap(({ call, at, tries = 0 }) =>
+      tries + 1 < MAX_TRIES ? [{ call, at, tries: tries + 1 }] : [],
+    );
     const all = kept.concat(retried);
     kept = all.slice(-MAX_KEPT);
-    reportError(error, { refused: rows.length, kept: kept.length, dropped: rows.length - retried.length + all.length - kept.length });
+    reportError(error, {
+      refused: rows.length,
+      kept: kept.length,
+      dropped: rows.length - retried.length + all.length - kept.length,
+    });
     return error;
   };
   /**

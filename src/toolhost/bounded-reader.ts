@@ -70,7 +70,8 @@ export class BoundedMessageReader extends AbstractMessageReader {
     if (this.expected === undefined) {
       const end = this.buffer.indexOf(HEADER_END);
       if (end < 0) {
-        if (this.buffer.length > MAX_HEADER_BYTES) throw new FrameError(`no header end within ${MAX_HEADER_BYTES} bytes`);
+        if (this.buffer.length > MAX_HEADER_BYTES)
+          throw new FrameError(`no header end within ${MAX_HEADER_BYTES} bytes`);
         return undefined;
       }
       this.expected = parseContentLength(this.buffer.subarray(0, end).toString("ascii"), this.maxFrameBytes);
@@ -120,7 +121,8 @@ function parseHeaderLines(header: string): number | undefined {
     const name = line.slice(0, colon).trim().toLowerCase();
     const value = line.slice(colon + 1).trim();
     if (name === "content-length") {
-      if (!/^\d{1,12}$/.test(value)) throw new FrameError(`invalid Content-Length ${JSON.stringify(value.slice(0, 40))}`);
+      if (!/^\d{1,12}$/.test(value))
+        throw new FrameError(`invalid Content-Length ${JSON.stringify(value.slice(0, 40))}`);
       length = Number(value);
     } else if (name !== "content-type") {
       throw new FrameError(`unexpected header ${JSON.stringify(name.slice(0, 40))}`);

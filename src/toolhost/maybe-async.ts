@@ -6,7 +6,11 @@
 export type MaybePromise<T> = T | Promise<T>;
 
 /** Like `promise.then(onValue, onError)`, but synchronous when `work` is: a throw of `work` goes to `onError`. */
-export function andThen<T, R>(work: () => MaybePromise<T>, onValue: (value: T) => MaybePromise<R>, onError: (error: unknown) => MaybePromise<R>): MaybePromise<R> {
+export function andThen<T, R>(
+  work: () => MaybePromise<T>,
+  onValue: (value: T) => MaybePromise<R>,
+  onError: (error: unknown) => MaybePromise<R>,
+): MaybePromise<R> {
   let outcome: MaybePromise<T>;
   try {
     outcome = work();

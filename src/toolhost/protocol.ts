@@ -79,7 +79,9 @@ export const toolInfoSchema = z.object({
   inputSchema: z.record(z.string(), z.unknown()),
   annotations: toolAnnotationsSchema,
   /** Set when the caller picks the deadline through an argument (milliseconds), within these bounds. */
-  deadline: z.object({ argument: z.string(), defaultMs: z.number().int().positive(), maxMs: z.number().int().positive() }).optional(),
+  deadline: z
+    .object({ argument: z.string(), defaultMs: z.number().int().positive(), maxMs: z.number().int().positive() })
+    .optional(),
 });
 
 export const toolListMethod = {
@@ -115,5 +117,7 @@ export function formatFailure(error: ToolFailure): string {
 }
 
 export function failure(code: ToolErrorCode, tool: string, reason: string, output?: string): ToolResult {
-  return output === undefined ? { ok: false, error: { code, tool, reason } } : { ok: false, error: { code, tool, reason }, output };
+  return output === undefined
+    ? { ok: false, error: { code, tool, reason } }
+    : { ok: false, error: { code, tool, reason }, output };
 }

@@ -11,7 +11,17 @@
  * read by reopening the pinned descriptor, so a swap after the look cannot redirect the
  * read. Linux only, as is the sandbox.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readSync,
+  readdirSync,
+  readlinkSync,
+  type Stats,
+} from "node:fs";
 
 /** Linux's O_PATH (the same value on x86-64 and arm64); Node does not export it. */
 export const O_PATH = 0o10000000;
@@ -103,11 +113,17 @@ export class PinnedReadError extends Error {
  * opened file must still be a regular file lying directly inside that folder, compared
  * segment by segment from /proc/self/fd (never a string prefix).
  */
-export function readPinnedFile(dirFd: number, name: string, pinned: Pinned, maxBytes = Number.POSITIVE_INFINITY): Buffer {
+export function readPinnedFile(
+  dirFd: number,
+  name: string,
+  pinned: Pinned,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Buffer {
   const fd = openFile(pinned);
   try {
     const stats = fstatSync(fd);
-    if (!stats.isFile() || stats.ino !== pinned.stats.ino || stats.dev !== pinned.stats.dev) throw new PinnedReadError("is not the regular file it was a moment ago");
+    if (!stats.isFile() || stats.ino !== pinned.stats.ino || stats.dev !== pinned.stats.dev)
+      throw new PinnedReadError("is not the regular file it was a moment ago");
     if (!liesInside(dirFd, fd, name)) throw new PinnedReadError("was moved out of its folder while it was read");
     if (stats.size > maxBytes) throw new PinnedReadError(`is ${stats.size} bytes, over the ${maxBytes}-byte limit`);
     return readExactly(fd, stats.size);
@@ -142,7 +158,11 @@ export function readExactly(fd: number, size: number): Buffer {
 function liesInside(dirFd: number, fileFd: number, name: string): boolean {
   const folder = segmentsOf(readlinkSync(`/proc/self/fd/${dirFd}`));
   const file = segmentsOf(readlinkSync(`/proc/self/fd/${fileFd}`));
-  return file.length === folder.length + 1 && folder.every((segment, index) => file[index] === segment) && file[folder.length] === name;
+  return (
+    file.length === folder.length + 1 &&
+    folder.every((segment, index) => file[index] === segment) &&
+    file[folder.length] === name
+  );
 }
 
 function segmentsOf(path: string): string[] {

@@ -28,7 +28,8 @@ export function seedConfigFiles(workspaceDir: string, sources: SeedSources): See
   const report: SeedReport = { copied: [], skipped: [], createdDirs: [] };
   const configsDir = join(workspaceDir, "configs");
   ensureDir(configsDir, report);
-  for (const name of ["env", "agents.json"]) copyIfMissing(join(sources.repoConfigsDir, name), join(configsDir, name), report);
+  for (const name of ["env", "agents.json"])
+    copyIfMissing(join(sources.repoConfigsDir, name), join(configsDir, name), report);
   return report;
 }
 
@@ -36,14 +37,27 @@ export function seedConfigFiles(workspaceDir: string, sources: SeedSources): See
  * Phase 2, with the configuration loaded: copies the seed tree (the seed's `share/`
  * goes to SHARE_DIR) and creates every folder of the layout and of each agent.
  */
-export function seedWorkspace(layout: RuntimeLayout, agents: AgentDefinition[], sources: SeedSources, report: SeedReport): SeedReport {
+export function seedWorkspace(
+  layout: RuntimeLayout,
+  agents: AgentDefinition[],
+  sources: SeedSources,
+  report: SeedReport,
+): SeedReport {
   for (const entry of readdirSync(sources.seedDir, { withFileTypes: true })) {
     if (!entry.isDirectory()) continue;
     const target = entry.name === "share" ? layout.shareDir : join(layout.workspaceDir, entry.name);
     ensureDir(target, report);
     copyTree(join(sources.seedDir, entry.name), target, report);
   }
-  const folders = [layout.dataDir, layout.botContextDir, layout.baseSkillsDir, layout.shareDir, layout.experienceRoot, layout.agentsPrivateRoot, layout.workRoot];
+  const folders = [
+    layout.dataDir,
+    layout.botContextDir,
+    layout.baseSkillsDir,
+    layout.shareDir,
+    layout.experienceRoot,
+    layout.agentsPrivateRoot,
+    layout.workRoot,
+  ];
   for (const agent of agents) {
     const trees = layout.agentTrees(agent.id);
     folders.push(trees.workTree, trees.experienceDir, trees.privateDir, trees.skillsDir);

@@ -30,9 +30,15 @@ describe("laoding admin", () => {
   });
 
   it("needs a port: ADMIN_PORT or --port", async () => {
-    const result = await runLaoding(["admin", "--workspace", workspaceDir], { repoRoot, env: { ADMIN_TOKEN: "a-token-of-enough-length" } });
+    const result = await runLaoding(["admin", "--workspace", workspaceDir], {
+      repoRoot,
+      env: { ADMIN_TOKEN: "a-token-of-enough-length" },
+    });
     expect(result).toMatchObject({ code: 2, stderr: expect.stringContaining("ADMIN_PORT is 0 (off)") });
-    expect(await runLaoding(["admin", "--port", "99999", "--workspace", workspaceDir], { repoRoot })).toMatchObject({ code: 2, stderr: expect.stringContaining("--port must be a port") });
+    expect(await runLaoding(["admin", "--port", "99999", "--workspace", workspaceDir], { repoRoot })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--port must be a port"),
+    });
   });
 
   it("laoding start with ADMIN_PORT set and no token stops before the bot starts", async () => {
@@ -45,14 +51,32 @@ describe("laoding admin", () => {
 describe("admin server start", () => {
   it("a port in use is a clear start error naming the address and what to change", async () => {
     const logger = pino({ level: "silent" });
-    const first = await startAdminServer({ host: "127.0.0.1", port: 0, token: "a-token-of-enough-length", bodyMaxBytes: 1024, routes: [], logger });
+    const first = await startAdminServer({
+      host: "127.0.0.1",
+      port: 0,
+      token: "a-token-of-enough-length",
+      bodyMaxBytes: 1024,
+      routes: [],
+      logger,
+    });
     try {
       const port = Number(new URL(first.url).port);
-      await expect(startAdminServer({ host: "127.0.0.1", port, token: "a-token-of-enough-length", bodyMaxBytes: 1024, routes: [], logger })).rejects.toThrow(
+      await expect(
+        startAdminServer({
+          host: "127.0.0.1",
+          port,
+          token: "a-token-of-enough-length",
+          bodyMaxBytes: 1024,
+          routes: [],
+          logger,
+        }),
+      ).rejects.toThrow(
         `the admin API cannot listen on 127.0.0.1:${port} (EADDRINUSE): choose another ADMIN_PORT or ADMIN_HOST`,
       );
       // The scheme is case-insensitive (RFC 9110); the route table is empty, so an authorized request finds no route.
-      const response = await fetch(`${first.url}/v1/x`, { headers: { authorization: "bearer a-token-of-enough-length" } });
+      const response = await fetch(`${first.url}/v1/x`, {
+        headers: { authorization: "bearer a-token-of-enough-length" },
+      });
       expect(response.status).toBe(404);
     } finally {
       await first.close();
@@ -65,7 +89,16 @@ describe("operator tools", () => {
     const library = { dir: "/nonexistent/lib", locale: "en" as const };
     const chat = createTools({ allowedCommands: [], network: false, library }).map((tool) => tool.name);
     expect(chat.some((name) => name.startsWith("operator."))).toBe(false);
-    const operator = createTools({ allowedCommands: [], network: false, library, operatorTools: true }).map((tool) => tool.name);
-    expect(operator.filter((name) => name.startsWith("operator."))).toEqual(["operator.read", "operator.write", "operator.delete", "operator.move", "operator.stat", "operator.library-docs"]);
+    const operator = createTools({ allowedCommands: [], network: false, library, operatorTools: true }).map(
+      (tool) => tool.name,
+    );
+    expect(operator.filter((name) => name.startsWith("operator."))).toEqual([
+      "operator.read",
+      "operator.write",
+      "operator.delete",
+      "operator.move",
+      "operator.stat",
+      "operator.library-docs",
+    ]);
   });
 });

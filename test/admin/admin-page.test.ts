@@ -18,7 +18,10 @@ import { REAL_REPO_ROOT, tempDir } from "../helpers/temp-dir.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`admin page browser tests skipped: ${CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)`);
+if (!hasChromium)
+  console.warn(
+    `admin page browser tests skipped: ${CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)`,
+  );
 
 const TOKEN = "admin-page-token-for-tests-0123456789";
 const SHOTS = join(REAL_REPO_ROOT, "test-output", "admin-page");
@@ -41,17 +44,29 @@ async function agentsFromApi(): Promise<Array<{ id: string; libraryEnabled: bool
 describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
   beforeAll(async () => {
     // The page's scripts are served from dist/admin-page, which `npm install` builds; build them now so the test sees this source.
-    execFileSync(join(REAL_REPO_ROOT, "node_modules/.bin/tsc"), ["-p", join(REAL_REPO_ROOT, "src/admin/page")], { stdio: "inherit" });
+    execFileSync(join(REAL_REPO_ROOT, "node_modules/.bin/tsc"), ["-p", join(REAL_REPO_ROOT, "src/admin/page")], {
+      stdio: "inherit",
+    });
     mkdirSync(SHOTS, { recursive: true });
     workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none", BOT_LOCALE: "en", ADMIN_TOKEN: TOKEN });
     mkdirSync(library("a"), { recursive: true });
-    writeFileSync(join(library("a"), "2026-03-01-deploy-notes.md"), "---\ntitle: Deploy notes\nkeywords: deploy, ssh\nsummary: How we deploy\nlast_verified: 2026-03-02\n---\nUse the script.\n");
+    writeFileSync(
+      join(library("a"), "2026-03-01-deploy-notes.md"),
+      "---\ntitle: Deploy notes\nkeywords: deploy, ssh\nsummary: How we deploy\nlast_verified: 2026-03-02\n---\nUse the script.\n",
+    );
     await seedExportReportDraft(workspace, "a", "Export the weekly report.\n");
     giveToAgent(workspace, "a", library("a"), workspace.layout.agentTrees("a").skillsDir);
     lessons = await seedLessons(workspace, "a");
     // Agent b has one cluster nobody drafted for yet: an open one.
     const store = await openStore(workspace.layout.databaseTarget, systemClock);
-    await store.gaps.record({ agentId: "b", traceId: "tb", intentKey: "translate_pdf", reason: "no_skill", gapClass: "capability", userText: "translate this pdf" });
+    await store.gaps.record({
+      agentId: "b",
+      traceId: "tb",
+      intentKey: "translate_pdf",
+      reason: "no_skill",
+      gapClass: "capability",
+      userText: "translate this pdf",
+    });
     await store.close();
     admin = await launchTestAdmin(workspace, { secrets: [], logLines });
     // A fresh profile for every run: nothing carried over between runs or from a person's browser.
@@ -59,7 +74,16 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
       executablePath: CHROMIUM,
       headless: true,
       viewport: { width: 1280, height: 900 },
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
     page = browser.pages()[0] ?? (await browser.newPage());
     page.setDefaultTimeout(15_000);
@@ -95,8 +119,12 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     // documents, gaps in the window, open clusters, drafts waiting
     expect(await cells("a")).toEqual(["1", "3", "0", "1"]);
     expect(await cells("b")).toEqual(["0", "1", "1", "0"]);
-    expect(await page.locator("tr[data-agent=a] td.lesson-counts").textContent()).toBe("1 draft · 1 active · 1 deprecated");
-    expect(await page.locator("tr[data-agent=b] td.lesson-counts").textContent()).toBe("0 draft · 0 active · 0 deprecated");
+    expect(await page.locator("tr[data-agent=a] td.lesson-counts").textContent()).toBe(
+      "1 draft · 1 active · 1 deprecated",
+    );
+    expect(await page.locator("tr[data-agent=b] td.lesson-counts").textContent()).toBe(
+      "0 draft · 0 active · 0 deprecated",
+    );
     expect(page.url()).not.toContain(TOKEN);
     expect(await page.evaluate<string | null>('sessionStorage.getItem("laoding-admin-token")')).toBe(TOKEN);
     expect(logLines.join("\n")).not.toContain(TOKEN);
@@ -165,7 +193,8 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     await expect.poll(() => page.evaluate<string>("location.hash")).toContain("/edit/");
     expect(await page.inputValue("#field-summary")).toBe("How we deploy, checked");
     // A reload or closing the tab asks too (the page cancels beforeunload while edits are unsaved).
-    const unloadBlocked = "(() => { const event = new Event('beforeunload', { cancelable: true }); window.dispatchEvent(event); return event.defaultPrevented; })()";
+    const unloadBlocked =
+      "(() => { const event = new Event('beforeunload', { cancelable: true }); window.dispatchEvent(event); return event.defaultPrevented; })()";
     expect(await page.evaluate<boolean>(unloadBlocked)).toBe(true);
     await page.click("form.editor button[type=submit]");
     await page.locator("#doc-search").waitFor();
@@ -201,11 +230,18 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     await row.locator("button[data-retire=auto-export-report]").click();
     await expect.poll(() => statusText()).toContain("Retired auto-export-report");
     expect(existsSync(join(workspace.layout.agentTrees("a").skillsDir, "auto-export-report"))).toBe(false);
-    expect(readdirSync(join(workspace.layout.agentTrees("a").privateDir, "archive", "skills")).some((name) => name.endsWith("auto-export-report"))).toBe(true);
+    expect(
+      readdirSync(join(workspace.layout.agentTrees("a").privateDir, "archive", "skills")).some((name) =>
+        name.endsWith("auto-export-report"),
+      ),
+    ).toBe(true);
     await expect.poll(() => page.locator("button[data-retire]").count()).toBe(0);
     // The window is the operator's to choose; the server's answer says which one it used.
     await page.fill("#gap-window", "2");
-    const [answer] = await Promise.all([page.waitForResponse((response) => response.url().includes("/capability-gaps?sinceHours=2")), page.press("#gap-window", "Enter")]);
+    const [answer] = await Promise.all([
+      page.waitForResponse((response) => response.url().includes("/capability-gaps?sinceHours=2")),
+      page.press("#gap-window", "Enter"),
+    ]);
     expect(((await answer.json()) as { data: { sinceHours: number } }).data.sinceHours).toBe(2);
     await page.locator("table.gaps tr[data-intent=export_report]").waitFor();
   }, 30_000);
@@ -217,14 +253,18 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     await row(lessons.deploy).waitFor();
     expect(await rows.count()).toBe(3);
     await page.click("a[data-status=draft]");
-    await expect.poll(() => rows.evaluateAll((found) => found.map((element) => element.getAttribute("data-lesson")))).toEqual([lessons.backup]);
+    await expect
+      .poll(() => rows.evaluateAll((found) => found.map((element) => element.getAttribute("data-lesson"))))
+      .toEqual([lessons.backup]);
     await page.click("a[data-status=all]");
     await expect.poll(() => rows.count()).toBe(3);
 
     // The history comes from the ledger: created by the distiller, deprecated by an operator with a reason.
     await row(lessons.stale).locator("button[data-action=history]").click();
     const history = page.locator(".ledger-viewer tbody tr");
-    await expect.poll(() => history.evaluateAll((found) => found.map((element) => element.getAttribute("data-action")))).toEqual(["create", "deprecate"]);
+    await expect
+      .poll(() => history.evaluateAll((found) => found.map((element) => element.getAttribute("data-action"))))
+      .toEqual(["create", "deprecate"]);
     expect(await history.nth(1).textContent()).toContain("the cache reloads itself now");
 
     const store = await openStore(workspace.layout.databaseTarget, systemClock);
@@ -235,7 +275,9 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
       expect((await lessonRow(lessons.deploy))?.pinned).toBe(1);
       await row(lessons.deploy).locator("button[data-action=unpin]").waitFor();
       // Keyboard users land on the button that undoes what they did.
-      expect(await page.evaluate<string | null>("document.activeElement?.getAttribute('data-action') ?? null")).toBe("unpin");
+      expect(await page.evaluate<string | null>("document.activeElement?.getAttribute('data-action') ?? null")).toBe(
+        "unpin",
+      );
       expect(await row(lessons.deploy).locator(".badge.pinned").count()).toBe(1);
 
       // Deprecate asks for a reason; an empty one is refused and changes nothing.
@@ -249,8 +291,15 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
       });
       await row(lessons.backup).locator("button[data-action=deprecate]").click();
       await expect.poll(() => statusText()).toContain(`Deprecated ${lessons.backup}`);
-      expect(await lessonRow(lessons.backup)).toMatchObject({ status: "deprecated", deprecatedReason: "only true for the old backup host" });
-      expect((await store.ledger.bySubject("experience", lessons.backup)).at(-1)).toMatchObject({ action: "deprecate", actor: "operator", reason: "only true for the old backup host" });
+      expect(await lessonRow(lessons.backup)).toMatchObject({
+        status: "deprecated",
+        deprecatedReason: "only true for the old backup host",
+      });
+      expect((await store.ledger.bySubject("experience", lessons.backup)).at(-1)).toMatchObject({
+        action: "deprecate",
+        actor: "operator",
+        reason: "only true for the old backup host",
+      });
       expect(await row(lessons.backup).getAttribute("data-status")).toBe("deprecated");
 
       await row(lessons.stale).locator("button[data-action=restore]").click();
@@ -259,8 +308,12 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     } finally {
       await store.close();
     }
-    const fromApi = await fetch(`${admin.url}/v1/agents/a/experiences?status=deprecated`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    expect(((await fromApi.json()) as { data: { id: string }[] }).data.map((lesson) => lesson.id)).toEqual([lessons.backup]);
+    const fromApi = await fetch(`${admin.url}/v1/agents/a/experiences?status=deprecated`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(((await fromApi.json()) as { data: { id: string }[] }).data.map((lesson) => lesson.id)).toEqual([
+      lessons.backup,
+    ]);
 
     // The chart: the deploy tag has enough tasks for an interval, the backup tag does not.
     const deploy = page.locator("svg.effect-chart g[data-row=deploy]");
@@ -278,11 +331,15 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     expect(Number(await whisker.getAttribute("x2"))).toBeCloseTo(140 + 0.9721 * 200, 0);
     expect(await deploy.locator("line.whisker").count()).toBe(2);
     expect(await row(lessons.deploy).locator("td").nth(6).textContent()).toBe("20 · 20 · 1 · 0");
-    expect(Number(await deploy.locator("rect.bar.treatment").getAttribute("width"))).toBeGreaterThan(Number(await deploy.locator("rect.bar.holdout").getAttribute("width")));
+    expect(Number(await deploy.locator("rect.bar.treatment").getAttribute("width"))).toBeGreaterThan(
+      Number(await deploy.locator("rect.bar.holdout").getAttribute("width")),
+    );
     await shot("lessons");
     await page.setViewportSize({ width: 375, height: 800 });
     await shot("lessons-375px");
-    expect(await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")).toBeLessThanOrEqual(0);
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")).toBeLessThanOrEqual(
+      0,
+    );
     await page.setViewportSize({ width: 1280, height: 900 });
   }, 30_000);
 
@@ -291,7 +348,9 @@ describe.skipIf(!hasChromium)("admin page in headless Chromium", () => {
     await expect.poll(() => page.locator("#sign-out").textContent()).toBe("退出");
     await shot("gaps-zh");
     await page.click("nav >> text=经验教训");
-    await expect.poll(() => page.locator("svg.effect-chart g[data-row=backup] text.insufficient").textContent()).toBe("数据不足");
+    await expect
+      .poll(() => page.locator("svg.effect-chart g[data-row=backup] text.insufficient").textContent())
+      .toBe("数据不足");
     expect(await page.locator("a[data-status=deprecated]").textContent()).toBe("已弃用 (1)");
     await shot("lessons-zh");
     await page.click("#sign-out");

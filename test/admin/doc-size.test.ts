@@ -49,7 +49,10 @@ afterAll(async () => {
   await admin?.close();
 });
 
-async function get(path: string): Promise<{ status: number; json: { ok: boolean; data?: { content?: string }; error?: { code: string; message: string } } }> {
+async function get(path: string): Promise<{
+  status: number;
+  json: { ok: boolean; data?: { content?: string }; error?: { code: string; message: string } };
+}> {
   const response = await fetch(`${admin.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
   return { status: response.status, json: (await response.json()) as never };
 }
@@ -73,7 +76,10 @@ describe("admin API: a document over ADMIN_DOC_MAX_BYTES", () => {
   }, 30_000);
 
   it("a document under the limit still reads, and the listing still lists the large one", async () => {
-    expect(await get("/v1/agents/a/experience-library/docs/content?file=2026-03-01-small.md")).toMatchObject({ status: 200, json: { data: { content: "---\ntitle: Small\n---\nfits\n" } } });
+    expect(await get("/v1/agents/a/experience-library/docs/content?file=2026-03-01-small.md")).toMatchObject({
+      status: 200,
+      json: { data: { content: "---\ntitle: Small\n---\nfits\n" } },
+    });
     const listing = await get("/v1/agents/a/experience-library/docs");
     expect(listing.status).toBe(200);
   }, 30_000);
@@ -82,12 +88,28 @@ describe("admin API: a document over ADMIN_DOC_MAX_BYTES", () => {
 describe("operator.read with maxBytes, in the agent's real toolhost", () => {
   it("refuses a file over maxBytes by the size of the file it opened, before reading it", async () => {
     const store = await openStore(workspace.layout.databaseTarget, systemClock);
-    const pool = openMaintenancePool({ config: workspace.config, layout: workspace.layout, agents: readAgentsFile(workspace.layout.agentsFile), store, logger: pino({ level: "silent" }), cliEntry: CLI_ENTRY, onWarning: () => undefined });
+    const pool = openMaintenancePool({
+      config: workspace.config,
+      layout: workspace.layout,
+      agents: readAgentsFile(workspace.layout.agentsFile),
+      store,
+      logger: pino({ level: "silent" }),
+      cliEntry: CLI_ENTRY,
+      onWarning: () => undefined,
+    });
     try {
       const files = pool.agent("a").files;
       const path = join(pool.agent("a").trees.experienceDir, "2026-03-02-huge.md");
-      await expect(files.call("operator.read", { path, maxBytes: 1024 * 1024 })).rejects.toMatchObject({ code: "FILE_TOO_LARGE", message: expect.stringContaining(`is ${TWO_GIB} bytes; the limit is 1048576`) });
-      const small = JSON.parse(await files.call("operator.read", { path: join(pool.agent("a").trees.experienceDir, "2026-03-01-small.md"), maxBytes: 1024 * 1024 })) as { base64: string };
+      await expect(files.call("operator.read", { path, maxBytes: 1024 * 1024 })).rejects.toMatchObject({
+        code: "FILE_TOO_LARGE",
+        message: expect.stringContaining(`is ${TWO_GIB} bytes; the limit is 1048576`),
+      });
+      const small = JSON.parse(
+        await files.call("operator.read", {
+          path: join(pool.agent("a").trees.experienceDir, "2026-03-01-small.md"),
+          maxBytes: 1024 * 1024,
+        }),
+      ) as { base64: string };
       expect(Buffer.from(small.base64, "base64").toString("utf8")).toBe("---\ntitle: Small\n---\nfits\n");
     } finally {
       await pool.close();

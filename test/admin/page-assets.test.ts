@@ -21,14 +21,26 @@ function repo(withBuild: boolean): string {
 describe("admin page assets", () => {
   it("serves index.html with the locale filled in, the stylesheet and the compiled scripts", async () => {
     const assets = pageAssets({ locale: "en", repoRoot: repo(true) });
-    expect(await assets("/")).toEqual({ status: 200, type: "text/html; charset=utf-8", body: '<html lang="en" data-default-locale="en">' });
+    expect(await assets("/")).toEqual({
+      status: 200,
+      type: "text/html; charset=utf-8",
+      body: '<html lang="en" data-default-locale="en">',
+    });
     expect((await assets("/assets/style.css"))?.body.toString()).toBe("body{}");
     expect(await assets("/assets/app.js")).toMatchObject({ status: 200, type: "text/javascript; charset=utf-8" });
   });
 
   it("answers nothing for names outside the pattern, so the API's 401/404 applies", async () => {
     const assets = pageAssets({ locale: "zh", repoRoot: repo(true) });
-    for (const path of ["/assets/../secret.js", "/assets/%2e%2e/secret.js", "/assets/sub/app.js", "/assets/App.js", "/assets/missing.css", "/secret.js", "/v1/agents"]) {
+    for (const path of [
+      "/assets/../secret.js",
+      "/assets/%2e%2e/secret.js",
+      "/assets/sub/app.js",
+      "/assets/App.js",
+      "/assets/missing.css",
+      "/secret.js",
+      "/v1/agents",
+    ]) {
       expect(await assets(path), path).toBeUndefined();
     }
   });

@@ -5,16 +5,32 @@ import { joinDoc, splitDoc } from "../../src/admin/page/frontmatter.js";
 
 describe("admin page frontmatter form", () => {
   it("splits the known fields, keeps other lines as written, and joins back what the index reads", () => {
-    const doc = splitDoc("---\ntitle: Deploy notes\nkeywords: deploy, ssh\nowner: ops   # who keeps it\nsummary: \"a: b\"\nlast_verified: 2026-03-02\n---\nUse the script.\n");
-    expect(doc.fields).toEqual({ title: "Deploy notes", keywords: "deploy, ssh", summary: "a: b", applicable: "", last_verified: "2026-03-02" });
+    const doc = splitDoc(
+      '---\ntitle: Deploy notes\nkeywords: deploy, ssh\nowner: ops   # who keeps it\nsummary: "a: b"\nlast_verified: 2026-03-02\n---\nUse the script.\n',
+    );
+    expect(doc.fields).toEqual({
+      title: "Deploy notes",
+      keywords: "deploy, ssh",
+      summary: "a: b",
+      applicable: "",
+      last_verified: "2026-03-02",
+    });
     expect(doc.otherLines).toEqual(["owner: ops   # who keeps it"]);
     expect(doc.body).toBe("Use the script.\n");
     doc.fields.summary = "Run: deploy.sh #1";
     doc.fields.applicable = "生产环境";
     const text = joinDoc(doc);
-    expect(text).toBe('---\ntitle: Deploy notes\nkeywords: deploy, ssh\nsummary: "Run: deploy.sh #1"\napplicable: 生产环境\nlast_verified: 2026-03-02\nowner: ops   # who keeps it\n---\nUse the script.\n');
+    expect(text).toBe(
+      '---\ntitle: Deploy notes\nkeywords: deploy, ssh\nsummary: "Run: deploy.sh #1"\napplicable: 生产环境\nlast_verified: 2026-03-02\nowner: ops   # who keeps it\n---\nUse the script.\n',
+    );
     // The server's own parser reads what the form wrote.
-    expect(parseLibraryDoc("2026-03-01-deploy-notes.md", text)).toMatchObject({ title: "Deploy notes", keywords: ["deploy", "ssh"], summary: "Run: deploy.sh #1", applicable: "生产环境", lastVerified: "2026-03-02" });
+    expect(parseLibraryDoc("2026-03-01-deploy-notes.md", text)).toMatchObject({
+      title: "Deploy notes",
+      keywords: ["deploy", "ssh"],
+      summary: "Run: deploy.sh #1",
+      applicable: "生产环境",
+      lastVerified: "2026-03-02",
+    });
     expect(splitDoc(text)).toEqual(doc);
   });
 

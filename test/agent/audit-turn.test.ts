@@ -11,7 +11,8 @@ import { startTestBot } from "../helpers/bot.js";
 
 /** A trigger that refuses every audit row the way a full disk would, and its removal, on each engine. */
 const REFUSE_AUDIT: Record<Engine, string> = {
-  sqlite: "CREATE TRIGGER refuse_audit BEFORE INSERT ON tool_calls BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END",
+  sqlite:
+    "CREATE TRIGGER refuse_audit BEFORE INSERT ON tool_calls BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END",
   postgres: `CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'database or disk is full'; END $$;
     CREATE TRIGGER refuse_audit BEFORE INSERT ON tool_calls FOR EACH ROW EXECUTE FUNCTION refuse_audit()`,
 };
@@ -32,7 +33,9 @@ describe("the tool-call audit in a chat turn", () => {
     );
     expect(await bot.send("save a note: remember the milk")).toBe("I could not confirm the note was saved.");
     const observation = bot.fake.requests[2]?.messages.at(-1)?.content ?? "";
-    expect(observation).toMatch(/^ERROR_CODE=INTERNAL; TOOL=file\.write; REASON=its audit record could not be stored \(database or disk is full\), so its result is withheld; the call may have run and had its effects/);
+    expect(observation).toMatch(
+      /^ERROR_CODE=INTERNAL; TOOL=file\.write; REASON=its audit record could not be stored \(database or disk is full\), so its result is withheld; the call may have run and had its effects/,
+    );
     expect(await sql.get("SELECT count(*) AS n FROM tool_calls")).toEqual({ n: 0 });
 
     await sql.exec(ALLOW_AUDIT[sql.engine]);

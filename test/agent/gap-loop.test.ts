@@ -29,21 +29,32 @@ describe("classification", () => {
 describe.each(STORE_ENGINES)("drafting (%s)", (engine) => {
   it("drafts at the threshold from two sessions, with valid frontmatter and sections, and reloads the catalog", async () => {
     const { fail, ownDir, catalog, store } = await gapLoopSetup({ engine });
-    expect(await fail({ session: 1, intentKey: "deploy-docker" })).toEqual([{ action: "skipped", why: "1 of 3 events" }]);
-    expect(await fail({ session: 1, intentKey: "deploy-docker" })).toEqual([{ action: "skipped", why: "2 of 3 events" }]);
+    expect(await fail({ session: 1, intentKey: "deploy-docker" })).toEqual([
+      { action: "skipped", why: "1 of 3 events" },
+    ]);
+    expect(await fail({ session: 1, intentKey: "deploy-docker" })).toEqual([
+      { action: "skipped", why: "2 of 3 events" },
+    ]);
     const version = catalog.snapshot.version;
     const [outcome] = await fail({ session: 2, intentKey: "deploy-docker" });
     expect(outcome).toMatchObject({ action: "drafted", skillName: "auto-deploy-docker", author: "template" });
     const text = readFileSync(join(ownDir, "auto-deploy-docker", "SKILL.md"), "utf8");
     expect(gateDraft(text, { name: "auto-deploy-docker", intentKey: "deploy-docker", locale: "en" }).ok).toBe(true);
-    expect(text).toMatch(/^---\nname: auto-deploy-docker\ndescription: .+\nstatus: draft\norigin: gap\nintent_key: deploy-docker\ncreated: 2026-11-30\n---/);
-    for (const section of ["Trigger background", "Procedure", "Tool suggestions", "Test suggestions"]) expect(text).toContain(`## ${section}`);
+    expect(text).toMatch(
+      /^---\nname: auto-deploy-docker\ndescription: .+\nstatus: draft\norigin: gap\nintent_key: deploy-docker\ncreated: 2026-11-30\n---/,
+    );
+    for (const section of ["Trigger background", "Procedure", "Tool suggestions", "Test suggestions"])
+      expect(text).toContain(`## ${section}`);
     expect(text).toContain("please deploy docker");
     expect(catalog.snapshot.version).toBe(version + 1);
     expect(catalog.snapshot.get("auto-deploy-docker")).toMatchObject({ status: "draft", origin: "gap" });
-    expect(await store.clusters.drafts("main")).toMatchObject([{ intentKey: "deploy-docker", status: "drafted", skillName: "auto-deploy-docker", clusterSize: 3 }]);
+    expect(await store.clusters.drafts("main")).toMatchObject([
+      { intentKey: "deploy-docker", status: "drafted", skillName: "auto-deploy-docker", clusterSize: 3 },
+    ]);
     // A later crossing never drafts the same intent twice.
-    expect(await fail({ session: 3, intentKey: "deploy-docker" })).toEqual([{ action: "skipped", why: "already drafted (auto-deploy-docker)" }]);
+    expect(await fail({ session: 3, intentKey: "deploy-docker" })).toEqual([
+      { action: "skipped", why: "already drafted (auto-deploy-docker)" },
+    ]);
   });
 
   it("uses Chinese headings with BOT_LOCALE=zh and makes an ASCII skill name for a Chinese intent", async () => {
@@ -70,18 +81,25 @@ describe.each(STORE_ENGINES)("drafting (%s)", (engine) => {
 
   it("a single session repeating itself never drafts", async () => {
     const { fail, ownDir } = await gapLoopSetup({ engine, trigger: 2 });
-    for (let index = 0; index < 6; index += 1) expect(await fail({ session: 1, intentKey: "one-off-thing" })).toEqual([expect.objectContaining({ why: expect.stringMatching(/one session|of 2 events/) })]);
+    for (let index = 0; index < 6; index += 1)
+      expect(await fail({ session: 1, intentKey: "one-off-thing" })).toEqual([
+        expect.objectContaining({ why: expect.stringMatching(/one session|of 2 events/) }),
+      ]);
     expect(existsSync(join(ownDir, "auto-one-off-thing"))).toBe(false);
   });
 
   it("environment gaps are kept and shown but never drafted", async () => {
     const { fail, ownDir, store, clock } = await gapLoopSetup({ engine, trigger: 2 });
     for (const session of [1, 2, 3]) {
-      expect(await fail({ session, intentKey: "fetch-report", reason: "tool_failure", errorCode: "TIMEOUT" })).toEqual([]);
+      expect(await fail({ session, intentKey: "fetch-report", reason: "tool_failure", errorCode: "TIMEOUT" })).toEqual(
+        [],
+      );
     }
     expect(existsSync(join(ownDir, "auto-fetch-report"))).toBe(false);
     const listing = await formatClusters(store.clusters, "main", clock.now() - 72 * HOUR, clock.now(), 72, "en");
-    expect(listing).toBe("Capability gaps (last 72 h, top 1):\n1. fetch-report · tool failure · environment · 3× · 3 sessions · last 0 min ago · environment: never drafted");
+    expect(listing).toBe(
+      "Capability gaps (last 72 h, top 1):\n1. fetch-report · tool failure · environment · 3× · 3 sessions · last 0 min ago · environment: never drafted",
+    );
   });
 
   it("never overwrites an existing skill: the cluster is linked to it", async () => {
@@ -89,7 +107,9 @@ describe.each(STORE_ENGINES)("drafting (%s)", (engine) => {
     writeSkill(ownDir, "auto-write-poem", "Hand-written by an operator");
     const before = readFileSync(join(ownDir, "auto-write-poem", "SKILL.md"), "utf8");
     await fail({ session: 1, intentKey: "write-poem" });
-    expect(await fail({ session: 2, intentKey: "write-poem" })).toEqual([{ action: "linked", skillName: "auto-write-poem", why: "a skill of that name exists" }]);
+    expect(await fail({ session: 2, intentKey: "write-poem" })).toEqual([
+      { action: "linked", skillName: "auto-write-poem", why: "a skill of that name exists" },
+    ]);
     expect(readFileSync(join(ownDir, "auto-write-poem", "SKILL.md"), "utf8")).toBe(before);
   });
 
@@ -97,9 +117,13 @@ describe.each(STORE_ENGINES)("drafting (%s)", (engine) => {
     const { fail, baseDir, ownDir, writeSkill, store, clock } = await gapLoopSetup({ engine, trigger: 2 });
     writeSkill(baseDir, "docker-deployment", "Deploy services with Docker Compose on the team server");
     await fail({ session: 1, intentKey: "deploy-docker-service" });
-    expect(await fail({ session: 2, intentKey: "deploy-docker-service" })).toEqual([{ action: "linked", skillName: "docker-deployment", why: "an existing skill overlaps strongly" }]);
+    expect(await fail({ session: 2, intentKey: "deploy-docker-service" })).toEqual([
+      { action: "linked", skillName: "docker-deployment", why: "an existing skill overlaps strongly" },
+    ]);
     expect(existsSync(join(ownDir, "auto-deploy-docker-service"))).toBe(false);
-    expect(await formatClusters(store.clusters, "main", 0, clock.now(), 72, "en")).toContain("linked to docker-deployment");
+    expect(await formatClusters(store.clusters, "main", 0, clock.now(), 72, "en")).toContain(
+      "linked to docker-deployment",
+    );
   });
 
   it("uses the model's draft when it passes the gate, and the template when it does not", async () => {
@@ -113,19 +137,45 @@ describe.each(STORE_ENGINES)("drafting (%s)", (engine) => {
     });
     const { fail, ownDir } = await gapLoopSetup({ engine, model, trigger: 2 });
     await fail({ session: 1, intentKey: "convert-xlsx" });
-    expect(await fail({ session: 2, intentKey: "convert-xlsx" })).toMatchObject([{ action: "drafted", author: "model" }]);
-    expect(readFileSync(join(ownDir, "auto-convert-xlsx", "SKILL.md"), "utf8")).toContain("Users send xlsx files often.");
+    expect(await fail({ session: 2, intentKey: "convert-xlsx" })).toMatchObject([
+      { action: "drafted", author: "model" },
+    ]);
+    expect(readFileSync(join(ownDir, "auto-convert-xlsx", "SKILL.md"), "utf8")).toContain(
+      "Users send xlsx files often.",
+    );
     await fail({ session: 1, intentKey: "translate-memo" });
-    expect(await fail({ session: 2, intentKey: "translate-memo" })).toMatchObject([{ action: "drafted", author: "template" }]);
+    expect(await fail({ session: 2, intentKey: "translate-memo" })).toMatchObject([
+      { action: "drafted", author: "template" },
+    ]);
     expect(model.requests.every((request) => request.purpose === "draft")).toBe(true);
   });
 
   it("the gate rejects drafts with wrong fields or missing sections", () => {
-    const template = renderDraftTemplate("auto-x-y", { intentKey: "x-y", reason: "no_skill", count: 3, sessions: 2, samples: ["a"], errors: [] }, "en", "2026-11-30");
+    const template = renderDraftTemplate(
+      "auto-x-y",
+      { intentKey: "x-y", reason: "no_skill", count: 3, sessions: 2, samples: ["a"], errors: [] },
+      "en",
+      "2026-11-30",
+    );
     expect(gateDraft(template, { name: "auto-x-y", intentKey: "x-y", locale: "en" }).ok).toBe(true);
-    expect(gateDraft(template, { name: "auto-x-y", intentKey: "x-y", locale: "zh" })).toMatchObject({ ok: false, error: expect.stringMatching(/section "## 触发背景" is missing/) });
-    expect(gateDraft(template.replace("status: draft", "status: active"), { name: "auto-x-y", intentKey: "x-y", locale: "en" })).toMatchObject({ ok: false, error: "status must be draft" });
-    expect(gateDraft(template.replace(/## Procedure\n[^#]*/, "## Procedure\n\n"), { name: "auto-x-y", intentKey: "x-y", locale: "en" })).toMatchObject({ ok: false, error: 'section "## Procedure" is empty' });
+    expect(gateDraft(template, { name: "auto-x-y", intentKey: "x-y", locale: "zh" })).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/section "## 触发背景" is missing/),
+    });
+    expect(
+      gateDraft(template.replace("status: draft", "status: active"), {
+        name: "auto-x-y",
+        intentKey: "x-y",
+        locale: "en",
+      }),
+    ).toMatchObject({ ok: false, error: "status must be draft" });
+    expect(
+      gateDraft(template.replace(/## Procedure\n[^#]*/, "## Procedure\n\n"), {
+        name: "auto-x-y",
+        intentKey: "x-y",
+        locale: "en",
+      }),
+    ).toMatchObject({ ok: false, error: 'section "## Procedure" is empty' });
     expect(gateDraft("no frontmatter", { name: "auto-x-y", intentKey: "x-y", locale: "en" }).ok).toBe(false);
   });
 
@@ -133,7 +183,14 @@ describe.each(STORE_ENGINES)("drafting (%s)", (engine) => {
     const { loop, ownDir, store } = await gapLoopSetup({ engine, trigger: 2 });
     for (const intentKey of ["alpha-task", "beta-task"]) {
       for (const session of [1, 2]) {
-        await loop.recordGap({ agentId: "main", sessionId: (await store.sessions.activeSession("main", "t", `c${session}`)).id, traceId: `${intentKey}-${session}`, intentKey, reason: "no_skill", userText: intentKey });
+        await loop.recordGap({
+          agentId: "main",
+          sessionId: (await store.sessions.activeSession("main", "t", `c${session}`)).id,
+          traceId: `${intentKey}-${session}`,
+          intentKey,
+          reason: "no_skill",
+          userText: intentKey,
+        });
       }
     }
     // Both clusters have crossed; each is evaluated twice, all at once.
@@ -143,7 +200,12 @@ describe.each(STORE_ENGINES)("drafting (%s)", (engine) => {
       loop.evaluate("main", "alpha-task", "no_skill"),
       loop.evaluate("main", "beta-task", "no_skill"),
     ]);
-    expect(outcomes.filter((outcome) => outcome.action === "drafted").map((outcome) => (outcome as { skillName: string }).skillName).sort()).toEqual(["auto-alpha-task", "auto-beta-task"]);
+    expect(
+      outcomes
+        .filter((outcome) => outcome.action === "drafted")
+        .map((outcome) => (outcome as { skillName: string }).skillName)
+        .sort(),
+    ).toEqual(["auto-alpha-task", "auto-beta-task"]);
     expect((await store.clusters.drafts("main")).map((draft) => [draft.intentKey, draft.status])).toEqual([
       ["alpha-task", "drafted"],
       ["beta-task", "drafted"],
@@ -155,9 +217,18 @@ describe.each(STORE_ENGINES)("drafting (%s)", (engine) => {
   it("concurrent evaluations of a cluster that has crossed produce exactly one draft", async () => {
     const { loop, store } = await gapLoopSetup({ engine, trigger: 2 });
     for (const session of [1, 2]) {
-      await loop.recordGap({ agentId: "main", sessionId: (await store.sessions.activeSession("main", "t", `c${session}`)).id, traceId: `x${session}`, intentKey: "gamma-task", reason: "no_skill", userText: "gamma" });
+      await loop.recordGap({
+        agentId: "main",
+        sessionId: (await store.sessions.activeSession("main", "t", `c${session}`)).id,
+        traceId: `x${session}`,
+        intentKey: "gamma-task",
+        reason: "no_skill",
+        userText: "gamma",
+      });
     }
-    const outcomes = await Promise.all(Array.from({ length: 5 }, () => loop.evaluate("main", "gamma-task", "no_skill")));
+    const outcomes = await Promise.all(
+      Array.from({ length: 5 }, () => loop.evaluate("main", "gamma-task", "no_skill")),
+    );
     expect(outcomes.filter((outcome) => outcome.action === "drafted")).toHaveLength(1);
     expect(outcomes.filter((outcome) => outcome.action === "skipped")).toHaveLength(4);
   });
@@ -170,7 +241,9 @@ describe.each(STORE_ENGINES)("intent keys (%s)", (engine) => {
     await fail({ session: 2, intentKey: "docker-deploy" });
     const [outcome] = await fail({ session: 3, intentKey: "deploying-docker" });
     expect(outcome).toMatchObject({ action: "drafted", skillName: "auto-deploy-docker" });
-    const rows = await store.sql.all("SELECT intent_key AS key, raw_intent_key AS raw FROM capability_gaps ORDER BY id");
+    const rows = await store.sql.all(
+      "SELECT intent_key AS key, raw_intent_key AS raw FROM capability_gaps ORDER BY id",
+    );
     expect(rows).toEqual([
       { key: "deploy-docker", raw: "deploy-docker" },
       { key: "deploy-docker", raw: "docker-deploy" },
@@ -183,7 +256,11 @@ describe.each(STORE_ENGINES)("intent keys (%s)", (engine) => {
     await fail({ session: 1, intentKey: "deploy-docker" });
     await fail({ session: 1, intentKey: "remove-docker-image" });
     await fail({ session: 1, intentKey: "summarize-meeting" });
-    expect((await store.sql.all<{ key: string }>("SELECT DISTINCT intent_key AS key FROM capability_gaps ORDER BY key")).map((row) => row.key)).toEqual(["deploy-docker", "remove-docker-image", "summarize-meeting"]);
+    expect(
+      (await store.sql.all<{ key: string }>("SELECT DISTINCT intent_key AS key FROM capability_gaps ORDER BY key")).map(
+        (row) => row.key,
+      ),
+    ).toEqual(["deploy-docker", "remove-docker-image", "summarize-meeting"]);
   });
 });
 
@@ -194,7 +271,12 @@ describe("catalog reload safety", () => {
     writeFileSync(join(baseDir, "stable-skill", "SKILL.md"), "---\nname: stable-skill\n---\nbroken: no description");
     const changes = catalog.reload();
     expect(catalog.snapshot.get("stable-skill")?.description).toBe("Works well");
-    expect(changes.invalid).toEqual([{ path: join(baseDir, "stable-skill", "SKILL.md"), reason: expect.stringMatching(/the previous version stays in use/) }]);
+    expect(changes.invalid).toEqual([
+      {
+        path: join(baseDir, "stable-skill", "SKILL.md"),
+        reason: expect.stringMatching(/the previous version stays in use/),
+      },
+    ]);
   });
 
   it("a reload that fails as a whole keeps the previous snapshot and says why", async () => {

@@ -18,9 +18,16 @@ describe("the capability-gap loop end to end", () => {
     const bot = await startTestBot({ env: { GAP_DRAFT_TRIGGER_COUNT: "3" } });
     bot.fake.respond((request) => {
       const system = request.messages[0]?.content ?? "";
-      if (isRoutingRequest(request)) return system.includes("auto-deploy-docker") ? routeTo(["auto-deploy-docker"], "deploy-docker") : routeTo([], "deploy-docker");
+      if (isRoutingRequest(request))
+        return system.includes("auto-deploy-docker")
+          ? routeTo(["auto-deploy-docker"], "deploy-docker")
+          : routeTo([], "deploy-docker");
       if (system.startsWith("You write a skill file")) return { text: "Sorry, I cannot write files." };
-      return { text: system.includes("### auto-deploy-docker") ? "Following the draft skill: here are the steps." : "I can't do that yet." };
+      return {
+        text: system.includes("### auto-deploy-docker")
+          ? "Following the draft skill: here are the steps."
+          : "I can't do that yet.",
+      };
     });
     expect(await bot.send("deploy our app with docker", { chatId: "A" })).toBe("I can't do that yet.");
     await bot.send("how do I deploy with docker?", { chatId: "A" });
@@ -35,34 +42,62 @@ describe("the capability-gap loop end to end", () => {
     expect(bot.runtime.catalogs.get("main")?.snapshot.get("auto-deploy-docker")?.status).toBe("draft");
 
     const requestsBefore = bot.fake.requests.length;
-    expect(await bot.send("deploy the docker stack", { chatId: "C" })).toBe("Following the draft skill: here are the steps.");
+    expect(await bot.send("deploy the docker stack", { chatId: "C" })).toBe(
+      "Following the draft skill: here are the steps.",
+    );
     const [routing, react] = bot.fake.requests.slice(requestsBefore);
     expect(routing?.messages[0]?.content).toContain("- auto-deploy-docker [draft]: ");
     expect(react?.messages[0]?.content).toContain("### auto-deploy-docker (draft: verify its steps as you go)");
     expect(await bot.runtime.store.sql.get("SELECT count(*) AS n FROM capability_gaps")).toEqual({ n: 3 });
 
     const gaps = await bot.send("/capability_gaps");
-    expect(gaps).toMatch(/^Capability gaps \(last 72 h, top 1\):\n1\. deploy-docker · no skill · capability · 3× · 2 sessions · last 0 min ago · draft auto-deploy-docker$/);
-    expect(await bot.send("/capability_gaps", { isOperator: false, userId: "guest" })).toBe("/capability_gaps is for operators only. Your id is test:guest; an operator can admit you with: `laoding operators add test:guest --agent main`");
+    expect(gaps).toMatch(
+      /^Capability gaps \(last 72 h, top 1\):\n1\. deploy-docker · no skill · capability · 3× · 2 sessions · last 0 min ago · draft auto-deploy-docker$/,
+    );
+    expect(await bot.send("/capability_gaps", { isOperator: false, userId: "guest" })).toBe(
+      "/capability_gaps is for operators only. Your id is test:guest; an operator can admit you with: `laoding operators add test:guest --agent main`",
+    );
 
     const cli = await runLaoding(["gaps", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot });
     expect(cli.code).toBe(0);
     expect(cli.stdout).toContain("1. deploy-docker · no skill · capability · 3× · 2 sessions");
-    expect(cli.stdout).toMatch(/ {5}1 user · first seen 0 min ago · e\.g\. "docker deploy please"; "how do I deploy with docker\?"; "deploy our app with docker"/);
-    const firstGap = (await bot.runtime.store.sql.get<{ id: number }>("SELECT id FROM capability_gaps ORDER BY id LIMIT 1"))?.id as number;
-    const show = await runLaoding(["gaps", "show", String(firstGap), "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot });
+    expect(cli.stdout).toMatch(
+      / {5}1 user · first seen 0 min ago · e\.g\. "docker deploy please"; "how do I deploy with docker\?"; "deploy our app with docker"/,
+    );
+    const firstGap = (
+      await bot.runtime.store.sql.get<{ id: number }>("SELECT id FROM capability_gaps ORDER BY id LIMIT 1")
+    )?.id as number;
+    const show = await runLaoding(["gaps", "show", String(firstGap), "--workspace", bot.workspaceDir], {
+      repoRoot: bot.repoRoot,
+    });
     expect(show.code).toBe(0);
     expect(show.stdout).toMatch(/^gap \d+ · deploy-docker · no skill · capability · agent main/);
-    expect(show.stdout).toMatch(/trace tr-[0-9a-f]+ · session \d+\nmessages:\n.* user\/chat: deploy our app with docker\n.* assistant\/chat: I can't do that yet\.\ntool calls:\n {2}\(none\)\ngaps of this trace:\n {2}\* \d+ no skill · capability/);
-    const json = JSON.parse((await runLaoding(["gaps", "--json", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot })).stdout);
+    expect(show.stdout).toMatch(
+      /trace tr-[0-9a-f]+ · session \d+\nmessages:\n.* user\/chat: deploy our app with docker\n.* assistant\/chat: I can't do that yet\.\ntool calls:\n {2}\(none\)\ngaps of this trace:\n {2}\* \d+ no skill · capability/,
+    );
+    const json = JSON.parse(
+      (await runLaoding(["gaps", "--json", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot })).stdout,
+    );
     expect(json[0].drafts[0]).toMatchObject({ intentKey: "deploy-docker", status: "drafted" });
-    expect(json[0].clusters[0]).toMatchObject({ intentKey: "deploy-docker", count: 3, sessions: 2, users: 1, samples: expect.arrayContaining(["deploy our app with docker"]), draft: { skillName: "auto-deploy-docker" } });
-    expect((await runLaoding(["gaps", "show", "999", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot })).code).toBe(1);
+    expect(json[0].clusters[0]).toMatchObject({
+      intentKey: "deploy-docker",
+      count: 3,
+      sessions: 2,
+      users: 1,
+      samples: expect.arrayContaining(["deploy our app with docker"]),
+      draft: { skillName: "auto-deploy-docker" },
+    });
+    expect(
+      (await runLaoding(["gaps", "show", "999", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot })).code,
+    ).toBe(1);
   });
 
   it("/reload_skills reports added, changed, removed and invalid skills", async () => {
     // No watcher here: the command itself must do the reload and report it.
-    const bot = await startTestBot({ watchSkills: false, skills: { "old-skill": skillText("old-skill", "to be removed"), "kept-skill": skillText("kept-skill", "kept") } });
+    const bot = await startTestBot({
+      watchSkills: false,
+      skills: { "old-skill": skillText("old-skill", "to be removed"), "kept-skill": skillText("kept-skill", "kept") },
+    });
     const base = bot.layout.baseSkillsDir;
     const { rmSync } = await import("node:fs");
     rmSync(join(base, "old-skill"), { recursive: true });
@@ -72,7 +107,9 @@ describe("the capability-gap loop end to end", () => {
     mkdirSync(join(base, "Broken"));
     writeFileSync(join(base, "Broken", "SKILL.md"), "---\nname: Broken\ndescription: x\n---\n");
     const reply = await bot.send("/reload_skills");
-    expect(reply).toMatch(/^Skills reloaded \(version \d+, 3 skills\)\.\nadded: new-skill\nchanged: kept-skill\nremoved: old-skill\ninvalid: skills\/Broken\/SKILL\.md: name must be lowercase/);
+    expect(reply).toMatch(
+      /^Skills reloaded \(version \d+, 3 skills\)\.\nadded: new-skill\nchanged: kept-skill\nremoved: old-skill\ninvalid: skills\/Broken\/SKILL\.md: name must be lowercase/,
+    );
     expect(await bot.send("/reload_skills")).toMatch(/^Skills reloaded \(version \d+, 3 skills\)\.\ninvalid: /);
   });
 

@@ -39,7 +39,11 @@ describe("an experience-library turn end to end", () => {
       routeTo([], "mysql-deadlock"),
       { toolCalls: [{ name: "file_grep", arguments: { pattern: "死锁", path: "团队经验/INDEX.md" } }] },
       { toolCalls: [{ name: "file_read", arguments: { path: "团队经验/2026-10-24-mysql-deadlock.md" } }] },
-      { toolCalls: [{ name: "file_write", arguments: { path: "团队经验/2026-12-01-orders-deadlock.md", content: NEW_DOC } }] },
+      {
+        toolCalls: [
+          { name: "file_write", arguments: { path: "团队经验/2026-12-01-orders-deadlock.md", content: NEW_DOC } },
+        ],
+      },
       { toolCalls: [{ name: "library_search", arguments: { query: "orders 死锁" } }] },
       { text: "Fixed: orders.user_id needed an index. I saved the finding to the team library." },
     );
@@ -49,8 +53,12 @@ describe("an experience-library turn end to end", () => {
     const results = bot.fake.requests.slice(2).map((request) => request.messages.at(-1)?.content ?? "");
     expect(results[0]).toContain("2026-10-24-mysql-deadlock.md | MySQL 死锁排查实录");
     expect(results[1]).toContain("SHOW ENGINE INNODB STATUS");
-    expect(results[2]).toMatch(/^created 团队经验\/2026-12-01-orders-deadlock\.md \(\d+ bytes\); library index updated \(2 documents\)$/);
-    expect(results[3]?.split("\n")[1]).toMatch(/^- 2026-12-01-orders-deadlock\.md \| 订单表死锁:缺失索引 \| mysql,死锁,orders \|/);
+    expect(results[2]).toMatch(
+      /^created 团队经验\/2026-12-01-orders-deadlock\.md \(\d+ bytes\); library index updated \(2 documents\)$/,
+    );
+    expect(results[3]?.split("\n")[1]).toMatch(
+      /^- 2026-12-01-orders-deadlock\.md \| 订单表死锁:缺失索引 \| mysql,死锁,orders \|/,
+    );
 
     const index = readFileSync(join(library, "INDEX.md"), "utf8").split("\n");
     expect(index.slice(1, 4)).toEqual([

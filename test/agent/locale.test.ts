@@ -41,14 +41,24 @@ describe("locale tables", () => {
 
   it("the English check finds English: the English table's sentences, and the mixes the issue reported", () => {
     // Texts of three words or more (after what may stay is removed) are sentences; the check must see each.
-    const sentences = (Object.keys(TEXT_TABLES.en) as TextKey[]).filter((key) => TEXT_TABLES.en[key].replace(/\{\w+\}|\/[a-z_]+|<[^>]*>/g, " ").split(/\s+/).filter((word) => /^[A-Za-z]/.test(word)).length >= 4);
+    const sentences = (Object.keys(TEXT_TABLES.en) as TextKey[]).filter(
+      (key) =>
+        TEXT_TABLES.en[key]
+          .replace(/\{\w+\}|\/[a-z_]+|<[^>]*>/g, " ")
+          .split(/\s+/)
+          .filter((word) => /^[A-Za-z]/.test(word)).length >= 4,
+    );
     expect(sentences.length).toBeGreaterThan(30);
     expect(sentences.filter((key) => englishRun(TEXT_TABLES.en[key]) === undefined)).toEqual([]);
     expect(englishRun("Nothing written: no live lessons tagged deploy")).toBeDefined();
     expect(englishRun("没有写入（rate limit）")).toBe("rate limit");
     expect(englishRun("抱歉，模型服务暂时不可用（the model server failed）。")).toBeDefined();
     // What may stay does not count.
-    expect(englishRun("请在 {envFile} 中设置 LLM_BASE_URL、LLM_API_KEY 和 LLM_MODEL（`laoding experiences list`）/skill_versions <skill name here> [activate <N>]")).toBeUndefined();
+    expect(
+      englishRun(
+        "请在 {envFile} 中设置 LLM_BASE_URL、LLM_API_KEY 和 LLM_MODEL（`laoding experiences list`）/skill_versions <skill name here> [activate <N>]",
+      ),
+    ).toBeUndefined();
   });
 
   it("text() fills placeholders and leaves unknown ones as written", () => {
@@ -62,7 +72,8 @@ describe("codes shown to people are words", () => {
     for (const locale of LOCALES) {
       const words = MODEL_ERROR_KINDS.map((kind) => modelErrorWords(locale, kind));
       expect(new Set(words).size, locale).toBe(MODEL_ERROR_KINDS.length);
-      for (const [index, kind] of MODEL_ERROR_KINDS.entries()) expect(words[index], `${locale} ${kind}`).not.toContain("_");
+      for (const [index, kind] of MODEL_ERROR_KINDS.entries())
+        expect(words[index], `${locale} ${kind}`).not.toContain("_");
     }
     for (const kind of MODEL_ERROR_KINDS) expect(modelErrorWords("zh", kind)).toMatch(/[\u4e00-\u9fff]/);
   });

@@ -8,7 +8,11 @@ import { describe, expect, it } from "vitest";
 import { isRoutingRequest, routeTo } from "../fakes/openai-server.js";
 import { skillText, startTestBot } from "../helpers/bot.js";
 
-const NOTES_SKILL = skillText("write-notes", "Write meeting notes into a markdown file in the working folder", "# Write notes\n\n1. Write the notes with file_write.\n2. Confirm the path.");
+const NOTES_SKILL = skillText(
+  "write-notes",
+  "Write meeting notes into a markdown file in the working folder",
+  "# Write notes\n\n1. Write the notes with file_write.\n2. Confirm the path.",
+);
 
 describe("a turn end to end", () => {
   it("routes, runs a tool in the toolhost, answers, and stores everything", async () => {
@@ -34,20 +38,46 @@ describe("a turn end to end", () => {
     expect(system).toContain("You are Laoding");
     expect(system).toContain("### write-notes\n# Write notes");
     expect(system).toContain(`Your working folder is ${chatFolder}`);
-    expect(first?.tools?.map((tool) => tool.function.name)).toEqual(["file_read", "file_list", "file_write", "file_edit", "file_grep", "file_glob", "shell_exec", "library_search", "library_index"]);
+    expect(first?.tools?.map((tool) => tool.function.name)).toEqual([
+      "file_read",
+      "file_list",
+      "file_write",
+      "file_edit",
+      "file_grep",
+      "file_glob",
+      "shell_exec",
+      "library_search",
+      "library_index",
+    ]);
     expect(first?.tools?.[0]?.function.parameters).toMatchObject({ type: "object", required: ["path"] });
     expect(first?.messages.at(-1)).toEqual({ role: "user", content: "please write the standup notes: shipped" });
     expect(second?.messages.at(-1)).toMatchObject({ role: "tool", content: "created notes.md (19 bytes)" });
 
     const { store } = bot.runtime;
-    const rows = await store.sql.all<{ role: string; kind: string; content: string; traceId: string; toolCalls: string | null }>("SELECT role, kind, content, trace_id AS traceId, tool_calls AS toolCalls FROM messages ORDER BY id");
-    expect(rows.map((row) => `${row.role}/${row.kind}`)).toEqual(["user/chat", "assistant/scratch", "tool/scratch", "assistant/chat"]);
+    const rows = await store.sql.all<{
+      role: string;
+      kind: string;
+      content: string;
+      traceId: string;
+      toolCalls: string | null;
+    }>("SELECT role, kind, content, trace_id AS traceId, tool_calls AS toolCalls FROM messages ORDER BY id");
+    expect(rows.map((row) => `${row.role}/${row.kind}`)).toEqual([
+      "user/chat",
+      "assistant/scratch",
+      "tool/scratch",
+      "assistant/chat",
+    ]);
     expect(new Set(rows.map((row) => row.traceId)).size).toBe(1);
     expect(JSON.parse(rows[1]?.toolCalls ?? "[]")).toMatchObject([{ name: "file_write" }]);
     const traceId = rows[0]?.traceId as string;
     expect(await store.toolCalls.byTrace(traceId)).toMatchObject([{ tool: "file.write", ok: 1, agentId: "main" }]);
     expect((await store.modelCalls.byTrace(traceId)).map((call) => call.purpose)).toEqual(["route", "react", "react"]);
-    expect((await store.modelCalls.byTrace(traceId))[0]).toMatchObject({ ok: 1, model: "fake-model", promptTokens: expect.any(Number), totalTokens: expect.any(Number) });
+    expect((await store.modelCalls.byTrace(traceId))[0]).toMatchObject({
+      ok: 1,
+      model: "fake-model",
+      promptTokens: expect.any(Number),
+      totalTokens: expect.any(Number),
+    });
     expect(await store.gaps.byTrace(traceId)).toEqual([]);
   });
 
@@ -55,26 +85,57 @@ describe("a turn end to end", () => {
     const bot = await startTestBot({ skills: { "write-notes": NOTES_SKILL } });
     bot.fake.enqueue(
       routeTo(["write-notes"], "write-notes"),
-      { toolCalls: [{ name: "file_write", arguments: "{path: notes.md" }, { name: "file_delete_everything", arguments: {} }] },
+      {
+        toolCalls: [
+          { name: "file_write", arguments: "{path: notes.md" },
+          { name: "file_delete_everything", arguments: {} },
+        ],
+      },
       { text: "Sorry, done differently." },
     );
     await bot.send("write notes");
     const toolMessages = bot.fake.requests[2]?.messages.filter((message) => message.role === "tool") ?? [];
-    expect(toolMessages[0]?.content).toMatch(/^ERROR_CODE=INVALID_ARGS; TOOL=file\.write; REASON=arguments are not valid JSON/);
-    expect(toolMessages[1]?.content).toMatch(/^ERROR_CODE=UNKNOWN_TOOL; TOOL=file_delete_everything; REASON=no tool named/);
-    const gaps = await bot.runtime.store.sql.all("SELECT reason, class, tool, error_code AS code, intent_key AS intentKey FROM capability_gaps ORDER BY id");
+    expect(toolMessages[0]?.content).toMatch(
+      /^ERROR_CODE=INVALID_ARGS; TOOL=file\.write; REASON=arguments are not valid JSON/,
+    );
+    expect(toolMessages[1]?.content).toMatch(
+      /^ERROR_CODE=UNKNOWN_TOOL; TOOL=file_delete_everything; REASON=no tool named/,
+    );
+    const gaps = await bot.runtime.store.sql.all(
+      "SELECT reason, class, tool, error_code AS code, intent_key AS intentKey FROM capability_gaps ORDER BY id",
+    );
     expect(gaps).toEqual([
-      { reason: "parse_failure", class: "capability", tool: "file.write", code: "INVALID_ARGS", intentKey: "write-notes" },
-      { reason: "parse_failure", class: "capability", tool: "file_delete_everything", code: "UNKNOWN_TOOL", intentKey: "write-notes" },
+      {
+        reason: "parse_failure",
+        class: "capability",
+        tool: "file.write",
+        code: "INVALID_ARGS",
+        intentKey: "write-notes",
+      },
+      {
+        reason: "parse_failure",
+        class: "capability",
+        tool: "file_delete_everything",
+        code: "UNKNOWN_TOOL",
+        intentKey: "write-notes",
+      },
     ]);
   });
 
   it("a failing tool goes to the model as one line and records a tool_failure gap", async () => {
     const bot = await startTestBot({ skills: { "write-notes": NOTES_SKILL } });
-    bot.fake.enqueue(routeTo(["write-notes"], "read-notes"), { toolCalls: [{ name: "file_read", arguments: { path: "missing.md" } }] }, { text: "There are no notes yet." });
+    bot.fake.enqueue(
+      routeTo(["write-notes"], "read-notes"),
+      { toolCalls: [{ name: "file_read", arguments: { path: "missing.md" } }] },
+      { text: "There are no notes yet." },
+    );
     expect(await bot.send("read my notes")).toBe("There are no notes yet.");
-    expect(bot.fake.requests[2]?.messages.at(-1)?.content).toBe("ERROR_CODE=PATH_NOT_FOUND; TOOL=file.read; REASON=missing.md does not exist");
-    expect(await bot.runtime.store.sql.all("SELECT reason, class, error_code AS code FROM capability_gaps")).toEqual([{ reason: "tool_failure", class: "capability", code: "PATH_NOT_FOUND" }]);
+    expect(bot.fake.requests[2]?.messages.at(-1)?.content).toBe(
+      "ERROR_CODE=PATH_NOT_FOUND; TOOL=file.read; REASON=missing.md does not exist",
+    );
+    expect(await bot.runtime.store.sql.all("SELECT reason, class, error_code AS code FROM capability_gaps")).toEqual([
+      { reason: "tool_failure", class: "capability", code: "PATH_NOT_FOUND" },
+    ]);
   });
 
   it("runs out of steps: an honest partial answer and a step_budget gap", async () => {
@@ -86,11 +147,15 @@ describe("a turn end to end", () => {
       { text: "I listed the folder twice but did not find the report." },
     );
     const answer = await bot.send("find the report");
-    expect(answer).toBe("(I could not finish this within 2 steps; here is where I got to.)\n\nI listed the folder twice but did not find the report.");
+    expect(answer).toBe(
+      "(I could not finish this within 2 steps; here is where I got to.)\n\nI listed the folder twice but did not find the report.",
+    );
     const partial = bot.fake.requests[3];
     expect(partial?.tool_choice).toBe("none");
     expect(partial?.messages.at(-1)?.content).toMatch(/run out of steps/);
-    expect(await bot.runtime.store.sql.all("SELECT reason, class FROM capability_gaps")).toEqual([{ reason: "step_budget", class: "capability" }]);
+    expect(await bot.runtime.store.sql.all("SELECT reason, class FROM capability_gaps")).toEqual([
+      { reason: "step_budget", class: "capability" },
+    ]);
   });
 
   it("no skill matches: falls back to skill-builder and records no_skill", async () => {
@@ -98,14 +163,27 @@ describe("a turn end to end", () => {
     bot.fake.enqueue(routeTo([], "deploy-kubernetes"), { text: "I can't do that yet." });
     await bot.send("deploy my app to kubernetes");
     expect(bot.fake.requests[1]?.messages[0]?.content).toContain("### skill-builder");
-    expect(await bot.runtime.store.sql.all("SELECT reason, class, intent_key AS intentKey, user_text AS userText FROM capability_gaps")).toEqual([
-      { reason: "no_skill", class: "capability", intentKey: "deploy-kubernetes", userText: "deploy my app to kubernetes" },
+    expect(
+      await bot.runtime.store.sql.all(
+        "SELECT reason, class, intent_key AS intentKey, user_text AS userText FROM capability_gaps",
+      ),
+    ).toEqual([
+      {
+        reason: "no_skill",
+        class: "capability",
+        intentKey: "deploy-kubernetes",
+        userText: "deploy my app to kubernetes",
+      },
     ]);
   });
 
   it("a routing reply that is not JSON is retried once, then treated as parse_failure", async () => {
     const bot = await startTestBot({ skills: { "write-notes": NOTES_SKILL } });
-    bot.fake.enqueue({ text: "I think write-notes fits best" }, { text: "```json\n{\"skills\": [\"write-notes\"], \"intent_key\": \"Write Notes!\"}\n```" }, { text: "ok" });
+    bot.fake.enqueue(
+      { text: "I think write-notes fits best" },
+      { text: '```json\n{"skills": ["write-notes"], "intent_key": "Write Notes!"}\n```' },
+      { text: "ok" },
+    );
     await bot.send("notes please");
     expect(bot.fake.requests[1]?.messages.at(-1)?.content).toMatch(/not valid JSON/);
     expect(bot.fake.requests[2]?.messages[0]?.content).toContain("### write-notes");
@@ -113,13 +191,19 @@ describe("a turn end to end", () => {
 
     bot.fake.enqueue({ text: "no json" }, { text: "still none" }, { text: "answer anyway" });
     expect(await bot.send("更多笔记")).toBe("answer anyway");
-    expect(await bot.runtime.store.sql.all("SELECT reason, intent_key AS intentKey, detail FROM capability_gaps")).toEqual([
-      { reason: "parse_failure", intentKey: "更多-笔记", detail: "routing reply: still none" },
-    ]);
+    expect(
+      await bot.runtime.store.sql.all("SELECT reason, intent_key AS intentKey, detail FROM capability_gaps"),
+    ).toEqual([{ reason: "parse_failure", intentKey: "更多-笔记", detail: "routing reply: still none" }]);
   });
 
   it("drops skill names that are not in the catalog and keeps at most two", async () => {
-    const bot = await startTestBot({ skills: { "write-notes": NOTES_SKILL, "a-one": skillText("a-one", "first"), "b-two": skillText("b-two", "second") } });
+    const bot = await startTestBot({
+      skills: {
+        "write-notes": NOTES_SKILL,
+        "a-one": skillText("a-one", "first"),
+        "b-two": skillText("b-two", "second"),
+      },
+    });
     bot.fake.enqueue(routeTo(["nope", "a-one", "b-two", "write-notes"], "x"), { text: "ok" });
     await bot.send("do it");
     const system = bot.fake.requests[1]?.messages[0]?.content ?? "";
@@ -140,14 +224,24 @@ describe("model failures", () => {
   it("a timeout: the user is told, an environment gap is recorded, the bot keeps working", async () => {
     const bot = await startTestBot({ env: { LLM_TIMEOUT_MS: "1000" } });
     bot.fake.enqueue({ text: "late", delayMs: 3_000 });
-    expect(await bot.send("hi")).toBe("Sorry, the model service is unavailable right now (timeout). Please try again later.");
-    expect(await bot.runtime.store.sql.all("SELECT reason, class, error_code AS code FROM capability_gaps")).toEqual([{ reason: "model_failure", class: "environment", code: "timeout" }]);
+    expect(await bot.send("hi")).toBe(
+      "Sorry, the model service is unavailable right now (timeout). Please try again later.",
+    );
+    expect(await bot.runtime.store.sql.all("SELECT reason, class, error_code AS code FROM capability_gaps")).toEqual([
+      { reason: "model_failure", class: "environment", code: "timeout" },
+    ]);
     bot.fake.enqueue(routeTo([], "greet"), { text: "Back again." });
     expect(await bot.send("hi again")).toBe("Back again.");
   });
 
   it("an unexpected failure still answers, with a trace id to report, and both messages are stored", async () => {
-    const bot = await startTestBot({ extend: () => ({ extraSections: () => { throw new Error("disk on fire"); } }) });
+    const bot = await startTestBot({
+      extend: () => ({
+        extraSections: () => {
+          throw new Error("disk on fire");
+        },
+      }),
+    });
     bot.fake.respond((request) => (isRoutingRequest(request) ? routeTo([], "x") : { text: "fine" }));
     const answer = await bot.send("hello");
     expect(answer).toMatch(/^Sorry, something went wrong on my side \(trace tr-[0-9a-f]{16}\)/);
@@ -167,7 +261,9 @@ describe("model failures", () => {
   it("no model configured: commands work and a chat message says how to configure one", async () => {
     const bot = await startTestBot({ model: false });
     expect(await bot.send("/help")).toMatch(/^I'm Laoding/);
-    expect(await bot.send("hello")).toMatch(/No model is configured yet.*LLM_BASE_URL, LLM_API_KEY and LLM_MODEL in .*configs\/env/);
+    expect(await bot.send("hello")).toMatch(
+      /No model is configured yet.*LLM_BASE_URL, LLM_API_KEY and LLM_MODEL in .*configs\/env/,
+    );
     expect(bot.fake.requests).toHaveLength(0);
   });
 });
@@ -177,17 +273,29 @@ describe("conversations", () => {
     const bot = await startTestBot({ env: { CONTEXT_CHAR_BUDGET: "1000" } });
     bot.fake.respond((request) => {
       if (isRoutingRequest(request)) return routeTo([], "chat");
-      if (request.messages[0]?.content?.startsWith("Summarise a conversation")) return { text: "The user talked about apples and pears." };
+      if (request.messages[0]?.content?.startsWith("Summarise a conversation"))
+        return { text: "The user talked about apples and pears." };
       return { text: "x".repeat(300) };
     });
-    for (const fruit of ["apples", "pears", "plums", "figs"]) await bot.send(`tell me about ${fruit} ${"!".repeat(200)}`);
-    const summaryCall = bot.fake.requests.find((request) => request.messages[0]?.content?.startsWith("Summarise a conversation"));
+    for (const fruit of ["apples", "pears", "plums", "figs"])
+      await bot.send(`tell me about ${fruit} ${"!".repeat(200)}`);
+    const summaryCall = bot.fake.requests.find((request) =>
+      request.messages[0]?.content?.startsWith("Summarise a conversation"),
+    );
     expect(summaryCall?.messages[1]?.content).toContain("tell me about apples");
-    const session = (await bot.runtime.store.sql.get<{ summary: string; until: number }>("SELECT summary, summary_until_message_id AS until FROM sessions")) as { summary: string; until: number };
+    const session = (await bot.runtime.store.sql.get<{ summary: string; until: number }>(
+      "SELECT summary, summary_until_message_id AS until FROM sessions",
+    )) as { summary: string; until: number };
     expect(session.summary).toBe("The user talked about apples and pears.");
     const last = bot.fake.requests.at(-1);
-    expect(last?.messages[0]?.content).toContain("## Earlier in this conversation\nThe user talked about apples and pears.");
-    const shown = last?.messages.slice(1).map((message) => message.content ?? "").join("") ?? "";
+    expect(last?.messages[0]?.content).toContain(
+      "## Earlier in this conversation\nThe user talked about apples and pears.",
+    );
+    const shown =
+      last?.messages
+        .slice(1)
+        .map((message) => message.content ?? "")
+        .join("") ?? "";
     expect(shown).not.toContain("apples !");
     expect(shown).toContain("tell me about figs");
     expect(shown.length).toBeLessThan(1_000 + 600);
@@ -267,22 +375,34 @@ describe("commands", () => {
 describe("steering a turn", () => {
   it("reports progress, and a cancel during a tool call kills the command and ends the turn as cancelled", async () => {
     const bot = await startTestBot({ env: { ALLOWED_COMMANDS: "sleep,ls" } });
-    bot.fake.enqueue(routeTo([], "wait-a-while"), { toolCalls: [{ name: "shell_exec", arguments: { command: "sleep 47" } }] });
+    bot.fake.enqueue(routeTo([], "wait-a-while"), {
+      toolCalls: [{ name: "shell_exec", arguments: { command: "sleep 47" } }],
+    });
     const controller = new AbortController();
     const progress: unknown[] = [];
-    const answer = await bot.send("wait for me", {}, {
-      signal: controller.signal,
-      onProgress: (state) => {
-        progress.push(state);
-        // The tool call has gone out: give the command a moment to start, then cancel.
-        if (state.state === "tool") setTimeout(() => controller.abort(), 500);
+    const answer = await bot.send(
+      "wait for me",
+      {},
+      {
+        signal: controller.signal,
+        onProgress: (state) => {
+          progress.push(state);
+          // The tool call has gone out: give the command a moment to start, then cancel.
+          if (state.state === "tool") setTimeout(() => controller.abort(), 500);
+        },
       },
-    });
+    );
     expect(answer).toBe("(Cancelled.)");
-    expect(progress).toEqual([{ state: "routing" }, { state: "thinking", step: 1 }, { state: "tool", tool: "shell.exec" }]);
+    expect(progress).toEqual([
+      { state: "routing" },
+      { state: "thinking", step: 1 },
+      { state: "tool", tool: "shell.exec" },
+    ]);
     // No model call after the cancel, no capability gap, the command is gone.
     expect(bot.fake.requests).toHaveLength(2);
-    expect(await bot.runtime.store.sql.get("SELECT COUNT(*) AS n FROM capability_gaps WHERE reason = 'tool_failure'")).toEqual({ n: 0 });
+    expect(
+      await bot.runtime.store.sql.get("SELECT COUNT(*) AS n FROM capability_gaps WHERE reason = 'tool_failure'"),
+    ).toEqual({ n: 0 });
     expect(execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })).not.toMatch(/^sleep 47/m);
     const last = await bot.runtime.store.sql.get("SELECT role, kind, content FROM messages ORDER BY id DESC LIMIT 1");
     expect(last).toEqual({ role: "assistant", kind: "chat", content: "(Cancelled.)" });
@@ -294,7 +414,9 @@ describe("steering a turn", () => {
   it("a turn past TURN_TIMEOUT_MS is stopped and the user is told what to do", async () => {
     const bot = await startTestBot({ env: { TURN_TIMEOUT_MS: "1000" } });
     bot.fake.enqueue(routeTo([], "slow"), { text: "too late", delayMs: 4_000 });
-    expect(await bot.send("take your time")).toMatch(/^Sorry, this took longer than 1 s, so I stopped\. .*TURN_TIMEOUT_MS/);
+    expect(await bot.send("take your time")).toMatch(
+      /^Sorry, this took longer than 1 s, so I stopped\. .*TURN_TIMEOUT_MS/,
+    );
   });
 
   it("each retry of the model is shown, and a refused key says who must fix what instead of 'try later'", async () => {
@@ -302,11 +424,17 @@ describe("steering a turn", () => {
     bot.fake.enqueue({ status: 503 }, routeTo([], "greet"), { text: "Hi." });
     const progress: unknown[] = [];
     expect(await bot.send("hi", {}, { onProgress: (state) => progress.push(state) })).toBe("Hi.");
-    expect(progress).toEqual([{ state: "routing" }, { state: "retrying", attempt: 2, maxAttempts: 2, reason: expect.stringMatching(/503/) }, { state: "thinking", step: 1 }]);
+    expect(progress).toEqual([
+      { state: "routing" },
+      { state: "retrying", attempt: 2, maxAttempts: 2, reason: expect.stringMatching(/503/) },
+      { state: "thinking", step: 1 },
+    ]);
 
     bot.fake.enqueue({ status: 401 });
     const refused = await bot.send("hi again");
-    expect(refused).toMatch(/refused the bot's API key; retrying will not help\. An operator needs to check LLM_API_KEY/);
+    expect(refused).toMatch(
+      /refused the bot's API key; retrying will not help\. An operator needs to check LLM_API_KEY/,
+    );
     expect(refused).not.toMatch(/try again later/i);
   });
 });

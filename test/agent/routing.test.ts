@@ -5,12 +5,25 @@ import { extractJsonObject } from "../../src/agent/routing/route-message.js";
 import { words } from "../../src/knowledge/keywords.js";
 import type { Skill } from "../../src/knowledge/skill.js";
 
-const skill = (name: string, description: string): Skill => ({ name, description, status: "active", body: "", path: `/s/${name}/SKILL.md`, source: "base" });
+const skill = (name: string, description: string): Skill => ({
+  name,
+  description,
+  status: "active",
+  body: "",
+  path: `/s/${name}/SKILL.md`,
+  source: "base",
+});
 
 describe("lexical shortlist", () => {
   it("passes small catalogs whole and cuts large ones by overlap, Chinese included", () => {
-    const filler = Array.from({ length: 30 }, (_, index) => skill(`filler-${index}`, `unrelated topic number ${index}`));
-    const catalog = [...filler, skill("deploy-docker", "用 Docker 部署服务到服务器"), skill("skill-builder", "write a new skill")];
+    const filler = Array.from({ length: 30 }, (_, index) =>
+      skill(`filler-${index}`, `unrelated topic number ${index}`),
+    );
+    const catalog = [
+      ...filler,
+      skill("deploy-docker", "用 Docker 部署服务到服务器"),
+      skill("skill-builder", "write a new skill"),
+    ];
     expect(shortlistSkills(catalog.slice(0, 5), "anything")).toHaveLength(5);
     const chosen = shortlistSkills(catalog, "帮我把服务部署到服务器上", { size: 5, keep: "skill-builder" });
     expect(chosen).toHaveLength(5);
@@ -26,7 +39,9 @@ describe("keywords and intent keys", () => {
 
   it("normalises model keys and derives keys from the text when there is none", () => {
     expect(normalizeIntentKey("Deploy Docker_Compose!", "")).toBe("deploy-docker-compose");
-    expect(normalizeIntentKey("", "How do I deploy docker compose on the server?")).toBe("deploy-docker-compose-server");
+    expect(normalizeIntentKey("", "How do I deploy docker compose on the server?")).toBe(
+      "deploy-docker-compose-server",
+    );
     expect(normalizeIntentKey("", "部署服务")).toBe("部署-服务");
     expect(normalizeIntentKey("", "???")).toBe("unknown");
     expect(normalizeIntentKey("x".repeat(100), "")).toHaveLength(48);

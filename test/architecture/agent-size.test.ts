@@ -16,7 +16,11 @@ const MAX_FUNCTION_LINES = 80;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? sourceFiles(join(dir, entry.name))
+      : entry.name.endsWith(".ts")
+        ? [join(dir, entry.name)]
+        : [],
   );
 }
 
@@ -36,7 +40,8 @@ function isFunction(node: ts.Node): node is ts.FunctionLikeDeclaration {
 function functionName(node: ts.FunctionLikeDeclaration, source: ts.SourceFile): string {
   if (node.name) return node.name.getText(source);
   const parent = node.parent;
-  if ((ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)) && parent.name) return parent.name.getText(source);
+  if ((ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)) && parent.name)
+    return parent.name.getText(source);
   return "(anonymous)";
 }
 
@@ -49,7 +54,8 @@ function longFunctions(file: string, text = readFileSync(file, "utf8")): string[
       const start = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
       const end = source.getLineAndCharacterOfPosition(node.getEnd()).line;
       const lines = end - start + 1;
-      if (lines > MAX_FUNCTION_LINES) found.push(`${relative(REAL_REPO_ROOT, file)}:${start + 1} ${functionName(node, source)} (${lines} lines)`);
+      if (lines > MAX_FUNCTION_LINES)
+        found.push(`${relative(REAL_REPO_ROOT, file)}:${start + 1} ${functionName(node, source)} (${lines} lines)`);
     }
     ts.forEachChild(node, visit);
   };
@@ -82,7 +88,8 @@ describe("agent size", () => {
   });
 
   it("finds a long arrow function or method, and names it", () => {
-    const body = (lines: number) => Array.from({ length: lines }, (_, index) => `  const line${index} = ${index};`).join("\n");
+    const body = (lines: number) =>
+      Array.from({ length: lines }, (_, index) => `  const line${index} = ${index};`).join("\n");
     const file = join(AGENT, "probe.ts");
     const probe = [
       `export const tooLong = () => {\n${body(MAX_FUNCTION_LINES - 1)}\n};`,

@@ -12,16 +12,20 @@ const SRC = join(REAL_REPO_ROOT, "src");
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? sourceFiles(join(dir, entry.name))
+      : entry.name.endsWith(".ts")
+        ? [join(dir, entry.name)]
+        : [],
   );
 }
 
 /** Relative imports of a file, resolved to paths under src/. */
 export function localImports(file: string): string[] {
   const text = readFileSync(file, "utf8");
-  const specifiers = [...text.matchAll(/(?:import|export)[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)].map(
-    (match) => match[1] ?? match[2] ?? "",
-  );
+  const specifiers = [
+    ...text.matchAll(/(?:import|export)[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g),
+  ].map((match) => match[1] ?? match[2] ?? "");
   return specifiers.filter((spec) => spec.startsWith(".")).map((spec) => relative(SRC, resolve(dirname(file), spec)));
 }
 
@@ -43,7 +47,11 @@ describe("layering", () => {
     it(`${rule.from} never imports ${rule.forbidden.join(", ")}`, () => {
       const violations = files
         .filter((file) => relative(SRC, file).startsWith(rule.from))
-        .flatMap((file) => localImports(file).filter((target) => rule.forbidden.some((prefix) => target.startsWith(prefix))).map((target) => `${relative(SRC, file)} -> ${target}`));
+        .flatMap((file) =>
+          localImports(file)
+            .filter((target) => rule.forbidden.some((prefix) => target.startsWith(prefix)))
+            .map((target) => `${relative(SRC, file)} -> ${target}`),
+        );
       expect(violations).toEqual([]);
     });
   }

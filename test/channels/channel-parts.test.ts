@@ -7,12 +7,20 @@ import { markdownToTelegramHtml } from "../../src/channels/telegram/markdown-to-
 
 describe("Markdown to Telegram HTML", () => {
   it("converts what models write and escapes everything else", () => {
-    expect(markdownToTelegramHtml("# Title\n**bold** and *it* and `a<b>` and ~~gone~~ [site](https://x.test/?a=1&b=2)")).toBe(
+    expect(
+      markdownToTelegramHtml("# Title\n**bold** and *it* and `a<b>` and ~~gone~~ [site](https://x.test/?a=1&b=2)"),
+    ).toBe(
       '<b>Title</b>\n<b>bold</b> and <i>it</i> and <code>a&lt;b&gt;</code> and <s>gone</s> <a href="https://x.test/?a=1&amp;b=2">site</a>',
     );
-    expect(markdownToTelegramHtml("```ts\nconst a = 1 < 2;\n```")).toBe('<pre><code class="language-ts">const a = 1 &lt; 2;</code></pre>');
-    expect(markdownToTelegramHtml("- one\n- two\n> quoted\n> more")).toBe("• one\n• two\n<blockquote>quoted\nmore</blockquote>");
-    expect(markdownToTelegramHtml("snake_case_name and 2 * 3 * 4 & <tag>")).toBe("snake_case_name and 2 * 3 * 4 &amp; &lt;tag&gt;");
+    expect(markdownToTelegramHtml("```ts\nconst a = 1 < 2;\n```")).toBe(
+      '<pre><code class="language-ts">const a = 1 &lt; 2;</code></pre>',
+    );
+    expect(markdownToTelegramHtml("- one\n- two\n> quoted\n> more")).toBe(
+      "• one\n• two\n<blockquote>quoted\nmore</blockquote>",
+    );
+    expect(markdownToTelegramHtml("snake_case_name and 2 * 3 * 4 & <tag>")).toBe(
+      "snake_case_name and 2 * 3 * 4 &amp; &lt;tag&gt;",
+    );
     expect(markdownToTelegramHtml("```\nunclosed")).toBe("<pre>unclosed</pre>");
   });
 });
@@ -38,7 +46,14 @@ describe("splitText", () => {
 });
 
 describe("access policy", () => {
-  const message = (overrides: Partial<PlatformMessage>): PlatformMessage => ({ channel: "telegram", chatId: "1", userId: "10", text: "hi", chatType: "private", ...overrides });
+  const message = (overrides: Partial<PlatformMessage>): PlatformMessage => ({
+    channel: "telegram",
+    chatId: "1",
+    userId: "10",
+    text: "hi",
+    chatType: "private",
+    ...overrides,
+  });
   it("answers allowlisted users, refuses others, ignores group chatter without a mention", () => {
     const policy = createAccessPolicy({ allowedUsers: ["10"], operators: ["10"], groupPolicy: "mention" });
     expect(policy.decide(message({}))).toBe("answer");
@@ -50,7 +65,11 @@ describe("access policy", () => {
     expect(policy.openToEveryone).toBe(false);
   });
   it("* allows everyone on purpose; no list allows everyone and says so; GROUP_POLICY=all answers every group message", () => {
-    expect(createAccessPolicy({ allowedUsers: ["*"], operators: [], groupPolicy: "mention" }).decide(message({ userId: "99" }))).toBe("answer");
+    expect(
+      createAccessPolicy({ allowedUsers: ["*"], operators: [], groupPolicy: "mention" }).decide(
+        message({ userId: "99" }),
+      ),
+    ).toBe("answer");
     const open = createAccessPolicy({ operators: [], groupPolicy: "all" });
     expect(open.openToEveryone).toBe(true);
     expect(open.decide(message({ chatType: "group" }))).toBe("answer");

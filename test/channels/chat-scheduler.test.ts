@@ -179,82 +179,89 @@ describe.each(STORE_ENGINES)("chat scheduler on %s", (engine) => {
     }
     await until(() => expect(run.answers).toHaveLength(24));
     for (const [chatId, ids] of expected) expectInOrderOnce(run.answeredIn(chatId), ids);
-    for (const answer of run.answers) expect(answer.replica).toBe(run.replicas[Number(answer.chatId.slice(5)) % run.replicas.length]?.name);
+    for (const answer of run.answers)
+      expect(answer.replica).toBe(run.replicas[Number(answer.chatId.slice(5)) % run.replicas.length]?.name);
     expect(run.most.perChat).toBe(1);
     expect(run.most.overall).toBeGreaterThan(1);
     await run.close();
   });
 
-  it.runIf(engine === "postgres")("a message taken in by the replica that does not hold its chat is answered by the holder", async () => {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let firstBegun = false;
-    const run = await replicasOn(engine, {
-      sweepMs: 60_000,
-      beforeAnswer: async (_replica, row) => {
-        if (row.message !== "first") return;
-        firstBegun = true;
-        await held;
-      },
-    });
-    const [a, b] = run.replicas as [Replica, Replica];
-    const first = await a.takeIn("chat-x", "first");
-    await until(() => expect(firstBegun).toBe(true));
-    expect((await b.store.leases.get(chatLeaseName(BOT, "chat-x")))?.holder).toBe("a");
+  it.runIf(engine === "postgres")(
+    "a message taken in by the replica that does not hold its chat is answered by the holder",
+    async () => {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let firstBegun = false;
+      const run = await replicasOn(engine, {
+        sweepMs: 60_000,
+        beforeAnswer: async (_replica, row) => {
+          if (row.message !== "first") return;
+          firstBegun = true;
+          await held;
+        },
+      });
+      const [a, b] = run.replicas as [Replica, Replica];
+      const first = await a.takeIn("chat-x", "first");
+      await until(() => expect(firstBegun).toBe(true));
+      expect((await b.store.leases.get(chatLeaseName(BOT, "chat-x")))?.holder).toBe("a");
 
-    const second = await b.takeIn("chat-x", "second");
-    // b asked for the chat, found it held, and let it be.
-    await until(() => expect(b.scheduler.busy).toBe(0));
-    expect(run.answers).toEqual([]);
-    release();
-    await until(() => expect(run.answers).toHaveLength(2));
-    expect(run.answers.map((answer) => [answer.id, answer.replica])).toEqual([
-      [first, "a"],
-      [second, "a"],
-    ]);
-    expect(run.most.perChat).toBe(1);
-    await run.close();
-  });
+      const second = await b.takeIn("chat-x", "second");
+      // b asked for the chat, found it held, and let it be.
+      await until(() => expect(b.scheduler.busy).toBe(0));
+      expect(run.answers).toEqual([]);
+      release();
+      await until(() => expect(run.answers).toHaveLength(2));
+      expect(run.answers.map((answer) => [answer.id, answer.replica])).toEqual([
+        [first, "a"],
+        [second, "a"],
+      ]);
+      expect(run.most.perChat).toBe(1);
+      await run.close();
+    },
+  );
 
-  it.runIf(engine === "postgres")("a replica that dies holding a chat: the other's sweep takes the chat once its lease expires and answers the rest once", async () => {
-    const diesAfter = 3;
-    let deadReplica: Replica | undefined;
-    const run = await replicasOn(engine, {
-      answerMs: 10,
-      afterAnswer: async (replica) => {
-        if (deadReplica || run.answers.length !== diesAfter) return;
-        // Dies right after its third answer: no more queries, no release, no renewals.
-        deadReplica = replica;
-        replica.dead = true;
-        await replica.store.close();
-      },
-    });
-    const [a, b] = run.replicas as [Replica, Replica];
-    const ids: number[] = [];
-    // All queued before the work begins (the replica that dies takes nothing in afterwards).
-    for (let index = 0; index < 8; index += 1) ids.push(await a.takeIn("chat-d", `m${index}`, false));
-    a.scheduler.poke("chat-d");
-    await until(() => expect(deadReplica).toBeDefined());
-    const dead = deadReplica as Replica;
-    const survivor = dead === a ? b : a;
-    // The dead replica's lease is still in the table until it expires.
-    expect((await survivor.store.leases.get(chatLeaseName(BOT, "chat-d")))?.holder).toBe(dead.name);
+  it.runIf(engine === "postgres")(
+    "a replica that dies holding a chat: the other's sweep takes the chat once its lease expires and answers the rest once",
+    async () => {
+      const diesAfter = 3;
+      let deadReplica: Replica | undefined;
+      const run = await replicasOn(engine, {
+        answerMs: 10,
+        afterAnswer: async (replica) => {
+          if (deadReplica || run.answers.length !== diesAfter) return;
+          // Dies right after its third answer: no more queries, no release, no renewals.
+          deadReplica = replica;
+          replica.dead = true;
+          await replica.store.close();
+        },
+      });
+      const [a, b] = run.replicas as [Replica, Replica];
+      const ids: number[] = [];
+      // All queued before the work begins (the replica that dies takes nothing in afterwards).
+      for (let index = 0; index < 8; index += 1) ids.push(await a.takeIn("chat-d", `m${index}`, false));
+      a.scheduler.poke("chat-d");
+      await until(() => expect(deadReplica).toBeDefined());
+      const dead = deadReplica as Replica;
+      const survivor = dead === a ? b : a;
+      // The dead replica's lease is still in the table until it expires.
+      expect((await survivor.store.leases.get(chatLeaseName(BOT, "chat-d")))?.holder).toBe(dead.name);
 
-    await until(() => expect(run.answers).toHaveLength(8), 15_000);
-    expectInOrderOnce(run.answeredIn("chat-d"), ids);
-    expect(run.answers.slice(0, diesAfter).every((answer) => answer.replica === dead.name)).toBe(true);
-    expect(run.answers.slice(diesAfter).every((answer) => answer.replica === survivor.name)).toBe(true);
-    expect(run.most.perChat).toBe(1);
-    expect(await survivor.store.channels.queued(BOT)).toEqual([]);
-    await until(async () => expect(await survivor.store.leases.live()).toEqual([]));
-    // A few more sweeps: nothing is answered twice.
-    await sleep(TTL);
-    expect(run.answers).toHaveLength(8);
+      await until(() => expect(run.answers).toHaveLength(8), 15_000);
+      expectInOrderOnce(run.answeredIn("chat-d"), ids);
+      expect(run.answers.slice(0, diesAfter).every((answer) => answer.replica === dead.name)).toBe(true);
+      expect(run.answers.slice(diesAfter).every((answer) => answer.replica === survivor.name)).toBe(true);
+      expect(run.most.perChat).toBe(1);
+      expect(await survivor.store.channels.queued(BOT)).toEqual([]);
+      await until(async () => expect(await survivor.store.leases.live()).toEqual([]));
+      // A few more sweeps: nothing is answered twice.
+      await sleep(TTL);
+      expect(run.answers).toHaveLength(8);
 
-    await survivor.scheduler.close();
-    await dead.scheduler.close();
-    await survivor.keeper.stop();
-    await dead.keeper.stop();
-    await survivor.store.close();
-  });
+      await survivor.scheduler.close();
+      await dead.scheduler.close();
+      await survivor.keeper.stop();
+      await dead.keeper.stop();
+      await survivor.store.close();
+    },
+  );
 });

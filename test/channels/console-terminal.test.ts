@@ -18,16 +18,43 @@ type Step = { expect: string; timeout?: number } | { send: string };
 type Drive = { ok: boolean; failed_step: number | null; exit_code: number | null; transcript: string };
 
 /** `columns`: the terminal's width, set with stty before the CLI starts (as a resized window would). */
-async function driveChat(workspaceDir: string, env: Record<string, string>, steps: Step[], columns?: number): Promise<Drive> {
-  const cli = [process.execPath, "--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "chat", "--workspace", workspaceDir];
+async function driveChat(
+  workspaceDir: string,
+  env: Record<string, string>,
+  steps: Step[],
+  columns?: number,
+): Promise<Drive> {
+  const cli = [
+    process.execPath,
+    "--import",
+    "tsx",
+    join(REAL_REPO_ROOT, "src/cli/main.ts"),
+    "chat",
+    "--workspace",
+    workspaceDir,
+  ];
   const spec = {
     argv: columns === undefined ? cli : ["sh", "-c", `stty cols ${columns} rows 40 && exec "$@"`, "sh", ...cli],
-    env: { PATH: process.env.PATH ?? "", TERM: "xterm", BOT_LOCALE: "en", LLM_MODEL: "fake", LLM_API_KEY: "sk-x", LLM_MAX_RETRIES: "0", TOOLHOST_SANDBOX: "none", ALLOWED_COMMANDS: "sleep,ls", ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      TERM: "xterm",
+      BOT_LOCALE: "en",
+      LLM_MODEL: "fake",
+      LLM_API_KEY: "sk-x",
+      LLM_MAX_RETRIES: "0",
+      TOOLHOST_SANDBOX: "none",
+      ALLOWED_COMMANDS: "sleep,ls",
+      ...env,
+    },
     cwd: REAL_REPO_ROOT,
     steps,
     exit_timeout: 20,
   };
-  const { stdout } = await promisify(execFile)("python3", [join(REAL_REPO_ROOT, "test/fixtures/pty/drive.py"), JSON.stringify(spec)], { maxBuffer: 16 << 20 });
+  const { stdout } = await promisify(execFile)(
+    "python3",
+    [join(REAL_REPO_ROOT, "test/fixtures/pty/drive.py"), JSON.stringify(spec)],
+    { maxBuffer: 16 << 20 },
+  );
   return JSON.parse(stdout) as Drive;
 }
 
@@ -35,7 +62,12 @@ describe("laoding chat in a real terminal", () => {
   it("Ctrl-C cancels the answer in progress and kills its command; Ctrl-C at the prompt quits; logs stay out of the conversation", async () => {
     const fake = await startFakeOpenAI();
     try {
-      fake.enqueue(routeTo([], "wait"), { toolCalls: [{ name: "shell_exec", arguments: { command: "sleep 53" } }] }, routeTo([], "greet"), { text: "Hello again." });
+      fake.enqueue(
+        routeTo([], "wait"),
+        { toolCalls: [{ name: "shell_exec", arguments: { command: "sleep 53" } }] },
+        routeTo([], "greet"),
+        { text: "Hello again." },
+      );
       const workspaceDir = join(tempDir(), "rt");
       const run = await driveChat(workspaceDir, { LLM_BASE_URL: fake.url, LOG_LEVEL: "info" }, [
         { expect: "you> ", timeout: 30 },
@@ -152,22 +184,33 @@ describe("the status line in a real terminal", () => {
     it(`at ${columns} columns a retrying turn shows one status line at every moment, and none once answered`, async () => {
       const fake = await startFakeOpenAI();
       try {
-        fake.respond(() => ({ status: 500, body: { error: { message: `upstream overloaded: ${"the provider says so at length ".repeat(8)}` } } }));
+        fake.respond(() => ({
+          status: 500,
+          body: { error: { message: `upstream overloaded: ${"the provider says so at length ".repeat(8)}` } },
+        }));
         const workspaceDir = join(tempDir(), "rt");
-        const run = await driveChat(workspaceDir, { LLM_BASE_URL: fake.url, LLM_MAX_RETRIES: "3" }, [
-          { expect: "you> ", timeout: 30 },
-          { send: "hi\r" },
-          { expect: "retrying", timeout: 15 },
-          { expect: "bot> Sorry, the model service is unavailable right now \\(server error\\)", timeout: 60 },
-          { expect: "you> " },
-          { send: "\x04" },
-        ], columns);
+        const run = await driveChat(
+          workspaceDir,
+          { LLM_BASE_URL: fake.url, LLM_MAX_RETRIES: "3" },
+          [
+            { expect: "you> ", timeout: 30 },
+            { send: "hi\r" },
+            { expect: "retrying", timeout: 15 },
+            { expect: "bot> Sorry, the model service is unavailable right now \\(server error\\)", timeout: 60 },
+            { expect: "you> " },
+            { send: "\x04" },
+          ],
+          columns,
+        );
         expect(run.failed_step, run.transcript).toBeNull();
         // The retries were drawn frame after frame, long enough to wrap before each was cut.
         expect(run.transcript.match(/retrying/g)?.length ?? 0, run.transcript).toBeGreaterThan(10);
         const { most, final } = statusRows(run.transcript, columns);
         expect(most, run.transcript).toBe(1);
-        expect(final.filter((row) => SPINNER.test(row) || /retrying|Ctrl-C to cancel/.test(row)), final.join("\n")).toEqual([]);
+        expect(
+          final.filter((row) => SPINNER.test(row) || /retrying|Ctrl-C to cancel/.test(row)),
+          final.join("\n"),
+        ).toEqual([]);
       } finally {
         await fake.close();
       }
@@ -190,7 +233,10 @@ describe("the status line in a real terminal", () => {
     const frameWidths = () =>
       writes.splice(0).map((chunk) => {
         expect(chunk.startsWith("\r\x1b[2K"), chunk).toBe(true);
-        return [...chunk.slice(5)].reduce((sum, character) => sum + (/[\u2e80-\u9fff\uff00-\uff60]/.test(character) ? 2 : 1), 0);
+        return [...chunk.slice(5)].reduce(
+          (sum, character) => sum + (/[\u2e80-\u9fff\uff00-\uff60]/.test(character) ? 2 : 1),
+          0,
+        );
       });
     status.show({ state: "tool", tool: `library.search ${"经验".repeat(40)}` });
     expect(frameWidths()).toEqual([79]);
@@ -261,11 +307,25 @@ describe("laoding chat under a supervisor (no terminal)", () => {
     try {
       fake.respond(() => ({ text: "too late", delayMs: 30_000 }));
       const workspaceDir = join(tempDir(), "rt");
-      const child = spawn(process.execPath, ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "chat", "--workspace", workspaceDir], {
-        cwd: REAL_REPO_ROOT,
-        env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info", BOT_LOCALE: "en", LLM_BASE_URL: fake.url, LLM_MODEL: "fake", LLM_API_KEY: "sk-x", LLM_TIMEOUT_MS: "60000", TOOLHOST_SANDBOX: "none", SHUTDOWN_GRACE_MS: "300" },
-        stdio: ["pipe", "pipe", "pipe"],
-      });
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "chat", "--workspace", workspaceDir],
+        {
+          cwd: REAL_REPO_ROOT,
+          env: {
+            PATH: process.env.PATH ?? "",
+            LOG_LEVEL: "info",
+            BOT_LOCALE: "en",
+            LLM_BASE_URL: fake.url,
+            LLM_MODEL: "fake",
+            LLM_API_KEY: "sk-x",
+            LLM_TIMEOUT_MS: "60000",
+            TOOLHOST_SANDBOX: "none",
+            SHUTDOWN_GRACE_MS: "300",
+          },
+          stdio: ["pipe", "pipe", "pipe"],
+        },
+      );
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));

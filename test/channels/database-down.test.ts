@@ -12,7 +12,14 @@ import pg from "pg";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeEach, describe, expect, inject, it } from "vitest";
 import { text } from "../../src/agent/texts.js";
-import { answerEveryMessage, eventually, freePort, startChatTestBot, stopChatTestBots, type ChatTestBot } from "../helpers/chat-bot.js";
+import {
+  answerEveryMessage,
+  eventually,
+  freePort,
+  startChatTestBot,
+  stopChatTestBots,
+  type ChatTestBot,
+} from "../helpers/chat-bot.js";
 import { createReplicaBus } from "../../src/replica/replica-bus.js";
 import { openPostgresDriver } from "../../src/store/sql/postgres-driver.js";
 import { StoreError } from "../../src/store/sql/sql-driver.js";
@@ -31,7 +38,10 @@ let admin: pg.Pool | undefined;
 let away: string | undefined;
 
 function adminPool(): pg.Pool {
-  admin ??= new pg.Pool({ connectionString: inject("laodingPostgresAdminUrl") || process.env.LAODING_TEST_POSTGRES_ADMIN_URL, max: 1 });
+  admin ??= new pg.Pool({
+    connectionString: inject("laodingPostgresAdminUrl") || process.env.LAODING_TEST_POSTGRES_ADMIN_URL,
+    max: 1,
+  });
   return admin;
 }
 
@@ -39,8 +49,15 @@ function adminPool(): pg.Pool {
 async function takeDown(name: string): Promise<void> {
   away = name;
   await adminPool().query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
-  await adminPool().query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [name]);
-  await eventually(async () => expect((await adminPool().query("SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [name])).rows[0]).toEqual({ n: 0 }));
+  await adminPool().query(
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+    [name],
+  );
+  await eventually(async () =>
+    expect(
+      (await adminPool().query("SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [name])).rows[0],
+    ).toEqual({ n: 0 }),
+  );
 }
 
 async function bringBack(name: string): Promise<void> {
@@ -63,19 +80,40 @@ afterAll(async () => {
 async function startBot(env: Record<string, string> = {}): Promise<{ chat: ChatTestBot; database: string }> {
   const url = await testDatabaseUrl();
   telegram.addBot(TOKEN, "laoding_bot");
-  const chat = await startChatTestBot({ env: { TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_API_ROOT: telegram.apiRoot, TELEGRAM_ALLOWED_USERS: "*", DATABASE_URL: url, REPLICA_LEASE_MS: "3000", ...env } });
+  const chat = await startChatTestBot({
+    env: {
+      TELEGRAM_BOT_TOKEN: TOKEN,
+      TELEGRAM_API_ROOT: telegram.apiRoot,
+      TELEGRAM_ALLOWED_USERS: "*",
+      DATABASE_URL: url,
+      REPLICA_LEASE_MS: "3000",
+      ...env,
+    },
+  });
   answerEveryMessage(chat.bot.fake, (userText) => `You said: ${userText}`);
   return { chat, database: new URL(url).pathname.slice(1) };
 }
 
-async function startWebhookBot(): Promise<{ chat: ChatTestBot; database: string; post: (update: FakeUpdate) => Promise<number> }> {
+async function startWebhookBot(): Promise<{
+  chat: ChatTestBot;
+  database: string;
+  post: (update: FakeUpdate) => Promise<number>;
+}> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/telegram/hook`;
-  const started = await startBot({ TELEGRAM_WEBHOOK_URL: url, TELEGRAM_WEBHOOK_SECRET: SECRET, TELEGRAM_WEBHOOK_PORT: String(port) });
+  const started = await startBot({
+    TELEGRAM_WEBHOOK_URL: url,
+    TELEGRAM_WEBHOOK_SECRET: SECRET,
+    TELEGRAM_WEBHOOK_PORT: String(port),
+  });
   await telegram.waitFor((calls) => calls.some((call) => call.method === "setWebhook"));
   // As Telegram does: POST the update with the secret; the answer's status says whether it was taken.
   const post = async (update: FakeUpdate) => {
-    const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": SECRET }, body: JSON.stringify(update) });
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": SECRET },
+      body: JSON.stringify(update),
+    });
     await response.arrayBuffer();
     return response.status;
   };
@@ -85,12 +123,27 @@ async function startWebhookBot(): Promise<{ chat: ChatTestBot; database: string;
 let nextUpdateId = 100;
 function update(chatId: number, userText: string): FakeUpdate {
   nextUpdateId += 1;
-  return { update_id: nextUpdateId, message: { message_id: nextUpdateId, date: Math.floor(Date.now() / 1000), chat: { id: chatId, type: "private", first_name: "Ann" }, from: { id: 77, is_bot: false, first_name: "Ann" }, text: userText } };
+  return {
+    update_id: nextUpdateId,
+    message: {
+      message_id: nextUpdateId,
+      date: Math.floor(Date.now() / 1000),
+      chat: { id: chatId, type: "private", first_name: "Ann" },
+      from: { id: 77, is_bot: false, first_name: "Ann" },
+      text: userText,
+    },
+  };
 }
 
-const textsTo = (chatId: number) => telegram.sent().filter((call) => Number(call.body.chat_id) === chatId).map((call) => String(call.body.text));
-const lastUserText = (request: RecordedRequest) => [...request.messages].reverse().find((message) => message.role === "user")?.content ?? "";
-const asked = (chat: ChatTestBot, userText: string) => chat.bot.fake.requests.filter((request) => !isRoutingRequest(request) && lastUserText(request) === userText).length;
+const textsTo = (chatId: number) =>
+  telegram
+    .sent()
+    .filter((call) => Number(call.body.chat_id) === chatId)
+    .map((call) => String(call.body.text));
+const lastUserText = (request: RecordedRequest) =>
+  [...request.messages].reverse().find((message) => message.role === "user")?.content ?? "";
+const asked = (chat: ChatTestBot, userText: string) =>
+  chat.bot.fake.requests.filter((request) => !isRoutingRequest(request) && lastUserText(request) === userText).length;
 
 /**
  * Every stored reply part is marked sent. Telegram's acknowledgement comes before the mark: a
@@ -98,14 +151,22 @@ const asked = (chat: ChatTestBot, userText: string) => chat.bot.fake.requests.fi
  * tests do not look at.
  */
 async function allSent(chat: ChatTestBot): Promise<void> {
-  await eventually(async () => expect(await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM channel_outbox WHERE status <> 'sent'")).toEqual({ n: 0 }));
+  await eventually(async () =>
+    expect(await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM channel_outbox WHERE status <> 'sent'")).toEqual(
+      { n: 0 },
+    ),
+  );
 }
 
 /** Every message taken in is answered, every reply part sent, and no turn runs: nothing more will be sent. */
 async function settled(chat: ChatTestBot, inboxRows: number): Promise<void> {
   await eventually(async () => {
-    expect(await chat.runtime.store.sql.all("SELECT status FROM channel_inbox ORDER BY id")).toEqual(Array.from({ length: inboxRows }, () => ({ status: "answered" })));
-    expect(await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM channel_outbox WHERE status <> 'sent'")).toEqual({ n: 0 });
+    expect(await chat.runtime.store.sql.all("SELECT status FROM channel_inbox ORDER BY id")).toEqual(
+      Array.from({ length: inboxRows }, () => ({ status: "answered" })),
+    );
+    expect(await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM channel_outbox WHERE status <> 'sent'")).toEqual(
+      { n: 0 },
+    );
   });
   await chat.runtime.orchestrator.idle();
 }
@@ -219,7 +280,11 @@ describe.skipIf(!STORE_ENGINES.includes("postgres"))("PostgreSQL down under a Te
     expect(textsTo(603)).toEqual([DATABASE_DOWN, "You said: also slow", "You said: behind it"]);
     expect(textsTo(602)).toEqual(["You said: another chat"]);
     // The told-once text is not in the outbox; the replies are, each sent once.
-    expect(await chat.runtime.store.sql.all("SELECT chat_id AS chatId, text, status FROM channel_outbox ORDER BY chat_id, id")).toEqual([
+    expect(
+      await chat.runtime.store.sql.all(
+        "SELECT chat_id AS chatId, text, status FROM channel_outbox ORDER BY chat_id, id",
+      ),
+    ).toEqual([
       { chatId: "601", text: "You said: slow", status: "sent" },
       { chatId: "602", text: "You said: another chat", status: "sent" },
       { chatId: "603", text: "You said: also slow", status: "sent" },
@@ -240,7 +305,12 @@ describe.skipIf(!STORE_ENGINES.includes("postgres"))("PostgreSQL down under a Te
     expect(rows[1]?.traceId).toBe(rows[0]?.traceId);
     expect(rows[3]?.traceId).toBe(rows[2]?.traceId);
     // Each slow message was asked of the model again (its first answer could not be stored), the others once.
-    expect([asked(chat, "slow"), asked(chat, "also slow"), asked(chat, "behind it"), asked(chat, "another chat")]).toEqual([2, 2, 1, 1]);
+    expect([
+      asked(chat, "slow"),
+      asked(chat, "also slow"),
+      asked(chat, "behind it"),
+      asked(chat, "another chat"),
+    ]).toEqual([2, 2, 1, 1]);
   }, 60_000);
 
   it("long polling: an update polled while the database is away waits (at the bot, then at Telegram) and is answered once it is back, also after the poller lost its lease", async () => {
@@ -271,7 +341,11 @@ describe.skipIf(!STORE_ENGINES.includes("postgres"))("PostgreSQL down under a Te
     const pushedAt = Date.now();
     const polled = telegram.userMessage(TOKEN, { chatId: 801, userId: 77, text: "kept at Telegram" });
     // Handed to the bot: a poll from an offset at or before it was answered after it arrived.
-    await eventually(() => expect(telegram.polls.some((poll) => poll.offset <= polled.update_id && (poll.endedAt ?? 0) >= pushedAt)).toBe(true));
+    await eventually(() =>
+      expect(telegram.polls.some((poll) => poll.offset <= polled.update_id && (poll.endedAt ?? 0) >= pushedAt)).toBe(
+        true,
+      ),
+    );
     await chat.stop();
     // Telegram forgets what a getUpdates offset passed: the update must still be there.
     expect(telegram.polls.filter((poll) => poll.offset > polled.update_id)).toEqual([]);

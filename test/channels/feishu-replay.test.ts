@@ -24,7 +24,15 @@ afterEach(async () => {
 async function startWebhookBot() {
   const port = await freePort();
   const chat = await startChatTestBot({
-    env: { FEISHU_APP_ID: FAKE_APP_ID, FEISHU_APP_SECRET: FAKE_APP_SECRET, FEISHU_DOMAIN: feishu.domain, FEISHU_ALLOWED_USERS: "*", FEISHU_WEBHOOK_PORT: String(port), FEISHU_VERIFICATION_TOKEN: "verify-me", FEISHU_ENCRYPT_KEY: ENCRYPT_KEY },
+    env: {
+      FEISHU_APP_ID: FAKE_APP_ID,
+      FEISHU_APP_SECRET: FAKE_APP_SECRET,
+      FEISHU_DOMAIN: feishu.domain,
+      FEISHU_ALLOWED_USERS: "*",
+      FEISHU_WEBHOOK_PORT: String(port),
+      FEISHU_VERIFICATION_TOKEN: "verify-me",
+      FEISHU_ENCRYPT_KEY: ENCRYPT_KEY,
+    },
   });
   answerEveryMessage(chat.bot.fake, (userText) => `You said: ${userText}`);
   return { chat, url: `http://127.0.0.1:${port}/feishu/events` };
@@ -36,7 +44,9 @@ describe("Feishu webhook: timestamps more than 5 minutes off", () => {
     const event = feishu.messageEvent({ text: "replayed hello", eventId: "ev_replay", messageId: "om_replay" });
     const replay = await feishu.deliverWebhook(url, event, ENCRYPT_KEY, { timestampMs: Date.now() - 6 * MINUTE });
     expect(replay.status).toBe(401);
-    expect(replay.body).toMatch(/X-Lark-Request-Timestamp is \d+ s old; a request more than 300 s away from the bot's clock is refused as a replay/);
+    expect(replay.body).toMatch(
+      /X-Lark-Request-Timestamp is \d+ s old; a request more than 300 s away from the bot's clock is refused as a replay/,
+    );
     const fresh = await feishu.deliverWebhook(url, event, ENCRYPT_KEY);
     expect(fresh.status).toBe(200);
     await feishu.waitForSent(1);
@@ -46,10 +56,14 @@ describe("Feishu webhook: timestamps more than 5 minutes off", () => {
 
   it("a stamp 6 minutes in the future is refused; one 4 minutes old is still answered", async () => {
     const { url } = await startWebhookBot();
-    const future = await feishu.deliverWebhook(url, feishu.messageEvent({ text: "from the future" }), ENCRYPT_KEY, { timestampMs: Date.now() + 6 * MINUTE });
+    const future = await feishu.deliverWebhook(url, feishu.messageEvent({ text: "from the future" }), ENCRYPT_KEY, {
+      timestampMs: Date.now() + 6 * MINUTE,
+    });
     expect(future.status).toBe(401);
     expect(future.body).toMatch(/s in the future/);
-    const late = await feishu.deliverWebhook(url, feishu.messageEvent({ text: "a little late" }), ENCRYPT_KEY, { timestampMs: Date.now() - 4 * MINUTE });
+    const late = await feishu.deliverWebhook(url, feishu.messageEvent({ text: "a little late" }), ENCRYPT_KEY, {
+      timestampMs: Date.now() - 4 * MINUTE,
+    });
     expect(late.status).toBe(200);
     await feishu.waitForSent(1);
     expect(feishu.sent.map((message) => message.text)).toEqual(["You said: a little late"]);

@@ -30,7 +30,16 @@ import { openStore, type Store } from "../../src/store/store.js";
 import { isRoutingRequest, routeTo, startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegram, type FakeUpdate, type TelegramPoll } from "../fakes/telegram-server.js";
 import { freePort } from "../helpers/chat-bot.js";
-import { connectionOwner, killAll, postUntilAccepted, seedSharedWorkspace, startReplicaProcess, startRoundRobinProxy, until, type ReplicaProcess } from "../helpers/replicas.js";
+import {
+  connectionOwner,
+  killAll,
+  postUntilAccepted,
+  seedSharedWorkspace,
+  startReplicaProcess,
+  startRoundRobinProxy,
+  until,
+  type ReplicaProcess,
+} from "../helpers/replicas.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { STORE_ENGINES, testDatabaseUrl } from "../helpers/test-store.js";
 
@@ -68,10 +77,19 @@ function answerWithTheUsersText(model: FakeOpenAI): void {
   });
 }
 
-type Cluster = { telegram: FakeTelegram; model: FakeOpenAI; databaseUrl: string; workspaceDir: string; store: Store; replicas: ReplicaProcess[] };
+type Cluster = {
+  telegram: FakeTelegram;
+  model: FakeOpenAI;
+  databaseUrl: string;
+  workspaceDir: string;
+  store: Store;
+  replicas: ReplicaProcess[];
+};
 
 /** Fakes, a fresh database, the shared workspace; the replicas are started by the caller (it knows their ports). */
-async function cluster(shared: (telegram: FakeTelegram, model: FakeOpenAI) => Record<string, string>): Promise<Cluster> {
+async function cluster(
+  shared: (telegram: FakeTelegram, model: FakeOpenAI) => Record<string, string>,
+): Promise<Cluster> {
   const replicas: ReplicaProcess[] = [];
   let telegramPort = 0;
   const telegram = await startFakeTelegram({ identify: (port) => connectionOwner(port, telegramPort, replicas) });
@@ -79,7 +97,10 @@ async function cluster(shared: (telegram: FakeTelegram, model: FakeOpenAI) => Re
   telegram.addBot(TOKEN, "replica_bot");
   const model = await startFakeOpenAI();
   answerWithTheUsersText(model);
-  cleanups.push(() => telegram.close(), () => model.close());
+  cleanups.push(
+    () => telegram.close(),
+    () => model.close(),
+  );
   const databaseUrl = await testDatabaseUrl();
   const workspaceDir = join(tempDir(), "rt");
   await seedSharedWorkspace(workspaceDir, {
@@ -141,12 +162,14 @@ function verdict(telegram: FakeTelegram, expected: Map<number, number>) {
       if (times > 1) duplicated.push(`${userText(index, k)} (${times} times)`);
     }
     const firsts = answers.filter((answer, position) => answers.indexOf(answer) === position);
-    if (firsts.some((answer, position) => position > 0 && answer < (firsts[position - 1] as number))) outOfOrder.push(`chat ${index}: ${answers.join(",")}`);
+    if (firsts.some((answer, position) => position > 0 && answer < (firsts[position - 1] as number)))
+      outOfOrder.push(`chat ${index}: ${answers.join(",")}`);
   }
   return { lost, duplicated, outOfOrder, stray };
 }
 
-const answeredCount = (telegram: FakeTelegram) => new Set(telegram.sent(TOKEN).map((call) => String(call.body.text))).size;
+const answeredCount = (telegram: FakeTelegram) =>
+  new Set(telegram.sent(TOKEN).map((call) => String(call.body.text))).size;
 
 /** Polls `check` until it holds or `deadline` (epoch ms) passes; false then. */
 async function holdsBy(check: () => boolean | Promise<boolean>, deadline: number): Promise<boolean> {
@@ -160,14 +183,22 @@ async function holdsBy(check: () => boolean | Promise<boolean>, deadline: number
 /** Chats whose lease `holder` has now (`chat:telegram:main:<id>` names). */
 async function chatsHeldBy(store: Store, holder: string): Promise<string[]> {
   const prefix = chatLeaseName(BOT_KEY, "");
-  const rows = await store.sql.all<{ name: string }>("SELECT name FROM leases WHERE holder = ? AND expires_at >= ? ORDER BY name", [holder, Date.now()]);
-  return rows.map((row) => row.name).filter((name) => name.startsWith(prefix)).map((name) => name.slice(prefix.length));
+  const rows = await store.sql.all<{ name: string }>(
+    "SELECT name FROM leases WHERE holder = ? AND expires_at >= ? ORDER BY name",
+    [holder, Date.now()],
+  );
+  return rows
+    .map((row) => row.name)
+    .filter((name) => name.startsWith(prefix))
+    .map((name) => name.slice(prefix.length));
 }
 
 /** Turns running now in `chats`: a message whose turn began and is not answered yet. */
 async function turnsInFlight(store: Store, chats: string[]): Promise<number> {
   if (chats.length === 0) return 0;
-  const rows = await store.sql.all<{ chatId: string }>("SELECT chat_id AS chatId FROM channel_inbox WHERE status = 'queued' AND started_at IS NOT NULL");
+  const rows = await store.sql.all<{ chatId: string }>(
+    "SELECT chat_id AS chatId FROM channel_inbox WHERE status = 'queued' AND started_at IS NOT NULL",
+  );
   return rows.filter((row) => chats.includes(row.chatId)).length;
 }
 
@@ -181,7 +212,10 @@ function overlappingPolls(polls: TelegramPoll[]): string[] {
   const overlaps: string[] = [];
   let open: TelegramPoll | undefined;
   for (const poll of sorted) {
-    if (open && poll.startedAt < (open.endedAt ?? Infinity)) overlaps.push(`${open.by ?? `port ${open.remotePort}`} and ${poll.by ?? `port ${poll.remotePort}`} at ${poll.startedAt}`);
+    if (open && poll.startedAt < (open.endedAt ?? Infinity))
+      overlaps.push(
+        `${open.by ?? `port ${open.remotePort}`} and ${poll.by ?? `port ${poll.remotePort}`} at ${poll.startedAt}`,
+      );
     if (!open || (poll.endedAt ?? Infinity) > (open.endedAt ?? Infinity)) open = poll;
   }
   return overlaps;
@@ -192,10 +226,20 @@ function overlappingPolls(polls: TelegramPoll[]): string[] {
  * runs `beforeKill` (what the survivor will have to take over is measured there), SIGKILLs
  * `victim`, lets the fake see its connections close, and lets sends through again.
  */
-async function killBetweenSends(cluster: Cluster, victim: ReplicaProcess, beforeKill: () => Promise<void> = async () => undefined): Promise<number> {
+async function killBetweenSends(
+  cluster: Cluster,
+  victim: ReplicaProcess,
+  beforeKill: () => Promise<void> = async () => undefined,
+): Promise<number> {
   cluster.telegram.hold("sendMessage");
   try {
-    await until(async () => expect(await count(cluster.store, "SELECT COUNT(*) AS n FROM channel_outbox WHERE status = 'sent'")).toBe(cluster.telegram.sent(TOKEN).length), 20_000);
+    await until(
+      async () =>
+        expect(await count(cluster.store, "SELECT COUNT(*) AS n FROM channel_outbox WHERE status = 'sent'")).toBe(
+          cluster.telegram.sent(TOKEN).length,
+        ),
+      20_000,
+    );
     await beforeKill();
     victim.kill("SIGKILL");
     const killedAt = Date.now();
@@ -221,8 +265,16 @@ describe.skipIf(!STORE_ENGINES.includes("postgres"))("replicas of laoding start 
     const hookUrl = proxy.url(HOOK_PATH);
     const setup = await cluster(() => ({ TELEGRAM_WEBHOOK_URL: hookUrl, TELEGRAM_WEBHOOK_SECRET: SECRET }));
     const { telegram, store, replicas } = setup;
-    const a = startReplicaProcess({ name: "replica-a", workspaceDir: setup.workspaceDir, env: { TELEGRAM_WEBHOOK_PORT: String(ports.a) } });
-    const b = startReplicaProcess({ name: "replica-b", workspaceDir: setup.workspaceDir, env: { TELEGRAM_WEBHOOK_PORT: String(ports.b) } });
+    const a = startReplicaProcess({
+      name: "replica-a",
+      workspaceDir: setup.workspaceDir,
+      env: { TELEGRAM_WEBHOOK_PORT: String(ports.a) },
+    });
+    const b = startReplicaProcess({
+      name: "replica-b",
+      workspaceDir: setup.workspaceDir,
+      env: { TELEGRAM_WEBHOOK_PORT: String(ports.b) },
+    });
     replicas.push(a, b);
     await Promise.all([a.ready, b.ready]);
 
@@ -232,7 +284,11 @@ describe.skipIf(!STORE_ENGINES.includes("postgres"))("replicas of laoding start 
       await sleep(index * 40);
       let previous: FakeUpdate | undefined;
       for (let k = 1; k <= MESSAGES; k += 1) {
-        const update = telegram.userMessage(TOKEN, { chatId: chatId(index), userId: chatId(index), text: userText(index, k) });
+        const update = telegram.userMessage(TOKEN, {
+          chatId: chatId(index),
+          userId: chatId(index),
+          text: userText(index, k),
+        });
         if (index % 2 === 0) {
           // Both copies at once, most often to different replicas: they race for the update's key.
           await Promise.all([post(update), post(update)]);
@@ -271,19 +327,30 @@ describe.skipIf(!STORE_ENGINES.includes("postgres"))("replicas of laoding start 
     const killedAt = await killBetweenSends(setup, victim, async () => {
       victimChats = await chatsHeldBy(store, victim.name);
       inFlightAtKill = await turnsInFlight(store, victimChats);
-      const queued = await store.sql.all<{ chatId: string }>("SELECT DISTINCT chat_id AS chatId FROM channel_inbox WHERE status = 'queued'");
+      const queued = await store.sql.all<{ chatId: string }>(
+        "SELECT DISTINCT chat_id AS chatId FROM channel_inbox WHERE status = 'queued'",
+      );
       victimUnanswered = new Set(queued.map((row) => row.chatId).filter((id) => victimChats.includes(id)));
     });
 
     await traffic;
     const total = CHATS * MESSAGES;
     // The killed replica's chats are answered again within a few leases...
-    const victimChatsDone = await holdsBy(() => {
-      const { byChat } = repliesByChat(telegram);
-      return [...victimUnanswered].every((id) => new Set(byChat.get(Number(id) - 1_000) ?? []).size === MESSAGES);
-    }, killedAt + TAKEOVER_LEASES * LEASE_MS);
+    const victimChatsDone = await holdsBy(
+      () => {
+        const { byChat } = repliesByChat(telegram);
+        return [...victimUnanswered].every((id) => new Set(byChat.get(Number(id) - 1_000) ?? []).size === MESSAGES);
+      },
+      killedAt + TAKEOVER_LEASES * LEASE_MS,
+    );
     // ...and every message is, with nothing left in the store; then nothing more is sent for a while.
-    const allDone = await holdsBy(async () => answeredCount(telegram) >= total && (await count(store, "SELECT COUNT(*) AS n FROM channel_outbox WHERE status = 'pending'")) === 0 && (await count(store, "SELECT COUNT(*) AS n FROM channel_inbox WHERE status = 'queued'")) === 0, Date.now() + 60_000);
+    const allDone = await holdsBy(
+      async () =>
+        answeredCount(telegram) >= total &&
+        (await count(store, "SELECT COUNT(*) AS n FROM channel_outbox WHERE status = 'pending'")) === 0 &&
+        (await count(store, "SELECT COUNT(*) AS n FROM channel_inbox WHERE status = 'queued'")) === 0,
+      Date.now() + 60_000,
+    );
     await sleep(QUIET_MS);
 
     const takeover = [...victimUnanswered].map((id) => {
@@ -299,36 +366,74 @@ describe.skipIf(!STORE_ENGINES.includes("postgres"))("replicas of laoding start 
       webhookFailovers: proxy.requests.filter((request) => request.failovers.length > 0).length,
       webhookRequests: proxy.requests.length,
       sendMessages: telegram.sent(TOKEN).length,
-      claimedBy: await store.sql.all("SELECT claimed_by AS claimedBy, COUNT(*) AS n FROM channel_outbox GROUP BY claimed_by ORDER BY claimed_by"),
+      claimedBy: await store.sql.all(
+        "SELECT claimed_by AS claimedBy, COUNT(*) AS n FROM channel_outbox GROUP BY claimed_by ORDER BY claimed_by",
+      ),
     };
     if (verbose) console.info(`[replicas] webhook run: ${JSON.stringify(summary)}`);
 
     const expected = new Map(Array.from({ length: CHATS }, (_, index) => [index, MESSAGES] as const));
     const result = verdict(telegram, expected);
-    const notAnswered = (await store.sql.all<{ id: number; status: string; startedAt: number | null; message: string }>("SELECT id, status, started_at AS startedAt, message FROM channel_inbox WHERE status <> 'answered' ORDER BY id")).map(
-      (row) => `#${row.id} ${(JSON.parse(row.message) as { text: string }).text}: ${row.status}${row.startedAt === null ? ", never begun" : ", begun"}`,
+    const notAnswered = (
+      await store.sql.all<{ id: number; status: string; startedAt: number | null; message: string }>(
+        "SELECT id, status, started_at AS startedAt, message FROM channel_inbox WHERE status <> 'answered' ORDER BY id",
+      )
+    ).map(
+      (row) =>
+        `#${row.id} ${(JSON.parse(row.message) as { text: string }).text}: ${row.status}${row.startedAt === null ? ", never begun" : ", begun"}`,
     );
     // Soft: one run reports every way it went wrong.
     // 0 lost, 0 duplicated, each chat in order.
-    expect.soft(result, JSON.stringify({ summary, inboxNotAnswered: notAnswered }).slice(0, 4_000)).toEqual({ lost: [], duplicated: [], outOfOrder: [], stray: [] });
-    expect.soft(allDone, "not every message was answered (or the store still had work) within a minute of the last delivery").toBe(true);
+    expect
+      .soft(result, JSON.stringify({ summary, inboxNotAnswered: notAnswered }).slice(0, 4_000))
+      .toEqual({ lost: [], duplicated: [], outOfOrder: [], stray: [] });
+    expect
+      .soft(
+        allDone,
+        "not every message was answered (or the store still had work) within a minute of the last delivery",
+      )
+      .toBe(true);
     // The killed replica held chats with turns in flight; the survivor answered all of them within the leases.
-    expect.soft(victimChats.length, "the killed replica held no chat lease: are chats claimed by lease?").toBeGreaterThan(0);
+    expect
+      .soft(victimChats.length, "the killed replica held no chat lease: are chats claimed by lease?")
+      .toBeGreaterThan(0);
     expect.soft(inFlightAtKill, "the killed replica had no turn in flight").toBeGreaterThan(0);
-    expect.soft(victimChatsDone, `the killed replica's chats were not all answered within ${TAKEOVER_LEASES} leases: ${JSON.stringify(summary)}`).toBe(true);
+    expect
+      .soft(
+        victimChatsDone,
+        `the killed replica's chats were not all answered within ${TAKEOVER_LEASES} leases: ${JSON.stringify(summary)}`,
+      )
+      .toBe(true);
     expect.soft(survivor.alive, `${survivor.name} died:\n${survivor.stderr.slice(-3_000)}`).toBe(true);
     // The store agrees: one inbox row per message, all answered; one sent part each, none pending.
-    expect.soft(await store.sql.all("SELECT status, COUNT(*) AS n FROM channel_inbox GROUP BY status")).toEqual([{ status: "answered", n: total }]);
-    expect.soft(await store.sql.all("SELECT status, COUNT(*) AS n FROM channel_outbox GROUP BY status")).toEqual([{ status: "sent", n: total }]);
+    expect
+      .soft(await store.sql.all("SELECT status, COUNT(*) AS n FROM channel_inbox GROUP BY status"))
+      .toEqual([{ status: "answered", n: total }]);
+    expect
+      .soft(await store.sql.all("SELECT status, COUNT(*) AS n FROM channel_outbox GROUP BY status"))
+      .toEqual([{ status: "sent", n: total }]);
     // One draft per gap cluster: the gap loop runs on both replicas and "chat" has no skill, so its cluster gets a draft, written once.
-    expect.soft(await store.sql.all("SELECT agent_id AS agentId, intent_key AS intentKey, COUNT(*) AS n FROM skill_drafts GROUP BY agent_id, intent_key HAVING COUNT(*) > 1")).toEqual([]);
-    const draftsAsked = setup.model.requests.map((request) => request.messages[0]?.content ?? "").filter((system) => system.startsWith("You write a skill file (SKILL.md)"));
+    expect
+      .soft(
+        await store.sql.all(
+          "SELECT agent_id AS agentId, intent_key AS intentKey, COUNT(*) AS n FROM skill_drafts GROUP BY agent_id, intent_key HAVING COUNT(*) > 1",
+        ),
+      )
+      .toEqual([]);
+    const draftsAsked = setup.model.requests
+      .map((request) => request.messages[0]?.content ?? "")
+      .filter((system) => system.startsWith("You write a skill file (SKILL.md)"));
     const draftsPerIntent = new Map<string, number>();
     for (const system of draftsAsked) {
       const intent = /^intent_key: (.*)$/m.exec(system)?.[1] ?? "?";
       draftsPerIntent.set(intent, (draftsPerIntent.get(intent) ?? 0) + 1);
     }
-    expect.soft([...draftsPerIntent].filter(([, times]) => times > 1), "a cluster's draft was written more than once").toEqual([]);
+    expect
+      .soft(
+        [...draftsPerIntent].filter(([, times]) => times > 1),
+        "a cluster's draft was written more than once",
+      )
+      .toEqual([]);
   }, 300_000);
 
   it("long polling: one replica polls getUpdates at a time; when it is SIGKILLed the other takes over and messages keep being answered once", async () => {
@@ -348,13 +453,19 @@ describe.skipIf(!STORE_ENGINES.includes("postgres"))("replicas of laoding start 
     await until(() => expect(answeredCount(telegram)).toBe(10), 60_000);
     // A couple of long polls by the leader, none by the other.
     await sleep(LEASE_MS);
-    expect(telegram.polls.filter((poll) => poll.by === undefined), "polls whose process could not be told (/proc)").toEqual([]);
+    expect(
+      telegram.polls.filter((poll) => poll.by === undefined),
+      "polls whose process could not be told (/proc)",
+    ).toEqual([]);
     const pollersBefore = new Set(telegram.polls.map((poll) => poll.by));
     expect.soft([...pollersBefore], "more than one process polled getUpdates").toHaveLength(1);
     // The one that polled last leads (when both polled, the test goes on to report the rest).
     const leader = telegram.polls.at(-1)?.by === b.name ? b : a;
     const follower = leader === a ? b : a;
-    const leaderLeases = await store.sql.all<{ name: string }>("SELECT name FROM leases WHERE holder = ? AND name NOT LIKE 'chat:%'", [leader.name]);
+    const leaderLeases = await store.sql.all<{ name: string }>(
+      "SELECT name FROM leases WHERE holder = ? AND name NOT LIKE 'chat:%'",
+      [leader.name],
+    );
 
     // Messages sent while the leader dies: the follower polls them within a few leases.
     for (let index = 0; index < 10; index += 1) say(index, 2);
@@ -373,11 +484,15 @@ describe.skipIf(!STORE_ENGINES.includes("postgres"))("replicas of laoding start 
     };
     if (verbose) console.info(`[replicas] polling run: ${JSON.stringify(summary)}`);
     expect.soft(overlappingPolls(telegram.polls), "two getUpdates were open at once").toEqual([]);
-    expect.soft(verdict(telegram, expected), JSON.stringify(summary)).toEqual({ lost: [], duplicated: [], outOfOrder: [], stray: [] });
+    expect
+      .soft(verdict(telegram, expected), JSON.stringify(summary))
+      .toEqual({ lost: [], duplicated: [], outOfOrder: [], stray: [] });
     expect.soft(answered, `not all 30 messages answered within ${TAKEOVER_LEASES} leases of the kill`).toBe(true);
     expect.soft(new Set(pollsAfter.map((poll) => poll.by))).toEqual(new Set([follower.name]));
     expect.soft(follower.alive, `${follower.name} died:\n${follower.stderr.slice(-3_000)}`).toBe(true);
-    expect.soft(await store.sql.all("SELECT status, COUNT(*) AS n FROM channel_inbox GROUP BY status")).toEqual([{ status: "answered", n: 30 }]);
+    expect
+      .soft(await store.sql.all("SELECT status, COUNT(*) AS n FROM channel_inbox GROUP BY status"))
+      .toEqual([{ status: "answered", n: 30 }]);
     expect.soft(await count(store, "SELECT COUNT(*) AS n FROM channel_outbox WHERE status = 'pending'")).toBe(0);
   }, 240_000);
 });

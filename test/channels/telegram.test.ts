@@ -3,7 +3,14 @@
  * orchestrator and toolhost, and the fake model.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { answerEveryMessage, eventually, freePort, startChatTestBot, stopChatTestBots, type ChatTestBot } from "../helpers/chat-bot.js";
+import {
+  answerEveryMessage,
+  eventually,
+  freePort,
+  startChatTestBot,
+  stopChatTestBots,
+  type ChatTestBot,
+} from "../helpers/chat-bot.js";
 import { startFakeTelegram, type FakeTelegram, type TelegramCall } from "../fakes/telegram-server.js";
 
 const TOKEN = "123456:TEST-token";
@@ -17,16 +24,32 @@ afterEach(async () => {
   await telegram.close();
 });
 
-async function startBot(env: Record<string, string> = {}, extra: Partial<Parameters<typeof startChatTestBot>[0]> = {}): Promise<ChatTestBot> {
+async function startBot(
+  env: Record<string, string> = {},
+  extra: Partial<Parameters<typeof startChatTestBot>[0]> = {},
+): Promise<ChatTestBot> {
   telegram.addBot(TOKEN, "laoding_bot");
-  const chat = await startChatTestBot({ env: { TELEGRAM_BOT_TOKEN: TOKEN, TELEGRAM_API_ROOT: telegram.apiRoot, TELEGRAM_ALLOWED_USERS: "*", OPERATOR_IDS: "telegram:42", ...env }, ...extra });
+  const chat = await startChatTestBot({
+    env: {
+      TELEGRAM_BOT_TOKEN: TOKEN,
+      TELEGRAM_API_ROOT: telegram.apiRoot,
+      TELEGRAM_ALLOWED_USERS: "*",
+      OPERATOR_IDS: "telegram:42",
+      ...env,
+    },
+    ...extra,
+  });
   answerEveryMessage(chat.bot.fake, (userText) => `You said: ${userText}`);
   return chat;
 }
 
-
-const textsTo = (chatId: number) => telegram.sent().filter((call) => Number(call.body.chat_id) === chatId).map((call) => String(call.body.text));
-const sentTexts = (calls: TelegramCall[]) => calls.filter((call) => call.method === "sendMessage").map((call) => String(call.body.text));
+const textsTo = (chatId: number) =>
+  telegram
+    .sent()
+    .filter((call) => Number(call.body.chat_id) === chatId)
+    .map((call) => String(call.body.text));
+const sentTexts = (calls: TelegramCall[]) =>
+  calls.filter((call) => call.method === "sendMessage").map((call) => String(call.body.text));
 
 describe("Telegram", () => {
   it("answers a private message, shows typing, registers the commands, and stores both sides", async () => {
@@ -36,12 +59,21 @@ describe("Telegram", () => {
     const [reply] = telegram.sent();
     expect(reply?.body).toMatchObject({ chat_id: "501", text: "You said: hello <b>there</b>", parse_mode: "HTML" });
     expect(reply?.body.reply_parameters).toBeUndefined();
-    expect(telegram.calls.some((call) => call.method === "sendChatAction" && call.body.action === "typing" && Number(call.body.chat_id) === 501)).toBe(true);
+    expect(
+      telegram.calls.some(
+        (call) =>
+          call.method === "sendChatAction" && call.body.action === "typing" && Number(call.body.chat_id) === 501,
+      ),
+    ).toBe(true);
     const menu = telegram.calls.find((call) => call.method === "setMyCommands")?.body.commands as { command: string }[];
     expect(menu.map((command) => command.command)).toEqual(["help", "new", "capability_gaps", "reload_skills"]);
 
-    await eventually(async () => expect(await chat.runtime.store.sql.all("SELECT status FROM channel_outbox")).toEqual([{ status: "sent" }]));
-    const rows = await chat.runtime.store.sql.all("SELECT m.role, m.content, m.user_id AS userId, s.channel, s.chat_id AS chatId FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.kind = 'chat' ORDER BY m.id");
+    await eventually(async () =>
+      expect(await chat.runtime.store.sql.all("SELECT status FROM channel_outbox")).toEqual([{ status: "sent" }]),
+    );
+    const rows = await chat.runtime.store.sql.all(
+      "SELECT m.role, m.content, m.user_id AS userId, s.channel, s.chat_id AS chatId FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.kind = 'chat' ORDER BY m.id",
+    );
     expect(rows).toEqual([
       { role: "user", content: "hello **there**", userId: "77", channel: "telegram", chatId: "501" },
       { role: "assistant", content: "You said: hello **there**", userId: null, channel: "telegram", chatId: "501" },
@@ -59,17 +91,35 @@ describe("Telegram", () => {
     expect(help).toContain("/new start a fresh conversation");
     expect(help).not.toContain("/capability_gaps");
     // The refused user learns their own id and the command an operator runs to admit them.
-    expect(gaps).toMatch(/^\/capability_gaps is for operators only\. Your id is telegram:77; an operator can admit you with: (<code>|`)?laoding operators add telegram:77 --agent [a-z0-9_-]+(<\/code>|`)?$/);
+    expect(gaps).toMatch(
+      /^\/capability_gaps is for operators only\. Your id is telegram:77; an operator can admit you with: (<code>|`)?laoding operators add telegram:77 --agent [a-z0-9_-]+(<\/code>|`)?$/,
+    );
     expect(reload).toMatch(/^\/reload_skills is for operators only\. Your id is telegram:77;/);
     expect(textsTo(502)[0]).toMatch(/^No capability gaps in the last 72 h\.$/);
   });
 
   it("in a group answers only when mentioned or replied to, without its own mention in the text", async () => {
     const chat = await startBot();
-    telegram.userMessage(TOKEN, { chatId: -900, userId: 77, text: "just chatting among ourselves", chatType: "supergroup" });
+    telegram.userMessage(TOKEN, {
+      chatId: -900,
+      userId: 77,
+      text: "just chatting among ourselves",
+      chatType: "supergroup",
+    });
     telegram.userMessage(TOKEN, { chatId: -900, userId: 77, text: "/help@other_bot", chatType: "supergroup" });
-    telegram.userMessage(TOKEN, { chatId: -900, userId: 77, text: "@laoding_bot what time is it", chatType: "supergroup" });
-    telegram.userMessage(TOKEN, { chatId: -900, userId: 78, text: "and now?", chatType: "supergroup", replyToBot: true });
+    telegram.userMessage(TOKEN, {
+      chatId: -900,
+      userId: 77,
+      text: "@laoding_bot what time is it",
+      chatType: "supergroup",
+    });
+    telegram.userMessage(TOKEN, {
+      chatId: -900,
+      userId: 78,
+      text: "and now?",
+      chatType: "supergroup",
+      replyToBot: true,
+    });
     await telegram.waitFor(() => textsTo(-900).length === 2);
     expect(textsTo(-900)).toEqual(["You said: what time is it", "You said: and now?"]);
     // In a group the answer quotes the message it answers.
@@ -95,19 +145,33 @@ describe("Telegram", () => {
     const chat = await startBot({}, { gateway: { delivery: { retryBaseMs: 60_000, retryMaxMs: 60_000 } } });
     telegram.failNext("sendMessage", { error_code: 502, description: "Bad Gateway" });
     telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "survive this" });
-    await eventually(async () => expect(await chat.runtime.store.sql.all("SELECT status, attempts FROM channel_outbox")).toEqual([{ status: "pending", attempts: 1 }]));
+    await eventually(async () =>
+      expect(await chat.runtime.store.sql.all("SELECT status, attempts FROM channel_outbox")).toEqual([
+        { status: "pending", attempts: 1 },
+      ]),
+    );
     // The bot stops while waiting to retry: the reply stays stored, unsent.
     await chat.restart();
     await telegram.waitFor(() => textsTo(501).length === 2);
-    await eventually(async () => expect(await chat.runtime.store.sql.all("SELECT status, attempts FROM channel_outbox")).toEqual([{ status: "sent", attempts: 2 }]));
+    await eventually(async () =>
+      expect(await chat.runtime.store.sql.all("SELECT status, attempts FROM channel_outbox")).toEqual([
+        { status: "sent", attempts: 2 },
+      ]),
+    );
     // Two calls: the refused one before the restart and the acknowledged one after it, nothing more.
     expect(textsTo(501)).toEqual(["You said: survive this", "You said: survive this"]);
-    expect(await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM messages WHERE role = 'assistant'")).toEqual({ n: 1 });
+    expect(await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM messages WHERE role = 'assistant'")).toEqual({
+      n: 1,
+    });
   });
 
   it("honours 429 retry_after", async () => {
     await startBot();
-    telegram.failNext("sendMessage", { error_code: 429, description: "Too Many Requests: retry after 1", parameters: { retry_after: 1 } });
+    telegram.failNext("sendMessage", {
+      error_code: 429,
+      description: "Too Many Requests: retry after 1",
+      parameters: { retry_after: 1 },
+    });
     telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "slowly" });
     await telegram.waitFor(() => textsTo(501).length === 2, 15_000);
     const [refused, accepted] = telegram.sent();
@@ -120,7 +184,11 @@ describe("Telegram", () => {
     const paragraphs = Array.from({ length: 12 }, (_, index) => `Paragraph ${index}: ${"word ".repeat(150).trim()}`);
     answerEveryMessage(chat.bot.fake, () => paragraphs.join("\n\n"));
     telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "tell me a lot" });
-    await eventually(async () => expect(await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM channel_outbox WHERE status = 'sent'")).toEqual({ n: 3 }));
+    await eventually(async () =>
+      expect(
+        await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM channel_outbox WHERE status = 'sent'"),
+      ).toEqual({ n: 3 }),
+    );
     const parts = textsTo(501);
     expect(parts).toHaveLength(3);
     for (const part of parts) {
@@ -132,7 +200,10 @@ describe("Telegram", () => {
 
   it("resends as plain text when Telegram rejects the entities", async () => {
     await startBot();
-    telegram.failNext("sendMessage", { error_code: 400, description: "Bad Request: can't parse entities: unsupported start tag \"b\" at byte offset 3" });
+    telegram.failNext("sendMessage", {
+      error_code: 400,
+      description: 'Bad Request: can\'t parse entities: unsupported start tag "b" at byte offset 3',
+    });
     telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "**bold**" });
     await telegram.waitFor(() => textsTo(501).length === 2);
     const [html, plain] = telegram.sent();
@@ -143,10 +214,16 @@ describe("Telegram", () => {
 
   it("runs two chats in parallel while each chat keeps its order", async () => {
     const chat = await startBot();
-    answerEveryMessage(chat.bot.fake, (userText) => `done ${userText}`, (userText) => (userText === "a1" ? 400 : 0));
+    answerEveryMessage(
+      chat.bot.fake,
+      (userText) => `done ${userText}`,
+      (userText) => (userText === "a1" ? 400 : 0),
+    );
     telegram.userMessage(TOKEN, { chatId: 601, userId: 77, text: "a1" });
     telegram.userMessage(TOKEN, { chatId: 601, userId: 77, text: "a2" });
-    await eventually(() => expect(chat.bot.fake.requests.some((request) => request.messages.at(-1)?.content === "a1")).toBe(true));
+    await eventually(() =>
+      expect(chat.bot.fake.requests.some((request) => request.messages.at(-1)?.content === "a1")).toBe(true),
+    );
     telegram.userMessage(TOKEN, { chatId: 602, userId: 78, text: "b1" });
     await telegram.waitFor(() => sentTexts(telegram.calls).length === 3);
     expect(sentTexts(telegram.calls)).toEqual(["done b1", "done a1", "done a2"]);
@@ -168,14 +245,17 @@ describe("Telegram", () => {
 
   it("runs two agents side by side, each with its own bot", async () => {
     telegram.addBot("999:OPS-token", "ops_bot");
-    const chat = await startBot({ TG_TOKEN_OPS: "999:OPS-token" }, {
-      agentsJson: {
-        agents: [
-          { id: "main", name: "Laoding" },
-          { id: "ops", name: "Ops", telegram: { tokenEnv: "TG_TOKEN_OPS", allowedUsers: ["*"] } },
-        ],
+    const chat = await startBot(
+      { TG_TOKEN_OPS: "999:OPS-token" },
+      {
+        agentsJson: {
+          agents: [
+            { id: "main", name: "Laoding" },
+            { id: "ops", name: "Ops", telegram: { tokenEnv: "TG_TOKEN_OPS", allowedUsers: ["*"] } },
+          ],
+        },
       },
-    });
+    );
     telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "/start" });
     telegram.userMessage("999:OPS-token", { chatId: 501, userId: 77, text: "/start" });
     await telegram.waitFor(() => telegram.sent(TOKEN).length === 1 && telegram.sent("999:OPS-token").length === 1);
@@ -188,13 +268,38 @@ describe("Telegram", () => {
   it("webhook mode: registers the URL with its secret, refuses requests without it, answers without holding the request", async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/telegram/hook`;
-    const chat = await startBot({ TELEGRAM_WEBHOOK_URL: url, TELEGRAM_WEBHOOK_SECRET: "s3cret-token-0123456789", TELEGRAM_WEBHOOK_PORT: String(port) });
-    answerEveryMessage(chat.bot.fake, (userText) => `You said: ${userText}`, () => 500);
+    const chat = await startBot({
+      TELEGRAM_WEBHOOK_URL: url,
+      TELEGRAM_WEBHOOK_SECRET: "s3cret-token-0123456789",
+      TELEGRAM_WEBHOOK_PORT: String(port),
+    });
+    answerEveryMessage(
+      chat.bot.fake,
+      (userText) => `You said: ${userText}`,
+      () => 500,
+    );
     await telegram.waitFor((calls) => calls.some((call) => call.method === "setWebhook"));
-    expect(telegram.calls.find((call) => call.method === "setWebhook")?.body).toMatchObject({ url, secret_token: "s3cret-token-0123456789" });
+    expect(telegram.calls.find((call) => call.method === "setWebhook")?.body).toMatchObject({
+      url,
+      secret_token: "s3cret-token-0123456789",
+    });
     expect(telegram.calls.some((call) => call.method === "deleteWebhook")).toBe(false);
-    const update = { update_id: 1, message: { message_id: 9, date: 0, chat: { id: 501, type: "private" }, from: { id: 77, is_bot: false, first_name: "Ann" }, text: "by webhook" } };
-    const post = (secret: string) => fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": secret }, body: JSON.stringify(update) });
+    const update = {
+      update_id: 1,
+      message: {
+        message_id: 9,
+        date: 0,
+        chat: { id: 501, type: "private" },
+        from: { id: 77, is_bot: false, first_name: "Ann" },
+        text: "by webhook",
+      },
+    };
+    const post = (secret: string) =>
+      fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": secret },
+        body: JSON.stringify(update),
+      });
     expect((await post("wrong-secret")).status).toBe(401);
     expect((await post("s3cret-token-0123456789")).status).toBe(200);
     expect(telegram.sent()).toEqual([]);
@@ -204,22 +309,39 @@ describe("Telegram", () => {
 
   it("a stop past the grace period cancels the turn in flight (stored, never sent) and a restart answers what was still queued", async () => {
     const chat = await startBot({}, { gateway: { graceMs: 100 } });
-    answerEveryMessage(chat.bot.fake, (userText) => `You said: ${userText}`, (userText) => (userText === "slow one" ? 3_000 : 0));
+    answerEveryMessage(
+      chat.bot.fake,
+      (userText) => `You said: ${userText}`,
+      (userText) => (userText === "slow one" ? 3_000 : 0),
+    );
     telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "slow one" });
     telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "waiting behind it" });
-    await eventually(() => expect(chat.bot.fake.requests.some((request) => request.messages.at(-1)?.content === "slow one")).toBe(true));
-    await eventually(async () => expect(await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM channel_inbox")).toEqual({ n: 2 }));
+    await eventually(() =>
+      expect(chat.bot.fake.requests.some((request) => request.messages.at(-1)?.content === "slow one")).toBe(true),
+    );
+    await eventually(async () =>
+      expect(await chat.runtime.store.sql.get("SELECT COUNT(*) AS n FROM channel_inbox")).toEqual({ n: 2 }),
+    );
     await chat.restart();
     await telegram.waitFor(() => textsTo(501).length === 1);
     expect(textsTo(501)).toEqual(["You said: waiting behind it"]);
-    expect(await chat.runtime.store.sql.all("SELECT status FROM channel_inbox ORDER BY id")).toEqual([{ status: "cancelled" }, { status: "answered" }]);
-    const answers = await chat.runtime.store.sql.all("SELECT content FROM messages WHERE role = 'assistant' AND kind = 'chat' ORDER BY id");
+    expect(await chat.runtime.store.sql.all("SELECT status FROM channel_inbox ORDER BY id")).toEqual([
+      { status: "cancelled" },
+      { status: "answered" },
+    ]);
+    const answers = await chat.runtime.store.sql.all(
+      "SELECT content FROM messages WHERE role = 'assistant' AND kind = 'chat' ORDER BY id",
+    );
     expect(answers).toEqual([{ content: "(Cancelled.)" }, { content: "You said: waiting behind it" }]);
   });
 
   it("keeps showing typing while a turn runs", async () => {
     const chat = await startBot({}, { gateway: { typingRefreshMs: 50 } });
-    answerEveryMessage(chat.bot.fake, () => "finally", () => 600);
+    answerEveryMessage(
+      chat.bot.fake,
+      () => "finally",
+      () => 600,
+    );
     telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "take your time" });
     await telegram.waitFor(() => textsTo(501).length === 1);
     const typing = telegram.calls.filter((call) => call.method === "sendChatAction");
@@ -232,10 +354,14 @@ describe("Telegram", () => {
   it("a crash just after Telegram accepted a part, before it was marked sent, resends it once (at-least-once: Telegram has no idempotency key)", async () => {
     const chat = await startBot();
     telegram.userMessage(TOKEN, { chatId: 501, userId: 77, text: "edge" });
-    await eventually(async () => expect(await chat.runtime.store.sql.all("SELECT status FROM channel_outbox")).toEqual([{ status: "sent" }]));
+    await eventually(async () =>
+      expect(await chat.runtime.store.sql.all("SELECT status FROM channel_outbox")).toEqual([{ status: "sent" }]),
+    );
     await chat.runtime.store.sql.run("UPDATE channel_outbox SET status = 'pending', sent_at = NULL");
     await chat.restart();
-    await eventually(async () => expect(await chat.runtime.store.sql.all("SELECT status FROM channel_outbox")).toEqual([{ status: "sent" }]));
+    await eventually(async () =>
+      expect(await chat.runtime.store.sql.all("SELECT status FROM channel_outbox")).toEqual([{ status: "sent" }]),
+    );
     expect(textsTo(501)).toEqual(["You said: edge", "You said: edge"]);
     // Once acknowledged and marked, never again: the next start sends only the next answer.
     await chat.restart();

@@ -16,13 +16,24 @@ afterEach(async () => {
 /** Sends a POST with a body of `bytes` zero bytes, declared (Content-Length) or chunked. */
 function post(port: number, bytes: number, chunked: boolean): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest({ host: "127.0.0.1", port, method: "POST", path: "/hook", headers: chunked ? { "transfer-encoding": "chunked" } : { "content-length": String(bytes) } }, (response) => {
-      let body = "";
-      response.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
-    });
+    const request = httpRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        path: "/hook",
+        headers: chunked ? { "transfer-encoding": "chunked" } : { "content-length": String(bytes) },
+      },
+      (response) => {
+        let body = "";
+        response.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+      },
+    );
     // The server may close before the whole body is sent: that is the point.
-    request.on("error", (error: NodeJS.ErrnoException) => (error.code === "EPIPE" || error.code === "ECONNRESET" ? undefined : reject(error)));
+    request.on("error", (error: NodeJS.ErrnoException) =>
+      error.code === "EPIPE" || error.code === "ECONNRESET" ? undefined : reject(error),
+    );
     request.end(Buffer.alloc(bytes));
   });
 }
@@ -43,7 +54,10 @@ describe("webhook bodies", () => {
         return true;
       },
     });
-    expect(await post(server.port, 2 * 1024 * 1024, false)).toEqual({ status: 413, body: `body of ${2 * 1024 * 1024} bytes; at most ${64 * 1024}` });
+    expect(await post(server.port, 2 * 1024 * 1024, false)).toEqual({
+      status: 413,
+      body: `body of ${2 * 1024 * 1024} bytes; at most ${64 * 1024}`,
+    });
     expect(await post(server.port, 1024, true)).toMatchObject({ status: 411 });
     expect(seen).toEqual([]);
     expect(await post(server.port, 1024, false)).toEqual({ status: 200, body: "ok" });

@@ -53,9 +53,19 @@ describe("laoding CLI exit codes", () => {
     expect(run.stdout).toMatch(/LLM_MODEL +qwen-max +\[the environment\]/);
     expect(run.stdout).toMatch(/CONTEXT_CHAR_BUDGET +12000 +\[the built-in default\]/);
     // The effective allowlist is the operator's list exactly: nothing (node, curl) is added behind their back.
-    const allowlist = await runLaoding(["config", "--workspace", workspaceDir], { repoRoot, env: { ALLOWED_COMMANDS: "ls,cat" } });
+    const allowlist = await runLaoding(["config", "--workspace", workspaceDir], {
+      repoRoot,
+      env: { ALLOWED_COMMANDS: "ls,cat" },
+    });
     expect(allowlist.stdout).toMatch(/^effective ALLOWED_COMMANDS: ls,cat$/m);
-    const json = JSON.parse((await runLaoding(["config", "--json", "--workspace", workspaceDir], { repoRoot, env: { LLM_API_KEY: "sk-very-secret-key-123" } })).stdout);
+    const json = JSON.parse(
+      (
+        await runLaoding(["config", "--json", "--workspace", workspaceDir], {
+          repoRoot,
+          env: { LLM_API_KEY: "sk-very-secret-key-123" },
+        })
+      ).stdout,
+    );
     expect(json.variables.find((row: { name: string }) => row.name === "LLM_API_KEY").value).toBe("sk****23");
   });
 });
@@ -63,12 +73,16 @@ describe("laoding CLI exit codes", () => {
 describe("laoding start (real process)", () => {
   it("seeds the workspace, prints a ready line, and exits 0 on SIGINT", async () => {
     const workspaceDir = join(tempDir(), "rt");
-    const child = spawn(process.execPath, ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "start", "--workspace", workspaceDir], {
-      cwd: REAL_REPO_ROOT,
-      env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info" },
-      // Stdin stays open: the console channel would otherwise end at end of input.
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "start", "--workspace", workspaceDir],
+      {
+        cwd: REAL_REPO_ROOT,
+        env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info" },
+        // Stdin stays open: the console channel would otherwise end at end of input.
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
     let stderr = "";
     const ready = new Promise<void>((resolve, reject) => {
       child.stderr.on("data", (chunk: Buffer) => {
@@ -81,20 +95,38 @@ describe("laoding start (real process)", () => {
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     child.kill("SIGINT");
     expect(await exited).toBe(0);
-    const lines = stderr.trim().split("\n").map((line) => JSON.parse(line) as { msg: string });
-    expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(["workspace seeded", "LaodingBot ready; press Ctrl-C to stop", "shutting down; turns in flight may finish", "stopped"]));
-    expect(lines.find((line) => line.msg.startsWith("LaodingBot ready"))).toMatchObject({ channel: "console", agent: "main", model: null });
+    const lines = stderr
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { msg: string });
+    expect(lines.map((line) => line.msg)).toEqual(
+      expect.arrayContaining([
+        "workspace seeded",
+        "LaodingBot ready; press Ctrl-C to stop",
+        "shutting down; turns in flight may finish",
+        "stopped",
+      ]),
+    );
+    expect(lines.find((line) => line.msg.startsWith("LaodingBot ready"))).toMatchObject({
+      channel: "console",
+      agent: "main",
+      model: null,
+    });
   });
 });
 
 describe("laoding chat (real process, scripted)", () => {
   it("reads one message per line, prints each reply and exits at end of input", async () => {
     const workspaceDir = join(tempDir(), "rt");
-    const child = spawn(process.execPath, ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "chat", "--workspace", workspaceDir], {
-      cwd: REAL_REPO_ROOT,
-      env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "silent", BOT_LOCALE: "en" },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "chat", "--workspace", workspaceDir],
+      {
+        cwd: REAL_REPO_ROOT,
+        env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "silent", BOT_LOCALE: "en" },
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
     let stdout = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
     child.stdin.end("/help\n\nhello there\n/new\n");
@@ -117,10 +149,15 @@ describe("laoding skills", () => {
     expect(list.stdout).toMatch(/agent main: 1 skills\n {2}skill-builder +active +seed +base/);
     const { mkdirSync, writeFileSync } = await import("node:fs");
     mkdirSync(join(workspaceDir, "skills", "Bad_Name"), { recursive: true });
-    writeFileSync(join(workspaceDir, "skills", "Bad_Name", "SKILL.md"), "---\nname: Bad_Name\ndescription: x\n---\nbody");
+    writeFileSync(
+      join(workspaceDir, "skills", "Bad_Name", "SKILL.md"),
+      "---\nname: Bad_Name\ndescription: x\n---\nbody",
+    );
     const validate = await runLaoding(["skills", "validate", "--workspace", workspaceDir], { repoRoot });
     expect(validate.code).toBe(1);
-    expect(validate.stdout).toMatch(/INVALID .*skills\/Bad_Name\/SKILL\.md: name must be lowercase letters, digits and single hyphens/);
+    expect(validate.stdout).toMatch(
+      /INVALID .*skills\/Bad_Name\/SKILL\.md: name must be lowercase letters, digits and single hyphens/,
+    );
     expect((await runLaoding(["skills", "frob", "--workspace", workspaceDir], { repoRoot })).code).toBe(2);
   });
 });
@@ -130,38 +167,64 @@ describe("sandbox preflight", () => {
     const repoRoot = fakeRepo();
     const workspaceDir = join(tempDir(), "rt");
     const env = { TOOLHOST_BWRAP_PATH: "/nonexistent/bwrap" };
-    const strict = await runLaoding(["chat", "--workspace", workspaceDir], { repoRoot, env: { ...env, TOOLHOST_SANDBOX: "bwrap" } });
+    const strict = await runLaoding(["chat", "--workspace", workspaceDir], {
+      repoRoot,
+      env: { ...env, TOOLHOST_SANDBOX: "bwrap" },
+    });
     expect(strict.code).toBe(1);
-    expect(strict.stderr).toMatch(/TOOLHOST_SANDBOX=bwrap but agent main's sandbox cannot start: \/nonexistent\/bwrap is not installed\. Install bubblewrap/);
-    const lenient = await runLaoding(["chat", "--workspace", workspaceDir], { repoRoot, env: { ...env, TOOLHOST_SANDBOX: "auto" } });
+    expect(strict.stderr).toMatch(
+      /TOOLHOST_SANDBOX=bwrap but agent main's sandbox cannot start: \/nonexistent\/bwrap is not installed\. Install bubblewrap/,
+    );
+    const lenient = await runLaoding(["chat", "--workspace", workspaceDir], {
+      repoRoot,
+      env: { ...env, TOOLHOST_SANDBOX: "auto" },
+    });
     expect(lenient.code).toBe(0);
     // Said on the console whatever the log level (the helper runs with LOG_LEVEL=silent).
     // As root, only because the operator at this terminal is the bot's only user (docs/isolation.md).
-    expect(lenient.stderr).toMatch(process.getuid?.() === 0
-      ? /warning: agent main: bubblewrap is not usable \(\/nonexistent\/bwrap is not installed\); only the operator at this terminal uses the bot, so the agent runs apart by its uid only/
-      : /warning: agent main: bubblewrap is not usable \(\/nonexistent\/bwrap is not installed\); shell commands run WITHOUT the OS sandbox/);
+    expect(lenient.stderr).toMatch(
+      process.getuid?.() === 0
+        ? /warning: agent main: bubblewrap is not usable \(\/nonexistent\/bwrap is not installed\); only the operator at this terminal uses the bot, so the agent runs apart by its uid only/
+        : /warning: agent main: bubblewrap is not usable \(\/nonexistent\/bwrap is not installed\); shell commands run WITHOUT the OS sandbox/,
+    );
   });
 
   // As root the agents run as their own uids, which cannot pass a 0700 folder such as /root.
-  it.runIf(process.getuid?.() === 0)("a workspace under a mode-700 folder works in every mode; without bubblewrap none refuses and none-unsafe says what to change", async () => {
-    const { chmodSync } = await import("node:fs");
-    const repoRoot = fakeRepo();
-    const closed = tempDir();
-    chmodSync(closed, 0o700);
-    const workspaceDir = join(closed, "rt");
-    for (const mode of ["bwrap", "auto", "none"]) {
-      const run = await runLaoding(["chat", "--workspace", workspaceDir], { repoRoot, env: { TOOLHOST_SANDBOX: mode } });
-      expect(run.code, `${mode}: ${run.stderr}`).toBe(0);
-      expect(run.stderr, mode).not.toMatch(/warning/);
-    }
-    // none as root never runs without its namespaces; none-unsafe then names the closed folder.
-    const refused = await runLaoding(["chat", "--workspace", workspaceDir], { repoRoot, env: { TOOLHOST_SANDBOX: "none", TOOLHOST_BWRAP_PATH: "/nonexistent/bwrap" } });
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/cannot get its own mount, pid and network namespaces \(\/nonexistent\/bwrap is not installed\).*TOOLHOST_SANDBOX=none-unsafe/);
-    const stuck = await runLaoding(["chat", "--workspace", workspaceDir], { repoRoot, env: { TOOLHOST_SANDBOX: "none-unsafe", TOOLHOST_BWRAP_PATH: "/nonexistent/bwrap" } });
-    expect(stuck.code).toBe(1);
-    expect(stuck.stderr).toMatch(/agent main's uid \d+ cannot reach its folders \(uid \d+ cannot enter or write .*\) and bubblewrap, which would bind them, cannot run .* move the workspace out of a private folder .*, or let the agents pass through (\/\S+) \(chmod o\+x \1\)$/m);
-  });
+  it.runIf(process.getuid?.() === 0)(
+    "a workspace under a mode-700 folder works in every mode; without bubblewrap none refuses and none-unsafe says what to change",
+    async () => {
+      const { chmodSync } = await import("node:fs");
+      const repoRoot = fakeRepo();
+      const closed = tempDir();
+      chmodSync(closed, 0o700);
+      const workspaceDir = join(closed, "rt");
+      for (const mode of ["bwrap", "auto", "none"]) {
+        const run = await runLaoding(["chat", "--workspace", workspaceDir], {
+          repoRoot,
+          env: { TOOLHOST_SANDBOX: mode },
+        });
+        expect(run.code, `${mode}: ${run.stderr}`).toBe(0);
+        expect(run.stderr, mode).not.toMatch(/warning/);
+      }
+      // none as root never runs without its namespaces; none-unsafe then names the closed folder.
+      const refused = await runLaoding(["chat", "--workspace", workspaceDir], {
+        repoRoot,
+        env: { TOOLHOST_SANDBOX: "none", TOOLHOST_BWRAP_PATH: "/nonexistent/bwrap" },
+      });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(
+        /cannot get its own mount, pid and network namespaces \(\/nonexistent\/bwrap is not installed\).*TOOLHOST_SANDBOX=none-unsafe/,
+      );
+      const stuck = await runLaoding(["chat", "--workspace", workspaceDir], {
+        repoRoot,
+        env: { TOOLHOST_SANDBOX: "none-unsafe", TOOLHOST_BWRAP_PATH: "/nonexistent/bwrap" },
+      });
+      expect(stuck.code).toBe(1);
+      expect(stuck.stderr).toMatch(
+        /agent main's uid \d+ cannot reach its folders \(uid \d+ cannot enter or write .*\) and bubblewrap, which would bind them, cannot run .* move the workspace out of a private folder .*, or let the agents pass through (\/\S+) \(chmod o\+x \1\)$/m,
+      );
+    },
+  );
 });
 
 describe("laoding chat with a model (real process, loopback fake)", () => {
@@ -169,13 +232,30 @@ describe("laoding chat with a model (real process, loopback fake)", () => {
     const { startFakeOpenAI, routeTo } = await import("../fakes/openai-server.js");
     const fake = await startFakeOpenAI();
     try {
-      fake.enqueue(routeTo([], "say-hello"), { toolCalls: [{ name: "shell_exec", arguments: { command: "echo hello from the sandbox" } }] }, { text: "The shell said hello." });
+      fake.enqueue(
+        routeTo([], "say-hello"),
+        { toolCalls: [{ name: "shell_exec", arguments: { command: "echo hello from the sandbox" } }] },
+        { text: "The shell said hello." },
+      );
       const workspaceDir = join(tempDir(), "rt");
-      const child = spawn(process.execPath, ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "chat", "--workspace", workspaceDir], {
-        cwd: REAL_REPO_ROOT,
-        env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "silent", BOT_LOCALE: "en", LLM_BASE_URL: fake.url, LLM_MODEL: "fake", LLM_API_KEY: "sk-x", LLM_MAX_RETRIES: "0", TOOLHOST_SANDBOX: "auto" },
-        stdio: ["pipe", "pipe", "pipe"],
-      });
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "chat", "--workspace", workspaceDir],
+        {
+          cwd: REAL_REPO_ROOT,
+          env: {
+            PATH: process.env.PATH ?? "",
+            LOG_LEVEL: "silent",
+            BOT_LOCALE: "en",
+            LLM_BASE_URL: fake.url,
+            LLM_MODEL: "fake",
+            LLM_API_KEY: "sk-x",
+            LLM_MAX_RETRIES: "0",
+            TOOLHOST_SANDBOX: "auto",
+          },
+          stdio: ["pipe", "pipe", "pipe"],
+        },
+      );
       let stdout = "";
       child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
       child.stdin.end("say hello using the shell\n");

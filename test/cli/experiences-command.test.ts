@@ -11,14 +11,32 @@ async function workspaceWithLessons() {
   await runLaoding(["init", "--workspace", workspaceDir], { repoRoot });
   const store = await openStore(join(workspaceDir, "data", "laoding.db"), { now: () => Date.now() });
   const summary = "Pass --force-tls when you deploy the gateway; it rejects plain connections.";
-  const lesson = await store.experiences.add({ agentId: "main", source: "error_correction", summary, category: "pitfall", confidence: 0.5, createdBy: "distiller", contentHash: contentHash(summary), tags: ["deploy", "gateway"] });
+  const lesson = await store.experiences.add({
+    agentId: "main",
+    source: "error_correction",
+    summary,
+    category: "pitfall",
+    confidence: 0.5,
+    createdBy: "distiller",
+    contentHash: contentHash(summary),
+    tags: ["deploy", "gateway"],
+  });
   const settle = async (trace: string, arm: "treatment" | "holdout", outcome: "success" | "failure") => {
     await store.injections.record("main", trace, arm, [lesson.id]);
     if (arm === "treatment") await store.injections.cite(trace, [lesson.id]);
     await store.injections.settle(trace, outcome);
-    await store.distillRuns.record({ agentId: "main", traceId: trace, promptVersion: 1, status: "skipped", skipReason: "a routine success", outcome, tags: ["deploy", "gateway"] });
+    await store.distillRuns.record({
+      agentId: "main",
+      traceId: trace,
+      promptVersion: 1,
+      status: "skipped",
+      skipReason: "a routine success",
+      outcome,
+      tags: ["deploy", "gateway"],
+    });
   };
-  for (let index = 0; index < 20; index += 1) await settle(`t${index}`, "treatment", index < 18 ? "success" : "failure");
+  for (let index = 0; index < 20; index += 1)
+    await settle(`t${index}`, "treatment", index < 18 ? "success" : "failure");
   for (let index = 0; index < 10; index += 1) await settle(`h${index}`, "holdout", index < 3 ? "success" : "failure");
   await store.close();
   return { repoRoot, workspaceDir };
@@ -29,14 +47,23 @@ describe("laoding experiences", () => {
     const { repoRoot, workspaceDir } = await workspaceWithLessons();
     const run = await runLaoding(["experiences", "report", "--json", "--workspace", workspaceDir], { repoRoot });
     expect(run.stderr).toBe("");
-    const [report] = JSON.parse(run.stdout) as [{ overall: { effect: number; interval: [number, number]; verdict: string; treatment: { n: number } }; byTag: { tag: string }[]; lessons: { comparison: { verdict: string }; adoption: number }[]; created: number }];
+    const [report] = JSON.parse(run.stdout) as [
+      {
+        overall: { effect: number; interval: [number, number]; verdict: string; treatment: { n: number } };
+        byTag: { tag: string }[];
+        lessons: { comparison: { verdict: string }; adoption: number }[];
+        created: number;
+      },
+    ];
     expect(report.overall).toMatchObject({ effect: 0.6, verdict: "helps", treatment: { n: 20 } });
     expect(report.overall.interval[0]).toBeGreaterThan(0.25);
     expect(report.byTag.map((tag) => tag.tag)).toEqual(["deploy", "gateway"]);
     expect(report.lessons[0]).toMatchObject({ adoption: 1, comparison: { verdict: "helps" } });
     expect(report.created).toBe(1);
     const text = await runLaoding(["experiences", "report", "--workspace", workspaceDir], { repoRoot });
-    expect(text.stdout).toMatch(/overall: treatment 90% \(n=20\) · holdout 30% \(n=10\) · effect \+60 pts \[\+\d+(\.\d)? pts, \+\d+(\.\d)? pts\] helps/);
+    expect(text.stdout).toMatch(
+      /overall: treatment 90% \(n=20\) · holdout 30% \(n=10\) · effect \+60 pts \[\+\d+(\.\d)? pts, \+\d+(\.\d)? pts\] helps/,
+    );
   });
 
   it("deprecates, restores and pins with every change in the ledger", async () => {
@@ -49,10 +76,14 @@ describe("laoding experiences", () => {
     expect((await cli("restore", "exp-000001")).stdout).toMatch(/restored exp-000001 as a draft/);
     expect((await cli("pin", "exp-1")).stdout).toMatch(/pinned/);
     const show = await cli("show", "exp-1");
-    expect(show.stdout).toMatch(/create by distiller[\s\S]*deprecate by operator: wrong flag[\s\S]*restore by operator[\s\S]*pin by operator/);
+    expect(show.stdout).toMatch(
+      /create by distiller[\s\S]*deprecate by operator: wrong flag[\s\S]*restore by operator[\s\S]*pin by operator/,
+    );
     expect((await cli("show", "exp-99")).stderr).toMatch(/no lesson "exp-99"/);
     expect((await cli("curate")).stdout).toMatch(/agent main: no changes/);
-    expect((await cli("distill", "Deploy")).stdout).toMatch(/request 1 queued for main: the running bot distils "deploy"/);
+    expect((await cli("distill", "Deploy")).stdout).toMatch(
+      /request 1 queued for main: the running bot distils "deploy"/,
+    );
     expect((await cli("skills")).stdout).toMatch(/request 1 "deploy": waiting for the running bot/);
   });
 });
@@ -73,7 +104,9 @@ describe("laoding rules", () => {
     expect(proposed.stdout).toMatch(/exp-000001: Pass --force-tls[\s\S]*evidence: cited in 6 tasks, 6\/6 succeeded/);
     expect((await cli("accept", "exp-000001", "--text", "x".repeat(301))).stderr).toMatch(/1-300 characters/);
     // The operator's own wording passes the lesson gate's check too: hidden text is invisible to them.
-    expect((await cli("accept", "exp-000001", "--text", "Pass --force-tls\u{E0100}")).stderr).toMatch(/rule refused: it contains U\+E0100/);
+    expect((await cli("accept", "exp-000001", "--text", "Pass --force-tls\u{E0100}")).stderr).toMatch(
+      /rule refused: it contains U\+E0100/,
+    );
     expect((await cli("accept", "exp-000001")).stdout).toMatch(/rule 1 accepted for main/);
     expect((await cli("list")).stdout).toMatch(/1\. Pass --force-tls .* \(from exp-000001\)/);
     expect((await cli("propose")).stdout).toMatch(/no candidates yet/);

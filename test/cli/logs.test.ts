@@ -11,13 +11,21 @@ describe("laoding logs", () => {
     expect((await runLaoding(["init", "--workspace", workspaceDir], { repoRoot })).code).toBe(0);
     const empty = await runLaoding(["logs", "--workspace", workspaceDir], { repoRoot });
     expect(empty).toMatchObject({ code: 0, stdout: "" });
-    expect(empty.stderr).toMatch(/^No logs yet in .*data\/logs\. They are written there unless LOG_LEVEL is set in the environment/);
+    expect(empty.stderr).toMatch(
+      /^No logs yet in .*data\/logs\. They are written there unless LOG_LEVEL is set in the environment/,
+    );
 
     const dir = join(workspaceDir, "data/logs");
     mkdirSync(dir, { recursive: true });
-    const line = (fields: Record<string, unknown>) => `${JSON.stringify({ time: Date.UTC(2026, 11, 1, 9, 30, 0), pid: 7, ...fields })}\n`;
+    const line = (fields: Record<string, unknown>) =>
+      `${JSON.stringify({ time: Date.UTC(2026, 11, 1, 9, 30, 0), pid: 7, ...fields })}\n`;
     writeFileSync(join(dir, "laoding.log.1"), line({ level: 30, msg: "older", traceId: "tr-a" }));
-    writeFileSync(join(dir, "laoding.log"), line({ level: 30, msg: "message received", traceId: "tr-b", agentId: "main", chars: 5 }) + line({ level: 50, msg: "model call failed", traceId: "tr-b", kind: "auth" }) + "not json\n");
+    writeFileSync(
+      join(dir, "laoding.log"),
+      line({ level: 30, msg: "message received", traceId: "tr-b", agentId: "main", chars: 5 }) +
+        line({ level: 50, msg: "model call failed", traceId: "tr-b", kind: "auth" }) +
+        "not json\n",
+    );
 
     const all = await runLaoding(["logs", "--workspace", workspaceDir], { repoRoot });
     expect(all.stdout.split("\n")).toEqual([
@@ -27,7 +35,9 @@ describe("laoding logs", () => {
       "not json",
       "",
     ]);
-    const trace = await runLaoding(["logs", "--trace", "tr-b", "--level", "error", "--workspace", workspaceDir], { repoRoot });
+    const trace = await runLaoding(["logs", "--trace", "tr-b", "--level", "error", "--workspace", workspaceDir], {
+      repoRoot,
+    });
     expect(trace.stdout).toBe("09:30:00.000 ERROR [tr-b] model call failed kind=auth\n");
     const bad = await runLaoding(["logs", "--level", "loud", "--workspace", workspaceDir], { repoRoot });
     expect(bad.code).toBe(2);

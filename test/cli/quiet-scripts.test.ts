@@ -55,7 +55,12 @@ describe("quiet scripts", () => {
     const workspace = join(tempDir(), "ws");
     const run = await laoding(["chat", "--workspace", workspace], "/help\n", { LOG_LEVEL: "info" });
     expect(run.code).toBe(0);
-    expect(run.stderr.trim().split("\n").map((line) => (JSON.parse(line) as { msg: string }).msg)).toContain("LaodingBot ready; press Ctrl-C to stop");
+    expect(
+      run.stderr
+        .trim()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { msg: string }).msg),
+    ).toContain("LaodingBot ready; press Ctrl-C to stop");
     expect(run.stdout.split("\n").slice(0, HELP_EN.length)).toEqual(HELP_EN);
   });
 
@@ -72,7 +77,19 @@ describe("quiet scripts", () => {
     const workspace = join(tempDir(), "ws");
     expect((await laoding(["init", "--workspace", workspace])).code).toBe(0);
     const agentsFile = join(workspace, "configs", "agents.json");
-    writeFileSync(agentsFile, JSON.stringify({ agents: [{ id: "main", name: "Main" }, { id: "ops", name: "Ops" }] }, null, 2));
+    writeFileSync(
+      agentsFile,
+      JSON.stringify(
+        {
+          agents: [
+            { id: "main", name: "Main" },
+            { id: "ops", name: "Ops" },
+          ],
+        },
+        null,
+        2,
+      ),
+    );
     const run = await laoding(["library", "list", "--workspace", workspace]);
     expect(run.code).toBe(0);
     // The toolhost children's own log lines go to the log file too.
@@ -95,7 +112,10 @@ describe("quiet scripts", () => {
     const workspace = join(tempDir(), "ws");
     expect((await laoding(["init", "--workspace", workspace])).code).toBe(0);
     const agentsFile = join(workspace, "configs", "agents.json");
-    writeFileSync(agentsFile, '{\n  "agents": [\n    { "id": "main", "name": "Main",\n      "bogus": 1 },\n    { "id": "Ops", "name": "Ops" }\n  ]\n}\n');
+    writeFileSync(
+      agentsFile,
+      '{\n  "agents": [\n    { "id": "main", "name": "Main",\n      "bogus": 1 },\n    { "id": "Ops", "name": "Ops" }\n  ]\n}\n',
+    );
     const run = await laoding(["start", "--workspace", workspace]);
     expect(run.code).toBe(1);
     expect(run.stdout).toBe("");
@@ -105,7 +125,9 @@ describe("quiet scripts", () => {
     writeFileSync(agentsFile, '{\n  "agents": [\n    { "id": "main", "name": "Main", }\n  ]\n}\n');
     const broken = await laoding(["library", "list", "--workspace", workspace]);
     expect(broken.code).toBe(1);
-    expect(broken.stderr).toMatch(new RegExp(`^laoding library: ${agentsFile.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:3:37: not valid JSON: `));
+    expect(broken.stderr).toMatch(
+      new RegExp(`^laoding library: ${agentsFile.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:3:37: not valid JSON: `),
+    );
     expect(broken.stderr.split("\n").filter((line) => line.includes("not valid JSON"))).toHaveLength(1);
   });
 });

@@ -20,7 +20,11 @@ afterEach(async () => {
 
 async function fakes(): Promise<{ telegram: FakeTelegram; feishu: FakeFeishu; model: FakeOpenAI }> {
   const [telegram, feishu, model] = await Promise.all([startFakeTelegram(), startFakeFeishu(), startFakeOpenAI()]);
-  closers.push(() => telegram.close(), () => feishu.close(), () => model.close());
+  closers.push(
+    () => telegram.close(),
+    () => feishu.close(),
+    () => model.close(),
+  );
   return { telegram, feishu, model };
 }
 
@@ -28,13 +32,31 @@ describe("laoding start on chat channels", () => {
   it("names each bot and agent when ready, and on SIGTERM still delivers the reply in flight", async () => {
     const { telegram, model } = await fakes();
     telegram.addBot("42:GOOD", "laoding_bot");
-    model.respond((request) => (isRoutingRequest(request) ? routeTo([], "chat") : { text: "a considered answer", delayMs: 1_500 }));
+    model.respond((request) =>
+      isRoutingRequest(request) ? routeTo([], "chat") : { text: "a considered answer", delayMs: 1_500 },
+    );
     const workspaceDir = join(tempDir(), "rt");
-    const child = spawn(process.execPath, ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "start", "--workspace", workspaceDir], {
-      cwd: REAL_REPO_ROOT,
-      env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info", BOT_LOCALE: "en", TOOLHOST_SANDBOX: "none", TELEGRAM_BOT_TOKEN: "42:GOOD", TELEGRAM_API_ROOT: telegram.apiRoot, TELEGRAM_ALLOWED_USERS: "*", LLM_BASE_URL: model.url, LLM_MODEL: "fake", LLM_API_KEY: "sk-x", LLM_MAX_RETRIES: "0" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "start", "--workspace", workspaceDir],
+      {
+        cwd: REAL_REPO_ROOT,
+        env: {
+          PATH: process.env.PATH ?? "",
+          LOG_LEVEL: "info",
+          BOT_LOCALE: "en",
+          TOOLHOST_SANDBOX: "none",
+          TELEGRAM_BOT_TOKEN: "42:GOOD",
+          TELEGRAM_API_ROOT: telegram.apiRoot,
+          TELEGRAM_ALLOWED_USERS: "*",
+          LLM_BASE_URL: model.url,
+          LLM_MODEL: "fake",
+          LLM_API_KEY: "sk-x",
+          LLM_MAX_RETRIES: "0",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     closers.push(async () => void child.kill("SIGKILL"));
     let stderr = "";
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
@@ -54,7 +76,10 @@ describe("laoding start on chat channels", () => {
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
     expect(telegram.sent().map((call) => call.body.text)).toEqual(["a considered answer"]);
-    const lines = stderr.trim().split("\n").map((line) => JSON.parse(line) as { msg: string; bots?: unknown });
+    const lines = stderr
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { msg: string; bots?: unknown });
     const ready = lines.find((line) => line.msg.startsWith("LaodingBot ready"));
     expect(ready?.msg).toBe("LaodingBot ready: telegram @laoding_bot (agent main); press Ctrl-C to stop");
     expect(ready?.bots).toEqual([{ key: "telegram:main", name: "@laoding_bot", agent: "main" }]);
@@ -67,13 +92,26 @@ describe("laoding start on chat channels", () => {
     const { telegram } = await fakes();
     const repoRoot = fakeRepo();
     const workspaceDir = join(tempDir(), "rt");
-    const bad = await runLaoding(["start", "--workspace", workspaceDir], { repoRoot, env: { TELEGRAM_BOT_TOKEN: "1:WRONG", TELEGRAM_API_ROOT: telegram.apiRoot } });
+    const bad = await runLaoding(["start", "--workspace", workspaceDir], {
+      repoRoot,
+      env: { TELEGRAM_BOT_TOKEN: "1:WRONG", TELEGRAM_API_ROOT: telegram.apiRoot },
+    });
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain("laoding start: telegram bot of agent main cannot log in: Telegram refused to log in: 401 Unauthorized. Check TELEGRAM_BOT_TOKEN: copy the token from @BotFather again");
-    const unreachable = await runLaoding(["start", "--workspace", workspaceDir], { repoRoot, env: { TELEGRAM_BOT_TOKEN: "1:ANY", TELEGRAM_API_ROOT: "http://127.0.0.1:1" } });
+    expect(bad.stderr).toContain(
+      "laoding start: telegram bot of agent main cannot log in: Telegram refused to log in: 401 Unauthorized. Check TELEGRAM_BOT_TOKEN: copy the token from @BotFather again",
+    );
+    const unreachable = await runLaoding(["start", "--workspace", workspaceDir], {
+      repoRoot,
+      env: { TELEGRAM_BOT_TOKEN: "1:ANY", TELEGRAM_API_ROOT: "http://127.0.0.1:1" },
+    });
     expect(unreachable.code).toBe(1);
-    expect(unreachable.stderr).toMatch(/cannot reach the Telegram Bot API at http:\/\/127\.0\.0\.1:1: .*Check the network/);
-    const noCredentials = await runLaoding(["start", "--workspace", workspaceDir], { repoRoot, env: { MESSAGE_CHANNEL: "feishu" } });
+    expect(unreachable.stderr).toMatch(
+      /cannot reach the Telegram Bot API at http:\/\/127\.0\.0\.1:1: .*Check the network/,
+    );
+    const noCredentials = await runLaoding(["start", "--workspace", workspaceDir], {
+      repoRoot,
+      env: { MESSAGE_CHANNEL: "feishu" },
+    });
     expect(noCredentials.stderr).toContain("MESSAGE_CHANNEL includes feishu, but no agent has feishu credentials");
   });
 });
@@ -85,15 +123,30 @@ describe("laoding channels check", () => {
     const repoRoot = fakeRepo();
     const workspaceDir = join(tempDir(), "rt");
     expect((await runLaoding(["init", "--workspace", workspaceDir], { repoRoot })).code).toBe(0);
-    const env = { TELEGRAM_BOT_TOKEN: "42:GOOD", TELEGRAM_API_ROOT: telegram.apiRoot, FEISHU_APP_ID: FAKE_APP_ID, FEISHU_DOMAIN: feishu.domain, TELEGRAM_ALLOWED_USERS: "*", FEISHU_ALLOWED_USERS: "*" };
-    const good = await runLaoding(["channels", "check", "--workspace", workspaceDir], { repoRoot, env: { ...env, FEISHU_APP_SECRET: "fake-app-secret" } });
+    const env = {
+      TELEGRAM_BOT_TOKEN: "42:GOOD",
+      TELEGRAM_API_ROOT: telegram.apiRoot,
+      FEISHU_APP_ID: FAKE_APP_ID,
+      FEISHU_DOMAIN: feishu.domain,
+      TELEGRAM_ALLOWED_USERS: "*",
+      FEISHU_ALLOWED_USERS: "*",
+    };
+    const good = await runLaoding(["channels", "check", "--workspace", workspaceDir], {
+      repoRoot,
+      env: { ...env, FEISHU_APP_SECRET: "fake-app-secret" },
+    });
     expect(good.stdout).toBe(
       "ok      telegram @laoding_bot (agent main; credentials: TELEGRAM_BOT_TOKEN)\nok      feishu Laoding Feishu (agent main; credentials: FEISHU_APP_ID and FEISHU_APP_SECRET)\n",
     );
     expect(good.code).toBe(0);
-    const bad = await runLaoding(["channels", "check", "--workspace", workspaceDir], { repoRoot, env: { ...env, FEISHU_APP_SECRET: "wrong" } });
+    const bad = await runLaoding(["channels", "check", "--workspace", workspaceDir], {
+      repoRoot,
+      env: { ...env, FEISHU_APP_SECRET: "wrong" },
+    });
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toContain("FAILED  feishu (agent main; credentials: FEISHU_APP_ID and FEISHU_APP_SECRET): feishu bot of agent main cannot log in: Feishu refused the app credentials: app secret invalid (code 10014). Check FEISHU_APP_ID and FEISHU_APP_SECRET");
+    expect(bad.stdout).toContain(
+      "FAILED  feishu (agent main; credentials: FEISHU_APP_ID and FEISHU_APP_SECRET): feishu bot of agent main cannot log in: Feishu refused the app credentials: app secret invalid (code 10014). Check FEISHU_APP_ID and FEISHU_APP_SECRET",
+    );
     expect(telegram.calls.filter((call) => call.method !== "getMe")).toEqual([]);
   });
 
@@ -103,15 +156,38 @@ describe("laoding channels check", () => {
     const repoRoot = fakeRepo();
     const workspaceDir = join(tempDir(), "rt");
     expect((await runLaoding(["init", "--workspace", workspaceDir], { repoRoot })).code).toBe(0);
-    writeFileSync(join(workspaceDir, "configs/agents.json"), JSON.stringify({ agents: [{ id: "main", name: "Main" }, { id: "ops", name: "Ops", telegram: { tokenEnv: "TG_TOKEN_OPS", allowedUsers: ["*"] } }] }));
-    appendFileSync(join(workspaceDir, "configs/env"), `\nTG_TOKEN_OPS=77:OPS\nTG_TOKEN_OPZ=typo\nTELEGRAM_API_ROOT=${telegram.apiRoot}\n`);
+    writeFileSync(
+      join(workspaceDir, "configs/agents.json"),
+      JSON.stringify({
+        agents: [
+          { id: "main", name: "Main" },
+          { id: "ops", name: "Ops", telegram: { tokenEnv: "TG_TOKEN_OPS", allowedUsers: ["*"] } },
+        ],
+      }),
+    );
+    appendFileSync(
+      join(workspaceDir, "configs/env"),
+      `\nTG_TOKEN_OPS=77:OPS\nTG_TOKEN_OPZ=typo\nTELEGRAM_API_ROOT=${telegram.apiRoot}\n`,
+    );
     const run = await runLaoding(["channels", "check", "--workspace", workspaceDir], { repoRoot });
-    expect(run.stdout).toBe("ok      telegram @ops_bot (agent ops; credentials: agents.json ops.telegram (TG_TOKEN_OPS))\n");
+    expect(run.stdout).toBe(
+      "ok      telegram @ops_bot (agent ops; credentials: agents.json ops.telegram (TG_TOKEN_OPS))\n",
+    );
     expect(run.stderr).not.toContain("TG_TOKEN_OPS in");
     expect(run.stderr).toContain("TG_TOKEN_OPZ in");
-    writeFileSync(join(workspaceDir, "configs/agents.json"), JSON.stringify({ agents: [{ id: "main", name: "Main" }, { id: "ops", name: "Ops", telegram: { tokenEnv: "TG_TOKEN_MISSING" } }] }));
+    writeFileSync(
+      join(workspaceDir, "configs/agents.json"),
+      JSON.stringify({
+        agents: [
+          { id: "main", name: "Main" },
+          { id: "ops", name: "Ops", telegram: { tokenEnv: "TG_TOKEN_MISSING" } },
+        ],
+      }),
+    );
     const missing = await runLaoding(["channels", "check", "--workspace", workspaceDir], { repoRoot });
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('agents.json: agent "ops": telegram.tokenEnv names TG_TOKEN_MISSING, which is not set');
+    expect(missing.stderr).toContain(
+      'agents.json: agent "ops": telegram.tokenEnv names TG_TOKEN_MISSING, which is not set',
+    );
   });
 });

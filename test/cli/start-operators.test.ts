@@ -19,11 +19,23 @@ async function startAndStop(env: NodeJS.ProcessEnv): Promise<string> {
   const telegram = await startFakeTelegram();
   closers.push(() => telegram.close());
   telegram.addBot("42:GOOD", "laoding_bot");
-  const child = spawn(process.execPath, ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "start", "--workspace", join(tempDir(), "ws")], {
-    cwd: REAL_REPO_ROOT,
-    env: { PATH: process.env.PATH ?? "", BOT_LOCALE: "en", TOOLHOST_SANDBOX: "none", TELEGRAM_BOT_TOKEN: "42:GOOD", TELEGRAM_API_ROOT: telegram.apiRoot, TELEGRAM_ALLOWED_USERS: "*", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "start", "--workspace", join(tempDir(), "ws")],
+    {
+      cwd: REAL_REPO_ROOT,
+      env: {
+        PATH: process.env.PATH ?? "",
+        BOT_LOCALE: "en",
+        TOOLHOST_SANDBOX: "none",
+        TELEGRAM_BOT_TOKEN: "42:GOOD",
+        TELEGRAM_API_ROOT: telegram.apiRoot,
+        TELEGRAM_ALLOWED_USERS: "*",
+        ...env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   closers.push(async () => void child.kill("SIGKILL"));
   let stderr = "";
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
@@ -39,7 +51,8 @@ async function startAndStop(env: NodeJS.ProcessEnv): Promise<string> {
   return stderr;
 }
 
-const WARNING = "telegram:main: no operator, so nobody in a chat can run /capability_gaps or /reload_skills; add one with `laoding operators add telegram:<user id>`";
+const WARNING =
+  "telegram:main: no operator, so nobody in a chat can run /capability_gaps or /reload_skills; add one with `laoding operators add telegram:<user id>`";
 
 describe("laoding start and operators", () => {
   it("warns once per chat bot without an operator, with the command to add one", async () => {

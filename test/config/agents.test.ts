@@ -31,27 +31,38 @@ describe("agents file", () => {
   });
 
   it("refuses duplicates naming the second entry", () => {
-    const text = JSON.stringify({ agents: [{ id: "a", name: "A" }, { id: "b", name: "B" }, { id: "a", name: "A2" }] });
+    const text = JSON.stringify({
+      agents: [
+        { id: "a", name: "A" },
+        { id: "b", name: "B" },
+        { id: "a", name: "A2" },
+      ],
+    });
     expect(() => parseAgents(text, "agents.json")).toThrow(/agents\[2\] \(id "a"\): duplicate id "a"/);
   });
 
   it("refuses malformed JSON, an empty list and unknown fields", () => {
     expect(() => parseAgents("{ agents: [", "/x/agents.json")).toThrow(/^\/x\/agents.json:1:3: not valid JSON/);
     expect(() => parseAgents('{"agents":[]}', "agents.json")).toThrow(/lists no agents/);
-    expect(() => parseAgents('{"agents":[{"id":"a","name":"A","netwrk":true}]}', "agents.json")).toThrow(/agents\[0\] \(id "a"\).*netwrk/);
+    expect(() => parseAgents('{"agents":[{"id":"a","name":"A","netwrk":true}]}', "agents.json")).toThrow(
+      /agents\[0\] \(id "a"\).*netwrk/,
+    );
   });
 
   it("says a field is missing, names a typo'd field with the allowed ones, and hints about what is wrong", () => {
     const missing = errorOf(() => parseAgents('{"agents":[{"id":"a"}]}', "agents.json"));
     expect(missing.message).toMatch(/^agents.json:1:12: agents\[0\] \(id "a"\): `name` is missing\./);
     const typo = errorOf(() => parseAgents('{"agents":[{"id":"a","nmae":"A","name":"A"}]}', "agents.json"));
-    expect(typo.message).toMatch(/unknown field `nmae` \(allowed: id, name, description, persona, network, experienceLibrary, writableDirs, telegram, feishu\)/);
+    expect(typo.message).toMatch(
+      /unknown field `nmae` \(allowed: id, name, description, persona, network, experienceLibrary, writableDirs, telegram, feishu\)/,
+    );
     expect(typo.hint).not.toMatch(/ids? never change/);
     expect(errorOf(() => parseAgents('{"agents":[{"id":"A","name":"A"}]}', "agents.json")).hint).toMatch(/Fix the id/);
   });
 
   it("finds every entry's problems at once, each at its file:line:column, as findings", () => {
-    const text = '{\n  "agents": [\n    { "id": "main", "name": "Main",\n      "nmae": 1 },\n    { "id": "ok", "name": "Ok" },\n    { "id": "Bad", "name": "B" },\n    { "id": "ok", "name": "Again" }\n  ]\n}\n';
+    const text =
+      '{\n  "agents": [\n    { "id": "main", "name": "Main",\n      "nmae": 1 },\n    { "id": "ok", "name": "Ok" },\n    { "id": "Bad", "name": "B" },\n    { "id": "ok", "name": "Again" }\n  ]\n}\n';
     const error = errorOf(() => parseAgents(text, "configs/agents.json"));
     expect(error.findings).toEqual([
       expect.stringMatching(/^configs\/agents.json:4:7: agents\[0\] \(id "main"\): unknown field `nmae`/),
@@ -63,15 +74,28 @@ describe("agents file", () => {
 
   it("keeps the persona inside bot_context/: no .., no absolute path, no link out", () => {
     for (const persona of ["../../../../etc/passwd", "/etc/passwd", "x/../../y.md"]) {
-      expect(() => parseAgents(JSON.stringify({ agents: [{ id: "a", name: "A", persona }] }), "agents.json")).toThrow(/`persona`: must be a file inside bot_context\//);
+      expect(() => parseAgents(JSON.stringify({ agents: [{ id: "a", name: "A", persona }] }), "agents.json")).toThrow(
+        /`persona`: must be a file inside bot_context\//,
+      );
     }
     const botContext = join(tempDir(), "bot_context");
     mkdirSync(join(botContext, "team"), { recursive: true });
     writeFileSync(join(botContext, "team", "ops.md"), "You are Ops.");
     symlinkSync("/etc/passwd", join(botContext, "sneaky.md"));
-    const [inside, linked, missing] = parseAgents(JSON.stringify({ agents: [{ id: "a", name: "A", persona: "team/ops.md" }, { id: "b", name: "B", persona: "sneaky.md" }, { id: "c", name: "C", persona: "nope.md" }] }), "agents.json");
+    const [inside, linked, missing] = parseAgents(
+      JSON.stringify({
+        agents: [
+          { id: "a", name: "A", persona: "team/ops.md" },
+          { id: "b", name: "B", persona: "sneaky.md" },
+          { id: "c", name: "C", persona: "nope.md" },
+        ],
+      }),
+      "agents.json",
+    );
     expect(personaFile(botContext, inside!)).toBe(join(botContext, "team", "ops.md"));
-    expect(() => personaFile(botContext, linked!)).toThrow(/agent "b": persona "sneaky.md" resolves to \/etc\/passwd, outside/);
+    expect(() => personaFile(botContext, linked!)).toThrow(
+      /agent "b": persona "sneaky.md" resolves to \/etc\/passwd, outside/,
+    );
     expect(personaFile(botContext, missing!)).toBeUndefined();
   });
 });

@@ -14,7 +14,32 @@ describe("configs/env.example", () => {
 
   it("documents every variable, including those the architecture names", () => {
     for (const name of VARIABLE_NAMES) expect(text).toMatch(new RegExp(`^#? ?${name}=`, "m"));
-    for (const name of ["AGENT_WORKSPACE_DIR", "CONFIG_ENV_FILE", "REACT_MAX_STEPS", "ALLOWED_DIRS", "ALLOWED_COMMANDS", "WORK_DIR", "AUTO_SKILL_DIR", "GAP_DRAFT_TRIGGER_COUNT", "GAP_CLUSTER_LOOKBACK_HOURS", "MESSAGE_CHANNEL", "LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", "SHARE_DIR", "TOOLHOST_SANDBOX", "TELEGRAM_BOT_TOKEN", "TELEGRAM_API_ROOT", "FEISHU_APP_ID", "FEISHU_APP_SECRET", "FEISHU_DOMAIN", "ADMIN_PORT", "ADMIN_TOKEN", "LOG_LEVEL", "BOT_LOCALE"]) {
+    for (const name of [
+      "AGENT_WORKSPACE_DIR",
+      "CONFIG_ENV_FILE",
+      "REACT_MAX_STEPS",
+      "ALLOWED_DIRS",
+      "ALLOWED_COMMANDS",
+      "WORK_DIR",
+      "AUTO_SKILL_DIR",
+      "GAP_DRAFT_TRIGGER_COUNT",
+      "GAP_CLUSTER_LOOKBACK_HOURS",
+      "MESSAGE_CHANNEL",
+      "LLM_BASE_URL",
+      "LLM_API_KEY",
+      "LLM_MODEL",
+      "SHARE_DIR",
+      "TOOLHOST_SANDBOX",
+      "TELEGRAM_BOT_TOKEN",
+      "TELEGRAM_API_ROOT",
+      "FEISHU_APP_ID",
+      "FEISHU_APP_SECRET",
+      "FEISHU_DOMAIN",
+      "ADMIN_PORT",
+      "ADMIN_TOKEN",
+      "LOG_LEVEL",
+      "BOT_LOCALE",
+    ]) {
       expect(VARIABLE_NAMES).toContain(name);
     }
   });

@@ -68,7 +68,9 @@ describe("config precedence", () => {
 
   it("a missing CONFIG_ENV_FILE is an error naming the path", () => {
     const { repoRoot, env } = setup();
-    expect(() => load(repoRoot, { ...env, CONFIG_ENV_FILE: "/nonexistent/x.env" })).toThrow(/CONFIG_ENV_FILE.*\/nonexistent\/x\.env/);
+    expect(() => load(repoRoot, { ...env, CONFIG_ENV_FILE: "/nonexistent/x.env" })).toThrow(
+      /CONFIG_ENV_FILE.*\/nonexistent\/x\.env/,
+    );
   });
 
   it("REACT_MAX_STEPS missing everywhere stops start-up naming the variable and where to set it", () => {
@@ -88,7 +90,9 @@ describe("config precedence", () => {
   it("reports keys in env files it does not know (likely typos)", () => {
     const { repoRoot, workspaceDir, env } = setup();
     writeFile(join(workspaceDir, "configs", "env"), "REACT_MAX_STPES=2\n");
-    expect(load(repoRoot, env).unknownKeys).toEqual([{ key: "REACT_MAX_STPES", path: join(workspaceDir, "configs", "env") }]);
+    expect(load(repoRoot, env).unknownKeys).toEqual([
+      { key: "REACT_MAX_STPES", path: join(workspaceDir, "configs", "env") },
+    ]);
   });
 
   it("names a typo'd key with its likely meaning even when the configuration is invalid", () => {
@@ -96,15 +100,25 @@ describe("config precedence", () => {
     writeFile(join(workspaceDir, "configs", "env"), "LLM_MODLE=gpt\nLLM_TIMEOUT_MS=fast\n");
     const error = captureError(() => load(repoRoot, env));
     expect(error.message).toMatch(/LLM_TIMEOUT_MS="fast" from .*: .*expected milliseconds/);
-    expect(error.message).toContain(`LLM_MODLE in ${join(workspaceDir, "configs", "env")} is not a LaodingBot variable (did you mean LLM_MODEL?); it is ignored`);
+    expect(error.message).toContain(
+      `LLM_MODLE in ${join(workspaceDir, "configs", "env")} is not a LaodingBot variable (did you mean LLM_MODEL?); it is ignored`,
+    );
   });
 });
 
 describe("config validation", () => {
   const cases: [string, string, RegExp][] = [
-    ["REACT_MAX_STEPS", "ten", /REACT_MAX_STEPS="ten" from .*configs\/env: not a whole number; expected a whole number from 1 to 100/],
+    [
+      "REACT_MAX_STEPS",
+      "ten",
+      /REACT_MAX_STEPS="ten" from .*configs\/env: not a whole number; expected a whole number from 1 to 100/,
+    ],
     ["REACT_MAX_STEPS", "0", /REACT_MAX_STEPS="0" .*below the minimum 1/],
-    ["MESSAGE_CHANNEL", "slack", /MESSAGE_CHANNEL="slack" .*not one of console \| telegram \| feishu; expected a comma list of console \| telegram \| feishu/],
+    [
+      "MESSAGE_CHANNEL",
+      "slack",
+      /MESSAGE_CHANNEL="slack" .*not one of console \| telegram \| feishu; expected a comma list of console \| telegram \| feishu/,
+    ],
     ["TOOLHOST_SANDBOX", "docker", /TOOLHOST_SANDBOX="docker" .*expected auto \| bwrap \| none/],
     ["LLM_BASE_URL", "localhost:8080", /LLM_BASE_URL="localhost:8080" .*not an http\(s\) URL/],
   ];
@@ -139,7 +153,10 @@ describe("config validation", () => {
 describe("normalised lists and paths", () => {
   it("resolves ALLOWED_DIRS against the workspace, removes duplicates, and adds nothing to ALLOWED_COMMANDS", () => {
     const { repoRoot, workspaceDir, env } = setup();
-    writeFile(join(workspaceDir, "configs", "env"), "ALLOWED_DIRS=data/extra, /opt/x ,data/extra,\nALLOWED_COMMANDS=ls,ls,git\n");
+    writeFile(
+      join(workspaceDir, "configs", "env"),
+      "ALLOWED_DIRS=data/extra, /opt/x ,data/extra,\nALLOWED_COMMANDS=ls,ls,git\n",
+    );
     const loaded = load(repoRoot, env);
     const layout = createRuntimeLayout(loaded.workspaceDir, loaded.config);
     expect(layout.extraAllowedDirs).toEqual([join(workspaceDir, "data/extra"), "/opt/x"]);
@@ -155,7 +172,9 @@ describe("normalised lists and paths", () => {
   it("keeps AUTO_SKILL_DIR per agent", () => {
     const { repoRoot, workspaceDir, env } = setup();
     const withPlaceholder = load(repoRoot, { ...env, AUTO_SKILL_DIR: "drafts/{agent}/skills" });
-    expect(createRuntimeLayout(workspaceDir, withPlaceholder.config).agentTrees("a1").skillsDir).toBe(join(workspaceDir, "drafts/a1/skills"));
+    expect(createRuntimeLayout(workspaceDir, withPlaceholder.config).agentTrees("a1").skillsDir).toBe(
+      join(workspaceDir, "drafts/a1/skills"),
+    );
     const plain = load(repoRoot, { ...env, AUTO_SKILL_DIR: "/srv/drafts" });
     expect(createRuntimeLayout(workspaceDir, plain.config).agentTrees("a1").skillsDir).toBe("/srv/drafts/a1");
   });
@@ -187,7 +206,15 @@ describe("a Go-era configs/env", () => {
     ].join("\n");
     writeFile(join(workspaceDir, "configs", "env"), goEra);
     const loaded = load(repoRoot, env);
-    expect(loaded.config).toMatchObject({ REACT_MAX_STEPS: 12, LLM_BASE_URL: "https://api.deepseek.com/v1", LLM_MODEL: "deepseek-chat", ALLOWED_COMMANDS: ["ls", "cat", "grep", "python3"], GAP_DRAFT_TRIGGER_COUNT: 3, GAP_CLUSTER_LOOKBACK_HOURS: 72, BOT_LOCALE: "zh" });
+    expect(loaded.config).toMatchObject({
+      REACT_MAX_STEPS: 12,
+      LLM_BASE_URL: "https://api.deepseek.com/v1",
+      LLM_MODEL: "deepseek-chat",
+      ALLOWED_COMMANDS: ["ls", "cat", "grep", "python3"],
+      GAP_DRAFT_TRIGGER_COUNT: 3,
+      GAP_CLUSTER_LOOKBACK_HOURS: 72,
+      BOT_LOCALE: "zh",
+    });
     expect(loaded.unknownKeys).toEqual([{ key: "GO_WORKER_POOL", path: join(workspaceDir, "configs", "env") }]);
   });
 });

@@ -34,12 +34,17 @@ describe("doctor checks", () => {
   });
 
   it("disk: too few free bytes or inodes fail, naming the folder; a statfs error fails too", () => {
-    const roomy = { bavail: 10 * MIN_FREE_DISK_BYTES / 4096, bsize: 4096, files: 1_000_000, ffree: 900_000 };
-    expect(checkDisk("/srv/ws", () => roomy)).toMatchObject({ ok: true, title: "disk space at /srv/ws (4.9 GiB free)" });
+    const roomy = { bavail: (10 * MIN_FREE_DISK_BYTES) / 4096, bsize: 4096, files: 1_000_000, ffree: 900_000 };
+    expect(checkDisk("/srv/ws", () => roomy)).toMatchObject({
+      ok: true,
+      title: "disk space at /srv/ws (4.9 GiB free)",
+    });
     const full = checkDisk("/srv/ws", () => ({ ...roomy, bavail: 100 }));
     expect(full).toMatchObject({ ok: false, detail: "only 400.0 KiB free (the doctor wants at least 500.0 MiB)" });
     expect(full.fix).toContain("/srv/ws");
-    expect(checkDisk("/srv/ws", () => ({ ...roomy, ffree: 12 })).detail).toBe("only 12 inodes free: few new files can be created");
+    expect(checkDisk("/srv/ws", () => ({ ...roomy, ffree: 12 })).detail).toBe(
+      "only 12 inodes free: few new files can be created",
+    );
     // A file system that reports no inodes at all (files 0) is not short of them.
     expect(checkDisk("/srv/ws", () => ({ ...roomy, files: 0, ffree: 0 })).ok).toBe(true);
     const missing = checkDisk("/srv/ws", () => {
@@ -51,19 +56,32 @@ describe("doctor checks", () => {
   it("database: a missing file passes without being created; an older schema passes; a newer one fails", () => {
     const dir = tempDir();
     const file = join(dir, "laoding.db");
-    expect(checkDatabase(file, existsSync, 5)).toMatchObject({ ok: true, title: `database ${file} (not created yet: \`laoding start\` creates it)` });
+    expect(checkDatabase(file, existsSync, 5)).toMatchObject({
+      ok: true,
+      title: `database ${file} (not created yet: \`laoding start\` creates it)`,
+    });
     expect(existsSync(file)).toBe(false);
     const db = new Database(file);
     db.pragma("user_version = 3");
     db.close();
-    expect(checkDatabase(file, existsSync, 5)).toMatchObject({ ok: true, title: `database ${file} (quick_check ok, schema version 3; \`laoding start\` migrates it to 5)` });
+    expect(checkDatabase(file, existsSync, 5)).toMatchObject({
+      ok: true,
+      title: `database ${file} (quick_check ok, schema version 3; \`laoding start\` migrates it to 5)`,
+    });
     const newer = checkDatabase(file, existsSync, 2);
     expect(newer).toMatchObject({ ok: false, detail: "schema version 3 is newer than this code knows (2)" });
     expect(newer.fix).toMatch(/^Upgrade LaodingBot/);
   });
 
   it("the text report: ✓, ✗ with the fix indented, - for skipped, a summary, and secrets scrubbed", () => {
-    const text = renderText([passed("node", "Node.js v20"), failed("model", "model m", "refused sk-secret-123", "Set LLM_API_KEY"), skipped("chat-bots", "chat bots", "the configuration is invalid, see above")], ["sk-secret-123"]);
+    const text = renderText(
+      [
+        passed("node", "Node.js v20"),
+        failed("model", "model m", "refused sk-secret-123", "Set LLM_API_KEY"),
+        skipped("chat-bots", "chat bots", "the configuration is invalid, see above"),
+      ],
+      ["sk-secret-123"],
+    );
     expect(text).toBe(
       [
         "✓ Node.js v20",
@@ -83,15 +101,28 @@ describe("doctor checks", () => {
       const title = `database PostgreSQL ${describeDatabaseUrl(url)}`;
       expect(title).toMatch(/^database PostgreSQL 127\.0\.0\.1:\d+\/\w+$/);
       const empty = await checkPostgresDatabase(url, 5);
-      expect(empty).toMatchObject({ ok: true, title: `${title} (connected; no tables yet: \`laoding start\` creates them)` });
+      expect(empty).toMatchObject({
+        ok: true,
+        title: `${title} (connected; no tables yet: \`laoding start\` creates them)`,
+      });
       // The doctor only read it: still empty.
       expect(await checkPostgresDatabase(url, 5)).toEqual(empty);
       await (await openStore(url, systemClock)).close();
       const latest = latestVersion();
-      expect(await checkPostgresDatabase(url)).toMatchObject({ ok: true, title: `${title} (connected, schema version ${latest})` });
-      expect(await checkPostgresDatabase(url, latest + 2)).toMatchObject({ ok: true, title: `${title} (connected, schema version ${latest}; \`laoding start\` migrates it to ${latest + 2})` });
+      expect(await checkPostgresDatabase(url)).toMatchObject({
+        ok: true,
+        title: `${title} (connected, schema version ${latest})`,
+      });
+      expect(await checkPostgresDatabase(url, latest + 2)).toMatchObject({
+        ok: true,
+        title: `${title} (connected, schema version ${latest}; \`laoding start\` migrates it to ${latest + 2})`,
+      });
       const newer = await checkPostgresDatabase(url, latest - 1);
-      expect(newer).toMatchObject({ ok: false, title, detail: `schema version ${latest} is newer than this code knows (${latest - 1})` });
+      expect(newer).toMatchObject({
+        ok: false,
+        title,
+        detail: `schema version ${latest} is newer than this code knows (${latest - 1})`,
+      });
       expect(newer.fix).toMatch(/^Upgrade LaodingBot/);
     });
 
@@ -100,7 +131,11 @@ describe("doctor checks", () => {
       const missing = new URL(url);
       missing.pathname = "/no_such_database";
       const noDatabase = await checkPostgresDatabase(missing.toString());
-      expect(noDatabase).toMatchObject({ ok: false, title: `database PostgreSQL 127.0.0.1:${url.port}/no_such_database`, detail: 'cannot connect: database "no_such_database" does not exist (3D000)' });
+      expect(noDatabase).toMatchObject({
+        ok: false,
+        title: `database PostgreSQL 127.0.0.1:${url.port}/no_such_database`,
+        detail: 'cannot connect: database "no_such_database" does not exist (3D000)',
+      });
       expect(noDatabase.fix).toMatch(/^Check DATABASE_URL \(host, port, user, password, database name, sslmode\)/);
 
       const role = `doctor_pw_${process.pid}`;
@@ -113,7 +148,11 @@ describe("doctor checks", () => {
         wrong.username = role;
         wrong.password = "wrong-secret-pw-77";
         const refused = await checkPostgresDatabase(wrong.toString());
-        expect(refused).toMatchObject({ ok: false, title: `database PostgreSQL 127.0.0.1:${url.port}${url.pathname}`, detail: `cannot connect: password authentication failed for user "${role}" (28P01)` });
+        expect(refused).toMatchObject({
+          ok: false,
+          title: `database PostgreSQL 127.0.0.1:${url.port}${url.pathname}`,
+          detail: `cannot connect: password authentication failed for user "${role}" (28P01)`,
+        });
         expect(JSON.stringify(refused)).not.toContain("wrong-secret-pw-77");
         const right = new URL(wrong);
         right.password = "right-password-1";
@@ -127,7 +166,10 @@ describe("doctor checks", () => {
       closed.port = String(await closedPort());
       closed.password = "unused-secret-pw-88";
       const unreachable = await checkPostgresDatabase(closed.toString());
-      expect(unreachable).toMatchObject({ ok: false, title: `database PostgreSQL 127.0.0.1:${closed.port}${url.pathname}` });
+      expect(unreachable).toMatchObject({
+        ok: false,
+        title: `database PostgreSQL 127.0.0.1:${closed.port}${url.pathname}`,
+      });
       expect(unreachable.detail).toMatch(/^cannot connect: .*ECONNREFUSED/);
       expect(JSON.stringify(unreachable)).not.toContain("unused-secret-pw-88");
     });

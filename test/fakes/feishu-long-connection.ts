@@ -9,7 +9,14 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 
-export type Frame = { seqId: number; logId: number; service: number; method: number; headers: Record<string, string>; payload: Buffer };
+export type Frame = {
+  seqId: number;
+  logId: number;
+  service: number;
+  method: number;
+  headers: Record<string, string>;
+  payload: Buffer;
+};
 
 export type LongConnectionHub = {
   /** Handles an HTTP upgrade on the fake's server. */
@@ -37,7 +44,17 @@ export function createLongConnectionHub(): LongConnectionHub {
         sockets.add(socket);
         for (const waiter of connectWaiters.splice(0)) waiter();
       }
-      socket.write(wsFrame(encodeFrame({ ...frame, headers: { type: "pong" }, payload: Buffer.from(JSON.stringify({ PingInterval: 120, ReconnectCount: -1, ReconnectInterval: 120, ReconnectNonce: 30 })) })));
+      socket.write(
+        wsFrame(
+          encodeFrame({
+            ...frame,
+            headers: { type: "pong" },
+            payload: Buffer.from(
+              JSON.stringify({ PingInterval: 120, ReconnectCount: -1, ReconnectInterval: 120, ReconnectNonce: 30 }),
+            ),
+          }),
+        ),
+      );
       return;
     }
     const resolve = acks.get(frame.headers.message_id ?? "");
@@ -50,8 +67,12 @@ export function createLongConnectionHub(): LongConnectionHub {
   return {
     upgrade(request, socket) {
       const key = request.headers["sec-websocket-key"];
-      const accept = createHash("sha1").update(`${String(key)}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest("base64");
-      socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+      const accept = createHash("sha1")
+        .update(`${String(key)}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
+        .digest("base64");
+      socket.write(
+        `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+      );
       let buffer = Buffer.alloc(0);
       socket.on("data", (chunk: Buffer) => {
         buffer = Buffer.concat([buffer, chunk]);
@@ -72,7 +93,14 @@ export function createLongConnectionHub(): LongConnectionHub {
       counter += 1;
       const messageId = `ws-msg-${counter}`;
       const ack = new Promise<{ code: number }>((resolve) => acks.set(messageId, resolve));
-      const frame = encodeFrame({ seqId: counter, logId: counter, service: 1, method: 1, headers: { type: "event", message_id: messageId, sum: "1", seq: "0", trace_id: `trace-${counter}` }, payload: Buffer.from(JSON.stringify(event)) });
+      const frame = encodeFrame({
+        seqId: counter,
+        logId: counter,
+        service: 1,
+        method: 1,
+        headers: { type: "event", message_id: messageId, sum: "1", seq: "0", trace_id: `trace-${counter}` },
+        payload: Buffer.from(JSON.stringify(event)),
+      });
       for (const socket of sockets) socket.write(wsFrame(frame));
       return ack;
     },
@@ -80,7 +108,10 @@ export function createLongConnectionHub(): LongConnectionHub {
     connected(timeoutMs = 10_000) {
       if (sockets.size > 0) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error("fake feishu: no long connection within the timeout")), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error("fake feishu: no long connection within the timeout")),
+          timeoutMs,
+        );
         connectWaiters.push(() => {
           clearTimeout(timer);
           resolve();
@@ -98,7 +129,12 @@ export function createLongConnectionHub(): LongConnectionHub {
 /** A single unmasked binary frame (servers never mask). */
 function wsFrame(payload: Buffer): Buffer {
   const length = payload.length;
-  const header = length < 126 ? Buffer.from([0x82, length]) : length < 65_536 ? Buffer.from([0x82, 126, length >> 8, length & 0xff]) : Buffer.concat([Buffer.from([0x82, 127]), bigEndian64(length)]);
+  const header =
+    length < 126
+      ? Buffer.from([0x82, length])
+      : length < 65_536
+        ? Buffer.from([0x82, 126, length >> 8, length & 0xff])
+        : Buffer.concat([Buffer.from([0x82, 127]), bigEndian64(length)]);
   return Buffer.concat([header, payload]);
 }
 
@@ -127,7 +163,9 @@ function readWsFrame(buffer: Buffer): { opcode: number; payload: Buffer; consume
   if (masked) offset += 4;
   if (buffer.length < offset + length) return undefined;
   const payload = Buffer.from(buffer.subarray(offset, offset + length));
-  if (masked) for (let index = 0; index < payload.length; index += 1) payload[index] = (payload[index] as number) ^ (buffer[maskOffset + (index % 4)] as number);
+  if (masked)
+    for (let index = 0; index < payload.length; index += 1)
+      payload[index] = (payload[index] as number) ^ (buffer[maskOffset + (index % 4)] as number);
   return { opcode, payload, consumed: offset + length };
 }
 
@@ -154,8 +192,17 @@ function field(number: number, wireType: 0 | 2, value: Buffer | number): Buffer 
 }
 
 export function encodeFrame(frame: Frame): Buffer {
-  const headers = Object.entries(frame.headers).map(([key, value]) => field(5, 2, Buffer.concat([field(1, 2, Buffer.from(key)), field(2, 2, Buffer.from(value))])));
-  return Buffer.concat([field(1, 0, frame.seqId), field(2, 0, frame.logId), field(3, 0, frame.service), field(4, 0, frame.method), ...headers, field(8, 2, frame.payload)]);
+  const headers = Object.entries(frame.headers).map(([key, value]) =>
+    field(5, 2, Buffer.concat([field(1, 2, Buffer.from(key)), field(2, 2, Buffer.from(value))])),
+  );
+  return Buffer.concat([
+    field(1, 0, frame.seqId),
+    field(2, 0, frame.logId),
+    field(3, 0, frame.service),
+    field(4, 0, frame.method),
+    ...headers,
+    field(8, 2, frame.payload),
+  ]);
 }
 
 function readFields(buffer: Buffer): { number: number; value: number | Buffer }[] {

@@ -14,7 +14,18 @@ export const FAKE_APP_ID = "cli_0123456789abcdef";
 export const FAKE_APP_SECRET = "fake-app-secret";
 export const FAKE_BOT_OPEN_ID = "ou_bot0000000000";
 
-export type FeishuSentMessage = { kind: "create" | "reply"; messageId: string; replyTo?: string; receiveId?: string; msgType: string; content: string; text: string; replyInThread?: boolean; uuid?: string; at: number };
+export type FeishuSentMessage = {
+  kind: "create" | "reply";
+  messageId: string;
+  replyTo?: string;
+  receiveId?: string;
+  msgType: string;
+  content: string;
+  text: string;
+  replyInThread?: boolean;
+  uuid?: string;
+  at: number;
+};
 export type FeishuFailure = { status: number; code: number; msg: string };
 
 export type FakeFeishu = {
@@ -26,14 +37,32 @@ export type FakeFeishu = {
   longConnection: LongConnectionHub;
   failNext(failure: FeishuFailure, times?: number): void;
   /** A receive_v1 event as Feishu sends it (schema 2.0). */
-  messageEvent(options: { text: string; chatId?: string; chatType?: "p2p" | "group"; senderOpenId?: string; mentionBot?: boolean; eventId?: string; messageId?: string; createTimeMs?: number; threadId?: string; token?: string }): Record<string, unknown>;
+  messageEvent(options: {
+    text: string;
+    chatId?: string;
+    chatType?: "p2p" | "group";
+    senderOpenId?: string;
+    mentionBot?: boolean;
+    eventId?: string;
+    messageId?: string;
+    createTimeMs?: number;
+    threadId?: string;
+    token?: string;
+  }): Record<string, unknown>;
   /** Posts an event to a webhook, plain or encrypted (and signed) with `encryptKey`; stamped `timestampMs` (default now), as a replay keeps its first stamp. */
-  deliverWebhook(url: string, event: unknown, encryptKey?: string, options?: { timestampMs?: number }): Promise<{ status: number; body: string }>;
+  deliverWebhook(
+    url: string,
+    event: unknown,
+    encryptKey?: string,
+    options?: { timestampMs?: number },
+  ): Promise<{ status: number; body: string }>;
   waitForSent(count: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 };
 
-export async function startFakeFeishu(options: { appId?: string; appSecret?: string; appName?: string } = {}): Promise<FakeFeishu> {
+export async function startFakeFeishu(
+  options: { appId?: string; appSecret?: string; appName?: string } = {},
+): Promise<FakeFeishu> {
   const appId = options.appId ?? FAKE_APP_ID;
   const appSecret = options.appSecret ?? FAKE_APP_SECRET;
   const token = `t-${randomBytes(6).toString("hex")}`;
@@ -58,7 +87,8 @@ export async function startFakeFeishu(options: { appId?: string; appSecret?: str
     const raw = Buffer.concat(chunks).toString("utf8");
     const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
     const url = new URL(request.url ?? "/", "http://fake");
-    const reply = (status: number, payload: unknown) => response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(payload));
+    const reply = (status: number, payload: unknown) =>
+      response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(payload));
     const authorized = request.headers.authorization === `Bearer ${token}`;
 
     if (url.pathname === "/open-apis/auth/v3/tenant_access_token/internal") {
@@ -68,13 +98,35 @@ export async function startFakeFeishu(options: { appId?: string; appSecret?: str
       return reply(200, { code: 0, msg: "ok", tenant_access_token: token, expire: 7200 });
     }
     if (url.pathname === "/callback/ws/endpoint") {
-      if (body.AppID !== appId || body.AppSecret !== appSecret) return reply(200, { code: 1000040351, msg: "app credentials invalid", data: {} });
+      if (body.AppID !== appId || body.AppSecret !== appSecret)
+        return reply(200, { code: 1000040351, msg: "app credentials invalid", data: {} });
       const { port } = server.address() as AddressInfo;
-      return reply(200, { code: 0, msg: "ok", data: { URL: `ws://127.0.0.1:${port}/ws?device_id=fake-device&service_id=1`, ClientConfig: { PingInterval: 120, ReconnectCount: -1, ReconnectInterval: 120, ReconnectNonce: 30 } } });
+      return reply(200, {
+        code: 0,
+        msg: "ok",
+        data: {
+          URL: `ws://127.0.0.1:${port}/ws?device_id=fake-device&service_id=1`,
+          ClientConfig: { PingInterval: 120, ReconnectCount: -1, ReconnectInterval: 120, ReconnectNonce: 30 },
+        },
+      });
     }
-    if (!authorized) return reply(400, { code: 99991663, msg: "Invalid access token for authorization. Please make a request with token attached." });
+    if (!authorized)
+      return reply(400, {
+        code: 99991663,
+        msg: "Invalid access token for authorization. Please make a request with token attached.",
+      });
     if (url.pathname === "/open-apis/bot/v3/info" && request.method === "GET") {
-      return reply(200, { code: 0, msg: "ok", bot: { activate_status: 2, app_name: options.appName ?? "Laoding Feishu", avatar_url: "", ip_white_list: [], open_id: FAKE_BOT_OPEN_ID } });
+      return reply(200, {
+        code: 0,
+        msg: "ok",
+        bot: {
+          activate_status: 2,
+          app_name: options.appName ?? "Laoding Feishu",
+          avatar_url: "",
+          ip_white_list: [],
+          open_id: FAKE_BOT_OPEN_ID,
+        },
+      });
     }
     const replyMatch = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reply$/.exec(url.pathname);
     if ((url.pathname === "/open-apis/im/v1/messages" || replyMatch) && request.method === "POST") {
@@ -103,7 +155,11 @@ export async function startFakeFeishu(options: { appId?: string; appSecret?: str
         at: Date.now(),
       });
       notify();
-      return reply(200, { code: 0, msg: "success", data: { message_id: messageId, chat_id: "oc_x", msg_type: body.msg_type } });
+      return reply(200, {
+        code: 0,
+        msg: "success",
+        data: { message_id: messageId, chat_id: "oc_x", msg_type: body.msg_type },
+      });
     }
     return reply(404, { code: 404, msg: `fake feishu: no route ${request.method} ${url.pathname}` });
   }
@@ -130,12 +186,32 @@ export async function startFakeFeishu(options: { appId?: string; appSecret?: str
     },
     messageEvent(event) {
       eventCounter += 1;
-      const mention = event.mentionBot ? [{ key: "@_user_1", id: { open_id: FAKE_BOT_OPEN_ID, union_id: "on_x", user_id: null }, name: "Laoding", tenant_key: "t" }] : [];
+      const mention = event.mentionBot
+        ? [
+            {
+              key: "@_user_1",
+              id: { open_id: FAKE_BOT_OPEN_ID, union_id: "on_x", user_id: null },
+              name: "Laoding",
+              tenant_key: "t",
+            },
+          ]
+        : [];
       return {
         schema: "2.0",
-        header: { event_id: event.eventId ?? `ev_${eventCounter}`, event_type: "im.message.receive_v1", create_time: String(Date.now()), token: event.token ?? "verify-me", app_id: appId, tenant_key: "t" },
+        header: {
+          event_id: event.eventId ?? `ev_${eventCounter}`,
+          event_type: "im.message.receive_v1",
+          create_time: String(Date.now()),
+          token: event.token ?? "verify-me",
+          app_id: appId,
+          tenant_key: "t",
+        },
         event: {
-          sender: { sender_id: { open_id: event.senderOpenId ?? "ou_user1", union_id: "on_u", user_id: null }, sender_type: "user", tenant_key: "t" },
+          sender: {
+            sender_id: { open_id: event.senderOpenId ?? "ou_user1", union_id: "on_u", user_id: null },
+            sender_type: "user",
+            tenant_key: "t",
+          },
           message: {
             message_id: event.messageId ?? `om_in_${eventCounter}`,
             chat_id: event.chatId ?? "oc_chat1",
@@ -155,12 +231,16 @@ export async function startFakeFeishu(options: { appId?: string; appSecret?: str
       if (encryptKey) {
         const iv = randomBytes(16);
         const cipher = createCipheriv("aes-256-cbc", createHash("sha256").update(encryptKey).digest(), iv);
-        body = JSON.stringify({ encrypt: Buffer.concat([iv, cipher.update(body, "utf8"), cipher.final()]).toString("base64") });
+        body = JSON.stringify({
+          encrypt: Buffer.concat([iv, cipher.update(body, "utf8"), cipher.final()]).toString("base64"),
+        });
         const timestamp = String(Math.floor((stamp.timestampMs ?? Date.now()) / 1000));
         const nonce = randomBytes(8).toString("hex");
         headers["x-lark-request-timestamp"] = timestamp;
         headers["x-lark-request-nonce"] = nonce;
-        headers["x-lark-signature"] = createHash("sha256").update(timestamp + nonce + encryptKey + body).digest("hex");
+        headers["x-lark-signature"] = createHash("sha256")
+          .update(timestamp + nonce + encryptKey + body)
+          .digest("hex");
       }
       const response = await fetch(url, { method: "POST", headers, body });
       return { status: response.status, body: await response.text() };

@@ -8,13 +8,23 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 
 export type ScriptedReply =
   | { text: string | null; reasoning?: string; delayMs?: number }
-  | { toolCalls: { name: string; arguments: string | Record<string, unknown>; id?: string | null }[]; text?: string | null; delayMs?: number }
+  | {
+      toolCalls: { name: string; arguments: string | Record<string, unknown>; id?: string | null }[];
+      text?: string | null;
+      delayMs?: number;
+    }
   | { status: number; body?: unknown; delayMs?: number; headers?: Record<string, string> }
   | { raw: unknown; delayMs?: number };
 
 export type RecordedRequest = {
   model: string;
-  messages: { role: string; content: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[]; tool_call_id?: string; reasoning_content?: string }[];
+  messages: {
+    role: string;
+    content: string | null;
+    tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+    tool_call_id?: string;
+    reasoning_content?: string;
+  }[];
   tools?: { type: string; function: { name: string; description: string; parameters: Record<string, unknown> } }[];
   tool_choice?: unknown;
   authorization?: string;
@@ -44,17 +54,22 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     if (request.method !== "POST" || !request.url?.endsWith("/chat/completions")) {
-      response.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "not found" } }));
+      response
+        .writeHead(404, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: { message: "not found" } }));
       return;
     }
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as RecordedRequest;
     body.authorization = request.headers.authorization;
     requests.push(body);
-    const reply = queue.shift() ?? (await responder?.(body)) ?? { status: 500, body: { error: { message: "fake: no scripted reply left" } } };
+    const reply = queue.shift() ??
+      (await responder?.(body)) ?? { status: 500, body: { error: { message: "fake: no scripted reply left" } } };
     if ("delayMs" in reply && reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
     if (response.destroyed) return;
     if ("status" in reply) {
-      response.writeHead(reply.status, { "content-type": "application/json", ...reply.headers }).end(JSON.stringify(reply.body ?? { error: { message: `fake error ${reply.status}` } }));
+      response
+        .writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
+        .end(JSON.stringify(reply.body ?? { error: { message: `fake error ${reply.status}` } }));
       return;
     }
     counter += 1;
@@ -78,10 +93,18 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
                         tool_calls: reply.toolCalls.map((call, index) => ({
                           ...(call.id === null ? {} : { id: call.id ?? `call_${counter}_${index}` }),
                           type: "function",
-                          function: { name: call.name, arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments) },
+                          function: {
+                            name: call.name,
+                            arguments:
+                              typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
+                          },
                         })),
                       }
-                    : { role: "assistant", content: reply.text, ...(reply.reasoning ? { reasoning_content: reply.reasoning } : {}) },
+                    : {
+                        role: "assistant",
+                        content: reply.text,
+                        ...(reply.reasoning ? { reasoning_content: reply.reasoning } : {}),
+                      },
               },
             ],
             usage: { prompt_tokens: 100 + counter, completion_tokens: 20, total_tokens: 120 + counter },

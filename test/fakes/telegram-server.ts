@@ -19,7 +19,14 @@ export type TelegramCall = { token: string; method: string; body: Record<string,
 export type TelegramFailure = { error_code: number; description: string; parameters?: { retry_after?: number } };
 export type FakeUpdate = { update_id: number; message?: Record<string, unknown> };
 /** One getUpdates request: `endedAt` is set when it was answered or its client went away. */
-export type TelegramPoll = { token: string; offset: number; startedAt: number; endedAt?: number; remotePort: number; by?: string | undefined };
+export type TelegramPoll = {
+  token: string;
+  offset: number;
+  startedAt: number;
+  endedAt?: number;
+  remotePort: number;
+  by?: string | undefined;
+};
 
 export type FakeTelegramOptions = {
   /** Names the client of a getUpdates request from its TCP port (called when the request arrives). */
@@ -41,7 +48,19 @@ export type FakeTelegram = {
   /** Makes a bot token valid; its bot answers getMe with this username. */
   addBot(token: string, username: string): { id: number };
   /** A user writes to the bot; returns the update (push it again to re-deliver). */
-  userMessage(token: string, message: { chatId: number; userId: number; text: string; chatType?: "private" | "group" | "supergroup"; firstName?: string; entities?: unknown[]; replyToBot?: boolean; threadId?: number }): FakeUpdate;
+  userMessage(
+    token: string,
+    message: {
+      chatId: number;
+      userId: number;
+      text: string;
+      chatType?: "private" | "group" | "supergroup";
+      firstName?: string;
+      entities?: unknown[];
+      replyToBot?: boolean;
+      threadId?: number;
+    },
+  ): FakeUpdate;
   pushUpdate(token: string, update: FakeUpdate): void;
   /** The next `times` calls of `method` fail with `failure`. */
   failNext(method: string, failure: TelegramFailure, times?: number): void;
@@ -70,7 +89,8 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const match = /^\/bot([^/]+)\/(\w+)$/.exec(request.url ?? "");
     const reply = (status: number, body: unknown) => {
-      if (!response.destroyed) response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+      if (!response.destroyed)
+        response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
     };
     if (!match) return reply(404, { ok: false, error_code: 404, description: "Not Found" });
     const [, token = "", method = ""] = match;
@@ -93,7 +113,18 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     if (failure) return reply(failure.error_code, { ok: false, ...failure });
     switch (method) {
       case "getMe":
-        return reply(200, { ok: true, result: { id: bot.id, is_bot: true, first_name: bot.username, username: bot.username, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false } });
+        return reply(200, {
+          ok: true,
+          result: {
+            id: bot.id,
+            is_bot: true,
+            first_name: bot.username,
+            username: bot.username,
+            can_join_groups: true,
+            can_read_all_group_messages: false,
+            supports_inline_queries: false,
+          },
+        });
       case "deleteWebhook":
       case "setWebhook":
       case "setMyCommands":
@@ -101,10 +132,24 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
         return reply(200, { ok: true, result: true });
       case "sendMessage": {
         bot.nextMessageId += 1;
-        return reply(200, { ok: true, result: { message_id: bot.nextMessageId, date: Math.floor(Date.now() / 1000), chat: { id: Number(body.chat_id), type: "private" }, text: body.text } });
+        return reply(200, {
+          ok: true,
+          result: {
+            message_id: bot.nextMessageId,
+            date: Math.floor(Date.now() / 1000),
+            chat: { id: Number(body.chat_id), type: "private" },
+            text: body.text,
+          },
+        });
       }
       case "getUpdates": {
-        const poll: TelegramPoll = { token, offset: typeof body.offset === "number" ? body.offset : 0, startedAt: Date.now(), remotePort: request.socket.remotePort ?? 0, by: options.identify?.(request.socket.remotePort ?? 0) };
+        const poll: TelegramPoll = {
+          token,
+          offset: typeof body.offset === "number" ? body.offset : 0,
+          startedAt: Date.now(),
+          remotePort: request.socket.remotePort ?? 0,
+          by: options.identify?.(request.socket.remotePort ?? 0),
+        };
         polls.push(poll);
         response.once("close", () => (poll.endedAt ??= Date.now()));
         const updates = await nextUpdates(bot, body, request);
@@ -116,7 +161,11 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     }
   }
 
-  async function nextUpdates(bot: BotState, body: Record<string, unknown>, request: IncomingMessage): Promise<FakeUpdate[]> {
+  async function nextUpdates(
+    bot: BotState,
+    body: Record<string, unknown>,
+    request: IncomingMessage,
+  ): Promise<FakeUpdate[]> {
     const offset = typeof body.offset === "number" ? body.offset : 0;
     bot.updates = bot.updates.filter((update) => update.update_id >= offset);
     if (bot.updates.length > 0) return bot.updates.slice(0, Number(body.limit ?? 100));
@@ -178,11 +227,24 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
         message: {
           message_id: bot.nextMessageId,
           date: Math.floor(Date.now() / 1000),
-          chat: chatType === "private" ? { id: message.chatId, type: "private", first_name: message.firstName ?? "Ann" } : { id: message.chatId, type: chatType, title: "Team" },
+          chat:
+            chatType === "private"
+              ? { id: message.chatId, type: "private", first_name: message.firstName ?? "Ann" }
+              : { id: message.chatId, type: chatType, title: "Team" },
           from: { id: message.userId, is_bot: false, first_name: message.firstName ?? "Ann" },
           text: message.text,
           ...(message.entities ? { entities: message.entities } : commandEntities(message.text)),
-          ...(message.replyToBot ? { reply_to_message: { message_id: 1, date: 0, chat: { id: message.chatId, type: chatType }, from: { id: bot.id, is_bot: true, first_name: bot.username, username: bot.username }, text: "earlier" } } : {}),
+          ...(message.replyToBot
+            ? {
+                reply_to_message: {
+                  message_id: 1,
+                  date: 0,
+                  chat: { id: message.chatId, type: chatType },
+                  from: { id: bot.id, is_bot: true, first_name: bot.username, username: bot.username },
+                  text: "earlier",
+                },
+              }
+            : {}),
           ...(message.threadId ? { message_thread_id: message.threadId, is_topic_message: true } : {}),
         },
       };
@@ -193,13 +255,18 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     failNext(method, failure, times = 1) {
       failures.set(method, [...(failures.get(method) ?? []), ...Array.from({ length: times }, () => failure)]);
     },
-    sent: (token) => calls.filter((call) => call.method === "sendMessage" && (token === undefined || call.token === token)),
+    sent: (token) =>
+      calls.filter((call) => call.method === "sendMessage" && (token === undefined || call.token === token)),
     waitFor(predicate, timeoutMs = 10_000) {
       if (predicate(calls)) return Promise.resolve();
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           watchers.delete(check);
-          reject(new Error(`fake telegram: condition not met within ${timeoutMs} ms; calls: ${calls.map((call) => call.method).join(", ")}`));
+          reject(
+            new Error(
+              `fake telegram: condition not met within ${timeoutMs} ms; calls: ${calls.map((call) => call.method).join(", ")}`,
+            ),
+          );
         }, timeoutMs);
         function check() {
           if (!predicate(calls)) return;

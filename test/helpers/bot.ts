@@ -33,7 +33,15 @@ export type TestBot = {
   send(text: string, options?: Partial<IncomingMessage>, control?: TurnControl): Promise<string | undefined>;
 };
 
-export async function startTestBot(options: { env?: Record<string, string>; model?: boolean; skills?: Record<string, string>; watchSkills?: boolean; extend?: BotRuntimeOptions["extend"] } = {}): Promise<TestBot> {
+export async function startTestBot(
+  options: {
+    env?: Record<string, string>;
+    model?: boolean;
+    skills?: Record<string, string>;
+    watchSkills?: boolean;
+    extend?: BotRuntimeOptions["extend"];
+  } = {},
+): Promise<TestBot> {
   const repoRoot = fakeRepo();
   const workspaceDir = join(tempDir("laoding-bot-"), "rt");
   const seeded = await runLaoding(["init", "--workspace", workspaceDir], { repoRoot });
@@ -51,7 +59,12 @@ export async function startTestBot(options: { env?: Record<string, string>; mode
     ...(options.model === false ? {} : { LLM_BASE_URL: fake.url, LLM_MODEL: "fake-model", LLM_API_KEY: "sk-test-key" }),
     ...options.env,
   };
-  writeFileSync(join(workspaceDir, "configs/env"), `${Object.entries(settings).map(([key, value]) => `${key}=${value}`).join("\n")}\n`);
+  writeFileSync(
+    join(workspaceDir, "configs/env"),
+    `${Object.entries(settings)
+      .map(([key, value]) => `${key}=${value}`)
+      .join("\n")}\n`,
+  );
   const loaded = loadConfig({ env: {}, repoRoot, cwd: repoRoot, workspaceDir });
   const layout = createRuntimeLayout(workspaceDir, loaded.config);
   for (const [name, content] of Object.entries(options.skills ?? {})) {
@@ -77,7 +90,19 @@ export async function startTestBot(options: { env?: Record<string, string>; mode
     layout,
     send: (text, message = {}, control = {}) => {
       counter += 1;
-      return runtime.orchestrator.handle({ channel: "test", chatId: "chat-1", userId: "u1", messageId: `m${counter}`, text, agentId: "main", isOperator: true, ...message }, control);
+      return runtime.orchestrator.handle(
+        {
+          channel: "test",
+          chatId: "chat-1",
+          userId: "u1",
+          messageId: `m${counter}`,
+          text,
+          agentId: "main",
+          isOperator: true,
+          ...message,
+        },
+        control,
+      );
     },
   };
 }

@@ -52,7 +52,12 @@ export async function startChatTestBot(options: ChatTestOptions): Promise<ChatTe
   if (options.agentsJson) writeFileSync(bot.layout.agentsFile, JSON.stringify(options.agentsJson));
   // startTestBot's runtime was built before agents.json changed: build ours over the same workspace.
   await bot.runtime.close();
-  const state = { runtime: undefined as unknown as BotRuntime, channel: undefined as unknown as Channel, done: Promise.resolve(), warnings: [] as string[] };
+  const state = {
+    runtime: undefined as unknown as BotRuntime,
+    channel: undefined as unknown as Channel,
+    done: Promise.resolve(),
+    warnings: [] as string[],
+  };
   const entry = { runtime: undefined as unknown as BotRuntime, stop: () => stopGateway() };
   running.push(entry);
 
@@ -62,15 +67,22 @@ export async function startChatTestBot(options: ChatTestOptions): Promise<ChatTe
     const logger = pino({ level: process.env.CHAT_TEST_LOG ?? "silent" });
     const planned = await planChatBots({ loaded, agents, channels: selectChannels(loaded, agents), logger });
     const bots = await loginChatBots(planned.bots);
-    state.runtime = await createBotRuntime({ loaded, layout: bot.layout, agents, logger, cliEntry: CLI_ENTRY, watchSkills: false });
+    state.runtime = await createBotRuntime({
+      loaded,
+      layout: bot.layout,
+      agents,
+      logger,
+      cliEntry: CLI_ENTRY,
+      watchSkills: false,
+    });
     entry.runtime = state.runtime;
     state.warnings = planned.warnings;
     state.channel = createChatGateway({
       bots,
       store: state.runtime.store.channels,
-    work: state.runtime.store.chatWork,
-    keeper: state.runtime.replica.keeper,
-    transaction: (work) => state.runtime.store.transaction(work),
+      work: state.runtime.store.chatWork,
+      keeper: state.runtime.replica.keeper,
+      transaction: (work) => state.runtime.store.transaction(work),
       logger,
       refusal: (message) => text("en", "notAllowed", { userId: message.userId }),
       databaseDown: () => text("en", "databaseDown"),
@@ -111,7 +123,11 @@ export async function startChatTestBot(options: ChatTestOptions): Promise<ChatTe
 }
 
 /** The fake model answers every chat message with `reply(userText)`, after `delayMs(userText)`. */
-export function answerEveryMessage(model: FakeOpenAI, reply: (userText: string) => string, delayMs: (userText: string) => number = () => 0): void {
+export function answerEveryMessage(
+  model: FakeOpenAI,
+  reply: (userText: string) => string,
+  delayMs: (userText: string) => number = () => 0,
+): void {
   model.respond((request) => {
     if (isRoutingRequest(request)) return routeTo([], "chat");
     const userText = [...request.messages].reverse().find((message) => message.role === "user")?.content ?? "";

@@ -4,7 +4,10 @@ import { runCli } from "../../src/cli/run-cli.js";
 export type CliRun = { code: number; stdout: string; stderr: string };
 
 /** Runs the real CLI dispatcher in-process with captured streams. */
-export async function runLaoding(args: string[], options: { repoRoot: string; env?: NodeJS.ProcessEnv; cwd?: string }): Promise<CliRun> {
+export async function runLaoding(
+  args: string[],
+  options: { repoRoot: string; env?: NodeJS.ProcessEnv; cwd?: string },
+): Promise<CliRun> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   const out: Buffer[] = [];

@@ -13,7 +13,16 @@
  * LAODING_SKIP_POSTGRES=1 skips the server on purpose (SQLite only, no warning).
  */
 import { execFileSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,7 +53,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (!bin) {
     const message =
       "PostgreSQL server binaries not found (/usr/lib/postgresql/*/bin/initdb, or LAODING_POSTGRES_BIN): install the Debian package `postgresql` (apt-get install postgresql)";
-    if (process.env.CI || process.env.LAODING_REQUIRE_POSTGRES === "1") throw new Error(`${message}. CI and LAODING_REQUIRE_POSTGRES=1 require the PostgreSQL store tests`);
+    if (process.env.CI || process.env.LAODING_REQUIRE_POSTGRES === "1")
+      throw new Error(`${message}. CI and LAODING_REQUIRE_POSTGRES=1 require the PostgreSQL store tests`);
     console.warn(`[test] ${message}; store tests run on SQLite only this time`);
     project.provide("laodingPostgresAdminUrl", "");
     return async () => undefined;
@@ -69,7 +79,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     process.off("exit", stopAtExit);
     throw error;
   }
-  if (process.env.LAODING_TEST_POSTGRES_VERBOSE === "1") console.warn(`[test] PostgreSQL up on 127.0.0.1:${server.port} in ${Date.now() - started} ms (${server.dir})`);
+  if (process.env.LAODING_TEST_POSTGRES_VERBOSE === "1")
+    console.warn(`[test] PostgreSQL up on 127.0.0.1:${server.port} in ${Date.now() - started} ms (${server.dir})`);
   project.provide("laodingPostgresAdminUrl", adminUrl);
   // Child processes (the CLI under test) can find it too.
   process.env.LAODING_TEST_POSTGRES_ADMIN_URL = adminUrl;
@@ -86,7 +97,12 @@ function findPostgresBin(): string | undefined {
   const root = "/usr/lib/postgresql";
   if (!existsSync(root)) return undefined;
   const versions = readdirSync(root)
-    .filter((name) => /^\d+(\.\d+)?$/.test(name) && existsSync(join(root, name, "bin", "initdb")) && existsSync(join(root, name, "bin", "pg_ctl")))
+    .filter(
+      (name) =>
+        /^\d+(\.\d+)?$/.test(name) &&
+        existsSync(join(root, name, "bin", "initdb")) &&
+        existsSync(join(root, name, "bin", "pg_ctl")),
+    )
     .sort((a, b) => Number(b) - Number(a));
   return versions[0] === undefined ? undefined : join(root, versions[0], "bin");
 }
@@ -100,7 +116,13 @@ function runPg(server: Pick<Server, "bin" | "asPostgres">, program: string, args
 
 function commandError(error: unknown): string {
   const err = error as { stderr?: string; stdout?: string; message?: string };
-  return [err.stderr, err.stdout].filter((text) => text && text.trim().length > 0).join("\n").trim() || (err.message ?? String(error));
+  return (
+    [err.stderr, err.stdout]
+      .filter((text) => text && text.trim().length > 0)
+      .join("\n")
+      .trim() ||
+    (err.message ?? String(error))
+  );
 }
 
 async function startServer(bin: string): Promise<Server> {
@@ -110,10 +132,15 @@ async function startServer(bin: string): Promise<Server> {
   if (asPostgres) {
     let ids: string[];
     try {
-      ids = execFileSync("id", ["postgres"], { encoding: "utf8" }).match(/uid=(\d+).*gid=(\d+)/)?.slice(1) ?? [];
+      ids =
+        execFileSync("id", ["postgres"], { encoding: "utf8" })
+          .match(/uid=(\d+).*gid=(\d+)/)
+          ?.slice(1) ?? [];
     } catch {
       rmSync(dir, { recursive: true, force: true });
-      throw new Error("running as root, the test PostgreSQL server needs the `postgres` user (created by the Debian package `postgresql`)");
+      throw new Error(
+        "running as root, the test PostgreSQL server needs the `postgres` user (created by the Debian package `postgresql`)",
+      );
     }
     chownSync(dir, Number(ids[0]), Number(ids[1]));
   }
@@ -150,7 +177,18 @@ async function startServer(bin: string): Promise<Server> {
   for (let attempt = 0; attempt < 5; attempt += 1) {
     server.port = await freePort();
     try {
-      runPg(server, "pg_ctl", ["-D", data, "-l", join(dir, "server.log"), "-o", `-p ${server.port} ${options.join(" ")}`, "-w", "-t", "30", "start"]);
+      runPg(server, "pg_ctl", [
+        "-D",
+        data,
+        "-l",
+        join(dir, "server.log"),
+        "-o",
+        `-p ${server.port} ${options.join(" ")}`,
+        "-w",
+        "-t",
+        "30",
+        "start",
+      ]);
       return server;
     } catch (error) {
       lastError = `${commandError(error)}\n${readLogTail(dir)}`;

@@ -10,23 +10,46 @@ import { join } from "node:path";
 import { readAgentsFile } from "../../src/config/agents.js";
 import { createRuntimeLayout, type RuntimeLayout } from "../../src/config/runtime-layout.js";
 import { loadConfig, type Config } from "../../src/config/load-config.js";
-import { prepareToolhostLaunches, spawnToolhostChild, type ToolhostLaunches } from "../../src/runtime/toolhost-launch.js";
+import {
+  prepareToolhostLaunches,
+  spawnToolhostChild,
+  type ToolhostLaunches,
+} from "../../src/runtime/toolhost-launch.js";
 import { runLaoding } from "./cli.js";
 import { fakeRepo, REAL_REPO_ROOT, tempDir } from "./temp-dir.js";
 import { makeClient } from "./toolhost.js";
 
 export const CLI_ENTRY = join(REAL_REPO_ROOT, "src/cli/main.ts");
 
-export type RealWorkspace = { repoRoot: string; workspaceDir: string; layout: RuntimeLayout; config: Config; launches(): ToolhostLaunches };
+export type RealWorkspace = {
+  repoRoot: string;
+  workspaceDir: string;
+  layout: RuntimeLayout;
+  config: Config;
+  launches(): ToolhostLaunches;
+};
 
 /** Seeds a workspace that lives for the whole test file (create it in beforeAll). */
 export async function realWorkspace(settings: Record<string, string>): Promise<RealWorkspace> {
   const repoRoot = fakeRepo({ scope: "file" });
-  writeFileSync(join(repoRoot, "configs/agents.json"), JSON.stringify({ agents: [{ id: "a", name: "A" }, { id: "b", name: "B" }] }));
+  writeFileSync(
+    join(repoRoot, "configs/agents.json"),
+    JSON.stringify({
+      agents: [
+        { id: "a", name: "A" },
+        { id: "b", name: "B" },
+      ],
+    }),
+  );
   const workspaceDir = join(tempDir("laoding-iso-", "file"), "rt");
   const seeded = await runLaoding(["init", "--workspace", workspaceDir], { repoRoot });
   if (seeded.code !== 0) throw new Error(seeded.stderr);
-  const env = Object.entries({ REACT_MAX_STEPS: "4", LLM_API_KEY: "sk-secret-in-env-file-123", LOG_LEVEL: "error", ...settings })
+  const env = Object.entries({
+    REACT_MAX_STEPS: "4",
+    LLM_API_KEY: "sk-secret-in-env-file-123",
+    LOG_LEVEL: "error",
+    ...settings,
+  })
     .map(([key, value]) => `${key}=${value}`)
     .join("\n");
   writeFileSync(join(workspaceDir, "configs/env"), `${env}\n`);
@@ -39,7 +62,13 @@ export async function realWorkspace(settings: Record<string, string>): Promise<R
     layout,
     config: loaded.config,
     // Planned on first use, as the bot does at start-up (as root this sets the trees' owners and modes).
-    launches: () => (launches ??= prepareToolhostLaunches({ config: loaded.config, layout, agents: readAgentsFile(layout.agentsFile), cliEntry: CLI_ENTRY })),
+    launches: () =>
+      (launches ??= prepareToolhostLaunches({
+        config: loaded.config,
+        layout,
+        agents: readAgentsFile(layout.agentsFile),
+        cliEntry: CLI_ENTRY,
+      })),
   };
 }
 
@@ -50,7 +79,10 @@ export function realClient(workspace: RealWorkspace, agentId: string, options: P
   return makeClient({
     startTimeoutMs: 20_000,
     ...options,
-    spawn: () => spawnToolhostChild(workspace.launches().agents.get(agentId) as NonNullable<ReturnType<ToolhostLaunches["agents"]["get"]>>),
+    spawn: () =>
+      spawnToolhostChild(
+        workspace.launches().agents.get(agentId) as NonNullable<ReturnType<ToolhostLaunches["agents"]["get"]>>,
+      ),
   });
 }
 

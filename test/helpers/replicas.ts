@@ -24,7 +24,12 @@ const CLI_MAIN = join(REAL_REPO_ROOT, "src/cli/main.ts");
 export async function seedSharedWorkspace(workspaceDir: string, settings: Record<string, string>): Promise<void> {
   const seeded = await runLaoding(["init", "--workspace", workspaceDir], { repoRoot: REAL_REPO_ROOT });
   if (seeded.code !== 0) throw new Error(`laoding init failed:\n${seeded.stderr}`);
-  writeFileSync(join(workspaceDir, "configs/env"), `${Object.entries(settings).map(([key, value]) => `${key}=${value}`).join("\n")}\n`);
+  writeFileSync(
+    join(workspaceDir, "configs/env"),
+    `${Object.entries(settings)
+      .map(([key, value]) => `${key}=${value}`)
+      .join("\n")}\n`,
+  );
 }
 
 export type LogLine = { msg: string; level: number; time?: number; [field: string]: unknown };
@@ -46,7 +51,11 @@ export type ReplicaProcess = {
 };
 
 /** Starts `laoding start --workspace DIR` as its own process with REPLICA_NAME=`name` and `env` on top. */
-export function startReplicaProcess(options: { name: string; workspaceDir: string; env?: Record<string, string> }): ReplicaProcess {
+export function startReplicaProcess(options: {
+  name: string;
+  workspaceDir: string;
+  env?: Record<string, string>;
+}): ReplicaProcess {
   const child = spawn(process.execPath, ["--import", "tsx", CLI_MAIN, "start", "--workspace", options.workspaceDir], {
     cwd: REAL_REPO_ROOT,
     // LOG_LEVEL in the process environment: JSON log lines on stderr.
@@ -67,7 +76,9 @@ export function startReplicaProcess(options: { name: string; workspaceDir: strin
       stderr += chunk.toString("utf8");
       if (stderr.includes("LaodingBot ready")) resolve();
     });
-    void exited.then((code) => reject(new Error(`replica ${options.name} exited (${code}) before it was ready:\n${stderr.slice(-4_000)}`)));
+    void exited.then((code) =>
+      reject(new Error(`replica ${options.name} exited (${code}) before it was ready:\n${stderr.slice(-4_000)}`)),
+    );
   });
   // Not every test waits for it; a start-up failure must not be an unhandled rejection.
   ready.catch(() => undefined);
@@ -135,7 +146,13 @@ export async function startRoundRobinProxy(upstreams: Upstream[]): Promise<Round
       for (let offset = 0; offset < upstreams.length; offset += 1) {
         const upstream = upstreams[(first + offset) % upstreams.length] as Upstream;
         try {
-          const answer = await forward(upstream.port, request.method ?? "POST", request.url ?? "/", request.headers, body);
+          const answer = await forward(
+            upstream.port,
+            request.method ?? "POST",
+            request.url ?? "/",
+            request.headers,
+            body,
+          );
           requests.push({ path: request.url ?? "/", upstream: upstream.name, status: answer.status, failovers });
           response.writeHead(answer.status, { "content-type": answer.contentType }).end(answer.body);
           return;
@@ -163,16 +180,39 @@ export async function startRoundRobinProxy(upstreams: Upstream[]): Promise<Round
   };
 }
 
-function forward(port: number, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer): Promise<{ status: number; contentType: string; body: Buffer }> {
+function forward(
+  port: number,
+  method: string,
+  path: string,
+  headers: IncomingHttpHeaders,
+  body: Buffer,
+): Promise<{ status: number; contentType: string; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const { host: _host, connection: _connection, ...rest } = headers;
     // A fresh connection per request (agent: false): a dead upstream is a refused connection, not a stale pooled one.
-    const outgoing = httpRequest({ host: "127.0.0.1", port, method, path, agent: false, headers: { ...rest, "content-length": String(body.length) }, timeout: 60_000 }, (incoming) => {
-      const chunks: Buffer[] = [];
-      incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
-      incoming.on("end", () => resolve({ status: incoming.statusCode ?? 502, contentType: String(incoming.headers["content-type"] ?? "text/plain"), body: Buffer.concat(chunks) }));
-      incoming.on("error", reject);
-    });
+    const outgoing = httpRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        method,
+        path,
+        agent: false,
+        headers: { ...rest, "content-length": String(body.length) },
+        timeout: 60_000,
+      },
+      (incoming) => {
+        const chunks: Buffer[] = [];
+        incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
+        incoming.on("end", () =>
+          resolve({
+            status: incoming.statusCode ?? 502,
+            contentType: String(incoming.headers["content-type"] ?? "text/plain"),
+            body: Buffer.concat(chunks),
+          }),
+        );
+        incoming.on("error", reject);
+      },
+    );
     outgoing.on("timeout", () => outgoing.destroy(new Error("upstream timed out")));
     outgoing.on("error", reject);
     outgoing.end(body);
@@ -183,12 +223,21 @@ function forward(port: number, method: string, path: string, headers: IncomingHt
  * Telegram's side of a webhook: posts `update` with the secret until it is answered 200,
  * as Telegram re-delivers an update that was not acknowledged. Returns the attempts made.
  */
-export async function postUntilAccepted(url: string, secret: string, update: unknown, options: { retryMs?: number; attempts?: number } = {}): Promise<number> {
+export async function postUntilAccepted(
+  url: string,
+  secret: string,
+  update: unknown,
+  options: { retryMs?: number; attempts?: number } = {},
+): Promise<number> {
   const body = JSON.stringify(update);
   const attempts = options.attempts ?? 100;
   for (let attempt = 1; attempt <= attempts; attempt += 1) {
     try {
-      const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": secret }, body });
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": secret },
+        body,
+      });
       await response.arrayBuffer();
       if (response.status === 200) return attempt;
     } catch {
@@ -200,7 +249,8 @@ export async function postUntilAccepted(url: string, secret: string, update: unk
 }
 
 /** Waits until `check` stops throwing (polling every 50 ms), up to `timeoutMs`. */
-export const until = (check: () => void | Promise<void>, timeoutMs: number) => vi.waitFor(check, { timeout: timeoutMs, interval: 50 });
+export const until = (check: () => void | Promise<void>, timeoutMs: number) =>
+  vi.waitFor(check, { timeout: timeoutMs, interval: 50 });
 
 /**
  * Which of `processes` holds the TCP connection whose local port is `localPort` (the
@@ -208,7 +258,11 @@ export const until = (check: () => void | Promise<void>, timeoutMs: number) => v
  * /proc/net/tcp{,6}, then the process whose descriptors include it. Undefined when the
  * connection is gone or belongs to none of them (or not on Linux).
  */
-export function connectionOwner(localPort: number, serverPort: number, processes: { name: string; pid: number }[]): string | undefined {
+export function connectionOwner(
+  localPort: number,
+  serverPort: number,
+  processes: { name: string; pid: number }[],
+): string | undefined {
   const inodes = new Set<string>();
   for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
     let text: string;
@@ -222,7 +276,13 @@ export function connectionOwner(localPort: number, serverPort: number, processes
       const local = fields[1]?.split(":")[1];
       const remote = fields[2]?.split(":")[1];
       if (local === undefined || remote === undefined) continue;
-      if (parseInt(local, 16) === localPort && parseInt(remote, 16) === serverPort && fields[9] !== undefined && fields[9] !== "0") inodes.add(fields[9]);
+      if (
+        parseInt(local, 16) === localPort &&
+        parseInt(remote, 16) === serverPort &&
+        fields[9] !== undefined &&
+        fields[9] !== "0"
+      )
+        inodes.add(fields[9]);
     }
   }
   if (inodes.size === 0) return undefined;

@@ -42,7 +42,10 @@ export const STORE_ENGINES: Engine[] = ADMIN_URL ? ["sqlite", "postgres"] : ["sq
 
 let admin: pg.Pool | undefined;
 function adminPool(): pg.Pool {
-  if (!ADMIN_URL) throw new Error("this test run has no PostgreSQL server (test/helpers/postgres-global-setup.ts did not start one): check STORE_ENGINES first");
+  if (!ADMIN_URL)
+    throw new Error(
+      "this test run has no PostgreSQL server (test/helpers/postgres-global-setup.ts did not start one): check STORE_ENGINES first",
+    );
   // Few connections, closed when idle, so the worker can exit without closing it.
   admin ??= new pg.Pool({ connectionString: ADMIN_URL, max: 2, idleTimeoutMillis: 2_000, allowExitOnIdle: true });
   return admin;

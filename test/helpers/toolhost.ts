@@ -20,7 +20,8 @@ afterAll(async () => {
 
 afterEach(async () => {
   await Promise.all(supervisors.splice(0).map((supervisor) => supervisor.stop()));
-  for (const child of spawned.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const child of spawned.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
 
 export function spawnFixture(mode: string): ChildProcess {
@@ -63,7 +64,15 @@ export function makeClient(setup: ClientSetup = {}) {
     heartbeatMs: setup.heartbeatMs ?? 60_000,
     startTimeoutMs: setup.startTimeoutMs ?? 5_000,
     stopGraceMs: setup.stopGraceMs ?? 1_000,
-    restart: { maxCrashes: 5, windowMs: 60_000, baseDelayMs: 10, maxDelayMs: 50, coolDownMs: 60_000, random: () => 1, ...setup.restart },
+    restart: {
+      maxCrashes: 5,
+      windowMs: 60_000,
+      baseDelayMs: 10,
+      maxDelayMs: 50,
+      coolDownMs: 60_000,
+      random: () => 1,
+      ...setup.restart,
+    },
     logger: silentLogger,
     ...(setup.clock ? { clock: setup.clock } : {}),
   });
@@ -98,8 +107,13 @@ export function livePids(filter: { pattern?: RegExp; uid?: number }): number[] {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
     try {
       if (!isAlive(Number(name))) continue;
-      if (filter.uid !== undefined && !new RegExp(`^Uid:\\s+${filter.uid}\\s`, "m").test(readFileSync(`/proc/${name}/status`, "utf8"))) continue;
-      if (filter.pattern && !filter.pattern.test(readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " "))) continue;
+      if (
+        filter.uid !== undefined &&
+        !new RegExp(`^Uid:\\s+${filter.uid}\\s`, "m").test(readFileSync(`/proc/${name}/status`, "utf8"))
+      )
+        continue;
+      if (filter.pattern && !filter.pattern.test(readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " ")))
+        continue;
       pids.push(Number(name));
     } catch {
       // The process ended while we looked.

@@ -25,16 +25,29 @@ function recordingLogger() {
 describe("Go-era skills without frontmatter", () => {
   it("load in place under their folder's name, with a warning once", () => {
     const dir = tempDir();
-    writeFile(join(dir, "weather_report", "skill.md"), "# 天气播报\n\n介绍天气。\n\n## 触发背景\n用户询问某个城市的天气时使用。\n\n## 步骤\n1. 查询\n");
-    writeFile(join(dir, "backup", "skill.md"), "# Nightly backup\n\nCopy the database to the backup host every night.\n");
+    writeFile(
+      join(dir, "weather_report", "skill.md"),
+      "# 天气播报\n\n介绍天气。\n\n## 触发背景\n用户询问某个城市的天气时使用。\n\n## 步骤\n1. 查询\n",
+    );
+    writeFile(
+      join(dir, "backup", "skill.md"),
+      "# Nightly backup\n\nCopy the database to the backup host every night.\n",
+    );
     writeFile(join(dir, "title_only", "skill.md"), "# 只有标题\n");
     writeFile(join(dir, "ours", "SKILL.md"), "no frontmatter in our own format\n");
     const { logger, lines } = recordingLogger();
     const catalog = new SkillCatalog([{ dir, source: "base" }], logger);
     const snapshot = catalog.snapshot;
-    expect(snapshot.get("weather-report")).toMatchObject({ description: "用户询问某个城市的天气时使用。", goEraFolder: "weather_report", derivedFrom: "触发背景" });
+    expect(snapshot.get("weather-report")).toMatchObject({
+      description: "用户询问某个城市的天气时使用。",
+      goEraFolder: "weather_report",
+      derivedFrom: "触发背景",
+    });
     expect(snapshot.get("weather-report")?.body).toContain("## 步骤");
-    expect(snapshot.get("backup")).toMatchObject({ description: "Copy the database to the backup host every night.", derivedFrom: "paragraph" });
+    expect(snapshot.get("backup")).toMatchObject({
+      description: "Copy the database to the backup host every night.",
+      derivedFrom: "paragraph",
+    });
     expect(snapshot.get("title-only")).toMatchObject({ description: "只有标题", derivedFrom: "heading" });
     expect(snapshot.get("ours")).toBeUndefined();
     expect(snapshot.problems).toEqual([expect.objectContaining({ path: join(dir, "ours", "SKILL.md") })]);
@@ -45,7 +58,13 @@ describe("Go-era skills without frontmatter", () => {
   });
 
   it("derives a description from the body when nothing else is there", () => {
-    expect(deriveGoEraDescription("\n\n", "empty_one")).toEqual({ description: "empty_one (from the Go LaodingBot)", from: "folder" });
-    expect(deriveGoEraDescription("- first step\n- second step\n", "list")).toEqual({ description: "first step second step", from: "paragraph" });
+    expect(deriveGoEraDescription("\n\n", "empty_one")).toEqual({
+      description: "empty_one (from the Go LaodingBot)",
+      from: "folder",
+    });
+    expect(deriveGoEraDescription("- first step\n- second step\n", "list")).toEqual({
+      description: "first step second step",
+      from: "paragraph",
+    });
   });
 });

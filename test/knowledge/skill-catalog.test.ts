@@ -15,8 +15,22 @@ function writeSkill(root: string, folder: string, frontmatter: string, file = "S
 
 describe("frontmatter", () => {
   it("reads scalars, quotes, inline and block lists, folded text; tolerates unknown shapes", () => {
-    const result = parseFrontmatter('---\nname: x\ntitle: "Quoted: yes"\nkeywords: [docker, 部署，compose]\ntags:\n  - a\n  - b\nsummary: >\n  folded\n  text\nweird line\n---\nBody\n');
-    expect(result).toEqual({ ok: true, value: { data: { name: "x", title: "Quoted: yes", keywords: ["docker", "部署", "compose"], tags: ["a", "b"], summary: "folded text" }, body: "Body\n" } });
+    const result = parseFrontmatter(
+      '---\nname: x\ntitle: "Quoted: yes"\nkeywords: [docker, 部署，compose]\ntags:\n  - a\n  - b\nsummary: >\n  folded\n  text\nweird line\n---\nBody\n',
+    );
+    expect(result).toEqual({
+      ok: true,
+      value: {
+        data: {
+          name: "x",
+          title: "Quoted: yes",
+          keywords: ["docker", "部署", "compose"],
+          tags: ["a", "b"],
+          summary: "folded text",
+        },
+        body: "Body\n",
+      },
+    });
     expect(parseFrontmatter("no frontmatter")).toEqual({ ok: true, value: { data: {}, body: "no frontmatter" } });
     expect(parseFrontmatter("---\nname: x\nno end")).toMatchObject({ ok: false });
   });
@@ -31,11 +45,26 @@ describe("skill catalog", () => {
     writeSkill(base, "Bad", "name: Bad\ndescription: x");
     writeSkill(base, "mismatch", "name: other-name\ndescription: x");
     writeSkill(base, "no-description", "name: no-description");
-    writeSkill(own, "draft-one", "name: draft-one\ndescription: A draft\nstatus: draft\norigin: gap\nintent_key: draft-one");
-    const catalog = new SkillCatalog([{ dir: base, source: "base" }, { dir: own, source: "agent" }], logger);
+    writeSkill(
+      own,
+      "draft-one",
+      "name: draft-one\ndescription: A draft\nstatus: draft\norigin: gap\nintent_key: draft-one",
+    );
+    const catalog = new SkillCatalog(
+      [
+        { dir: base, source: "base" },
+        { dir: own, source: "agent" },
+      ],
+      logger,
+    );
     const snapshot = catalog.snapshot;
     expect(snapshot.skills.map((skill) => skill.name)).toEqual(["deploy-docker", "draft-one", "legacy-one"]);
-    expect(snapshot.get("draft-one")).toMatchObject({ status: "draft", origin: "gap", intentKey: "draft-one", source: "agent" });
+    expect(snapshot.get("draft-one")).toMatchObject({
+      status: "draft",
+      origin: "gap",
+      intentKey: "draft-one",
+      source: "agent",
+    });
     expect(snapshot.problems.map((problem) => [problem.path.slice(base.length + 1), problem.reason])).toEqual([
       ["Bad/SKILL.md", "name must be lowercase letters, digits and single hyphens"],
       ["mismatch/SKILL.md", 'name "other-name" does not match its folder "mismatch"'],
@@ -48,7 +77,13 @@ describe("skill catalog", () => {
     const own = tempDir();
     writeSkill(base, "notes", "name: notes\ndescription: base version");
     writeSkill(own, "notes", "name: notes\ndescription: agent version");
-    const snapshot = new SkillCatalog([{ dir: base, source: "base" }, { dir: own, source: "agent" }], logger).snapshot;
+    const snapshot = new SkillCatalog(
+      [
+        { dir: base, source: "base" },
+        { dir: own, source: "agent" },
+      ],
+      logger,
+    ).snapshot;
     expect(snapshot.get("notes")).toMatchObject({ description: "agent version", source: "agent" });
     expect(snapshot.shadowed).toEqual(["notes"]);
   });
@@ -84,7 +119,12 @@ describe("reading an agent's own skills folder", () => {
     const catalog = new SkillCatalog([{ dir: own, source: "agent" }], pino({ level: "silent" }));
     expect(catalog.snapshot.skills.map((skill) => skill.name)).toEqual([]);
     expect(JSON.stringify(catalog.snapshot)).not.toContain("HOST-SECRET");
-    expect(catalog.snapshot.problems).toEqual([{ path: join(own, "linked-file", "SKILL.md"), reason: "the file is a link; skills are read only from real files" }]);
+    expect(catalog.snapshot.problems).toEqual([
+      {
+        path: join(own, "linked-file", "SKILL.md"),
+        reason: "the file is a link; skills are read only from real files",
+      },
+    ]);
   });
 });
 
@@ -96,17 +136,37 @@ describe("Go-era skills", () => {
     writeSkill(base, "deploy-docker", "name: deploy-docker\ndescription: current");
     writeSkill(base, "deploy_docker", "name: deploy_docker\ndescription: Go-era twin", "skill.md");
     const warnings: { path?: string; skippedFor?: string; msg: string }[] = [];
-    const recording = pino({ level: "warn" }, { write: (line: string) => void warnings.push(JSON.parse(line) as { msg: string }) });
+    const recording = pino(
+      { level: "warn" },
+      { write: (line: string) => void warnings.push(JSON.parse(line) as { msg: string }) },
+    );
     const catalog = new SkillCatalog([{ dir: base, source: "base" }], recording);
     const snapshot = catalog.snapshot;
-    expect(snapshot.skills.map((skill) => skill.name)).toEqual(["auto-export-report", "deploy-docker", "skill-builder"]);
-    expect(snapshot.get("skill-builder")).toMatchObject({ goEraFolder: "skill_builder", path: join(base, "skill_builder", "skill.md") });
+    expect(snapshot.skills.map((skill) => skill.name)).toEqual([
+      "auto-export-report",
+      "deploy-docker",
+      "skill-builder",
+    ]);
+    expect(snapshot.get("skill-builder")).toMatchObject({
+      goEraFolder: "skill_builder",
+      path: join(base, "skill_builder", "skill.md"),
+    });
     expect(snapshot.get("deploy-docker")).toMatchObject({ description: "current" });
     expect(snapshot.problems).toEqual([]);
-    expect(snapshot.goEra).toContainEqual({ path: join(base, "deploy_docker", "skill.md"), folder: "deploy_docker", name: "deploy-docker", skippedFor: join(base, "deploy-docker", "SKILL.md") });
+    expect(snapshot.goEra).toContainEqual({
+      path: join(base, "deploy_docker", "skill.md"),
+      folder: "deploy_docker",
+      name: "deploy-docker",
+      skippedFor: join(base, "deploy-docker", "SKILL.md"),
+    });
     catalog.reload();
     catalog.reload();
-    expect(warnings.filter((warning) => warning.msg.startsWith("Go-era skill loaded")).map((warning) => warning.path).sort()).toEqual([join(base, "auto_export_report", "skill.md"), join(base, "skill_builder", "skill.md")]);
+    expect(
+      warnings
+        .filter((warning) => warning.msg.startsWith("Go-era skill loaded"))
+        .map((warning) => warning.path)
+        .sort(),
+    ).toEqual([join(base, "auto_export_report", "skill.md"), join(base, "skill_builder", "skill.md")]);
     expect(warnings.filter((warning) => warning.msg.startsWith("Go-era skill skipped"))).toHaveLength(1);
     expect(readdirSync(base).sort()).toEqual(["auto_export_report", "deploy-docker", "deploy_docker", "skill_builder"]);
   });

@@ -18,14 +18,19 @@ export async function startEchoingServer(options: { feishuTokenOk?: boolean } = 
   const server = createServer((request, response) => {
     void (async () => {
       const echo = await describeRequest(request);
-      const reply = (status: number, body: unknown) => response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+      const reply = (status: number, body: unknown) =>
+        response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
       const path = new URL(request.url ?? "/", "http://echo").pathname;
-      if (path.startsWith("/bot")) return reply(401, { ok: false, error_code: 401, description: `Unauthorized: ${echo}` });
+      if (path.startsWith("/bot"))
+        return reply(401, { ok: false, error_code: 401, description: `Unauthorized: ${echo}` });
       if (path === "/open-apis/auth/v3/tenant_access_token/internal") {
-        return options.feishuTokenOk ? reply(200, { code: 0, msg: "ok", tenant_access_token: ECHO_TENANT_TOKEN, expire: 7200 }) : reply(400, { code: 10014, msg: `app secret invalid: ${echo}` });
+        return options.feishuTokenOk
+          ? reply(200, { code: 0, msg: "ok", tenant_access_token: ECHO_TENANT_TOKEN, expire: 7200 })
+          : reply(400, { code: 10014, msg: `app secret invalid: ${echo}` });
       }
       if (path.startsWith("/open-apis/")) return reply(500, { code: 99991400, msg: `internal error for ${echo}` });
-      if (path.endsWith("/chat/completions")) return reply(500, { error: { message: `upstream failed for ${echo}`, type: "server_error" } });
+      if (path.endsWith("/chat/completions"))
+        return reply(500, { error: { message: `upstream failed for ${echo}`, type: "server_error" } });
       return reply(500, { error: echo });
     })();
   });

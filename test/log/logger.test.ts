@@ -18,8 +18,11 @@ function capture() {
 describe("logger", () => {
   it("redacts secret values wherever they appear and secret keys by path", async () => {
     const { stream, lines } = capture();
-    const logger = createLogger({ level: "info", secrets: ["sk-live-123456", "tok\"en:99"], destination: stream });
-    logger.info({ config: { LLM_API_KEY: "anything" }, url: "https://x/bot sk-live-123456/getMe" }, "calling with sk-live-123456");
+    const logger = createLogger({ level: "info", secrets: ["sk-live-123456", 'tok"en:99'], destination: stream });
+    logger.info(
+      { config: { LLM_API_KEY: "anything" }, url: "https://x/bot sk-live-123456/getMe" },
+      "calling with sk-live-123456",
+    );
     logger.error(new Error('token tok"en:99 rejected'), "failed");
     await new Promise((resolve) => setImmediate(resolve));
     const text = lines.join("\n");
@@ -34,19 +37,31 @@ describe("logger", () => {
     const logger = createLogger({ level: "debug", secrets: [], destination: stream });
     childFor(logger, { traceId: "tr-1", agentId: "main", sessionKey: "console:local" }).debug("step");
     await new Promise((resolve) => setImmediate(resolve));
-    expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({ traceId: "tr-1", agentId: "main", sessionKey: "console:local", msg: "step", level: 20 });
+    expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({
+      traceId: "tr-1",
+      agentId: "main",
+      sessionKey: "console:local",
+      msg: "step",
+      level: 20,
+    });
   });
 });
 
 describe("logger: SDK errors and the log file", () => {
   it("writes a grammY network error to the log file and the notice without the token, configured or not", async () => {
     const token = "5550001234:AAHk9-SeCrEtTeLeGrAm_0123456789abcdef";
-    const error = await new Bot(token, { client: { apiRoot: await closedPortUrl() } }).api.getMe().catch((failure: unknown) => failure);
+    const error = await new Bot(token, { client: { apiRoot: await closedPortUrl() } }).api
+      .getMe()
+      .catch((failure: unknown) => failure);
     const dir = mkdtempSync(join(tmpdir(), "laoding-log-"));
     try {
       const notices = capture();
       // No configured secrets at all: the token is known by its shape.
-      const logger = createLogger({ level: "info", secrets: [], file: { sink: openLogFile({ dir, maxBytes: 1_000_000, keep: 2 }), notices: notices.stream } });
+      const logger = createLogger({
+        level: "info",
+        secrets: [],
+        file: { sink: openLogFile({ dir, maxBytes: 1_000_000, keep: 2 }), notices: notices.stream },
+      });
       logger.error({ err: error }, `polling stopped: ${String((error as { error?: unknown }).error)}`);
       await new Promise((resolve) => setImmediate(resolve));
       const written = readFileSync(join(dir, "laoding.log"), "utf8");

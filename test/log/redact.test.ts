@@ -19,7 +19,11 @@ let echo: EchoingServer;
 let echoWithTenantToken: EchoingServer;
 let closed: string;
 beforeAll(async () => {
-  [echo, echoWithTenantToken, closed] = await Promise.all([startEchoingServer(), startEchoingServer({ feishuTokenOk: true }), closedPortUrl()]);
+  [echo, echoWithTenantToken, closed] = await Promise.all([
+    startEchoingServer(),
+    startEchoingServer({ feishuTokenOk: true }),
+    closedPortUrl(),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([echo.close(), echoWithTenantToken.close()]);
@@ -55,7 +59,9 @@ describe("createRedactor().redactError over the SDKs' own errors", () => {
 
   it("grammY GrammyError (the server echoes the request): description and payload lose the secrets", async () => {
     const bot = new Bot(TELEGRAM_TOKEN, { client: { apiRoot: echo.url } });
-    const error = await failureOf(bot.api.setWebhook("https://bot.example/hook", { secret_token: "whSeCrEt0123456789" }));
+    const error = await failureOf(
+      bot.api.setWebhook("https://bot.example/hook", { secret_token: "whSeCrEt0123456789" }),
+    );
     expect(error).toBeInstanceOf(GrammyError);
     expect((error as GrammyError).description).toContain(TELEGRAM_SECRET_PART);
     const copy = shown(createRedactor([]).redactError(error));
@@ -67,12 +73,16 @@ describe("createRedactor().redactError over the SDKs' own errors", () => {
 
   it("openai APIConnectionError and APIError (the key echoed in the body, the headers)", async () => {
     const dead = new OpenAI({ apiKey: API_KEY, baseURL: closed, maxRetries: 0 });
-    const connection = await failureOf(dead.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] }));
+    const connection = await failureOf(
+      dead.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] }),
+    );
     expect(connection).toBeInstanceOf(OpenAI.APIConnectionError);
     expect(shown(createRedactor([API_KEY]).redactError(connection))).toContain("ECONNREFUSED");
 
     const echoing = new OpenAI({ apiKey: API_KEY, baseURL: `${echo.url}/v1`, maxRetries: 0 });
-    const apiError = await failureOf(echoing.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] }));
+    const apiError = await failureOf(
+      echoing.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] }),
+    );
     expect(apiError).toBeInstanceOf(OpenAI.APIError);
     expect((apiError as Error).message).toContain(API_KEY);
     for (const secrets of [[API_KEY], []]) {
@@ -84,11 +94,24 @@ describe("createRedactor().redactError over the SDKs' own errors", () => {
   });
 
   it("the Lark SDK's axios error carries the tenant token as Bearer and the echoed body: both gone, unconfigured", async () => {
-    const client = new lark.Client({ appId: "cli_a1b2c3d4e5f60718", appSecret: APP_SECRET, domain: echoWithTenantToken.url, logger: silentLarkLogger(), loggerLevel: lark.LoggerLevel.fatal });
-    const error = await failureOf(client.im.v1.message.create({ params: { receive_id_type: "chat_id" }, data: { receive_id: "oc_1", content: "{}", msg_type: "text" } }));
+    const client = new lark.Client({
+      appId: "cli_a1b2c3d4e5f60718",
+      appSecret: APP_SECRET,
+      domain: echoWithTenantToken.url,
+      logger: silentLarkLogger(),
+      loggerLevel: lark.LoggerLevel.fatal,
+    });
+    const error = await failureOf(
+      client.im.v1.message.create({
+        params: { receive_id_type: "chat_id" },
+        data: { receive_id: "oc_1", content: "{}", msg_type: "text" },
+      }),
+    );
     const raw = error as { config?: { headers?: unknown }; response?: { status?: number } };
     expect(raw.response?.status).toBe(500);
-    expect(String((raw.config?.headers as { Authorization?: string } | undefined)?.Authorization)).toContain(ECHO_TENANT_TOKEN);
+    expect(String((raw.config?.headers as { Authorization?: string } | undefined)?.Authorization)).toContain(
+      ECHO_TENANT_TOKEN,
+    );
     const copy = shown(createRedactor([APP_SECRET]).redactError(error));
     expect(copy).not.toContain(ECHO_TENANT_TOKEN);
     expect(copy).not.toContain(APP_SECRET);
@@ -107,7 +130,10 @@ describe("createRedactor().redactError over the SDKs' own errors", () => {
   });
 
   it("a pg-style connection string keeps its user and loses its password, in text and in fields", () => {
-    const error = Object.assign(new Error("connect ECONNREFUSED for postgres://laoding:pgSeCrEt99@db.internal:5432/bot"), { connectionString: "postgres://laoding:pgSeCrEt99@db.internal:5432/bot", password: "pgSeCrEt99" });
+    const error = Object.assign(
+      new Error("connect ECONNREFUSED for postgres://laoding:pgSeCrEt99@db.internal:5432/bot"),
+      { connectionString: "postgres://laoding:pgSeCrEt99@db.internal:5432/bot", password: "pgSeCrEt99" },
+    );
     const copy = shown(createRedactor([]).redactError(error));
     expect(copy).not.toContain("pgSeCrEt99");
     expect(copy).toContain(`postgres://laoding:${REDACTED}@db.internal:5432/bot`);
@@ -134,18 +160,31 @@ describe("createRedactor().redact", () => {
 
   it("removes secrets by shape, configured or not", () => {
     const { redact } = createRedactor([]);
-    expect(redact(`request to https://api.telegram.org/bot${TELEGRAM_TOKEN}/getMe failed`)).toBe(`request to https://api.telegram.org/bot5550001234:${REDACTED}/getMe failed`);
+    expect(redact(`request to https://api.telegram.org/bot${TELEGRAM_TOKEN}/getMe failed`)).toBe(
+      `request to https://api.telegram.org/bot5550001234:${REDACTED}/getMe failed`,
+    );
     expect(redact(`token ${TELEGRAM_TOKEN} refused`)).not.toContain(TELEGRAM_SECRET_PART);
     expect(redact("Authorization: Bearer t-abcdef123456")).toBe(`Authorization: Bearer ${REDACTED}`);
     expect(redact("GET /v1/x?access_token=abc123&page=2")).toBe(`GET /v1/x?access_token=${REDACTED}&page=2`);
-    expect(redact('{"app_id":"cli_1","app_secret":"s3cr3tvalue"}')).toBe(`{"app_id":"cli_1","app_secret":"${REDACTED}"}`);
-    expect(redact('"{\\"tenant_access_token\\":\\"t-xyz987\\"}"')).toBe(`"{\\"tenant_access_token\\":\\"${REDACTED}\\"}"`);
-    expect(redact("Incorrect API key provided: sk-proj-abc123***wxyz")).toBe(`Incorrect API key provided: sk-${REDACTED}`);
+    expect(redact('{"app_id":"cli_1","app_secret":"s3cr3tvalue"}')).toBe(
+      `{"app_id":"cli_1","app_secret":"${REDACTED}"}`,
+    );
+    expect(redact('"{\\"tenant_access_token\\":\\"t-xyz987\\"}"')).toBe(
+      `"{\\"tenant_access_token\\":\\"${REDACTED}\\"}"`,
+    );
+    expect(redact("Incorrect API key provided: sk-proj-abc123***wxyz")).toBe(
+      `Incorrect API key provided: sk-${REDACTED}`,
+    );
   });
 
   it("leaves ordinary text alone, and never searches for empty or very short secrets", () => {
     const { redact } = createRedactor(["", "ab"]);
-    for (const text of ["a basic check of the token expiry", "see https://example.com/path?x=1&page=2", "about 42 tokens, 3 steps; a b c", "bot 12:30 meeting"]) {
+    for (const text of [
+      "a basic check of the token expiry",
+      "see https://example.com/path?x=1&page=2",
+      "about 42 tokens, 3 steps; a b c",
+      "bot 12:30 meeting",
+    ]) {
       expect(redact(text)).toBe(text);
     }
   });

@@ -52,7 +52,10 @@ function environment(endpoint: string): NodeJS.ProcessEnv {
  * The real CLI as its own process, so its logs (pino writes to fd 2) are in `stderr`
  * too; `input` is what a person types (one chat turn).
  */
-async function laoding(args: string[], options: { env: NodeJS.ProcessEnv; input?: string }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function laoding(
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; input?: string },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), ...args], {
     cwd: REAL_REPO_ROOT,
     env: { PATH: process.env.PATH ?? "", ...options.env },
@@ -87,7 +90,9 @@ function databaseTexts(workspaceDir: string): string[] {
         const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[];
         return tables.flatMap(({ name }) =>
           (db.prepare(`SELECT * FROM "${name}"`).all() as Record<string, unknown>[]).flatMap((row) =>
-            Object.entries(row).flatMap(([column, value]) => (typeof value === "string" ? [`${name}.${column}: ${value}`] : [])),
+            Object.entries(row).flatMap(([column, value]) =>
+              typeof value === "string" ? [`${name}.${column}: ${value}`] : [],
+            ),
           ),
         );
       } finally {
@@ -97,19 +102,27 @@ function databaseTexts(workspaceDir: string): string[] {
 }
 
 function expectNoSecret(where: string, text: string): void {
-  for (const needle of NEEDLES) expect(text.includes(needle), `${where} shows ${needle}:\n${text.slice(0, 4000)}`).toBe(false);
+  for (const needle of NEEDLES)
+    expect(text.includes(needle), `${where} shows ${needle}:\n${text.slice(0, 4000)}`).toBe(false);
 }
 
 async function runEverything(endpoint: string) {
   const workspaceDir = join(tempDir(), "ws");
   const env = environment(endpoint);
-  const startTelegram = await laoding(["start", "--workspace", workspaceDir], { env: { ...env, MESSAGE_CHANNEL: "telegram" } });
-  const startFeishu = await laoding(["start", "--workspace", workspaceDir], { env: { ...env, MESSAGE_CHANNEL: "feishu" } });
+  const startTelegram = await laoding(["start", "--workspace", workspaceDir], {
+    env: { ...env, MESSAGE_CHANNEL: "telegram" },
+  });
+  const startFeishu = await laoding(["start", "--workspace", workspaceDir], {
+    env: { ...env, MESSAGE_CHANNEL: "feishu" },
+  });
   const check = await laoding(["channels", "check", "--workspace", workspaceDir], { env });
   const chat = await laoding(["chat", "--workspace", workspaceDir], { env, input: "please summarise the news\n" });
   // Without LOG_LEVEL in its environment a piped chat logs to the file under the workspace.
   const { LOG_LEVEL: _level, ...fileLogging } = env;
-  const chatLoggingToFile = await laoding(["chat", "--workspace", workspaceDir], { env: fileLogging, input: "and the weather?\n" });
+  const chatLoggingToFile = await laoding(["chat", "--workspace", workspaceDir], {
+    env: fileLogging,
+    input: "and the weather?\n",
+  });
   const outputs = { startTelegram, startFeishu, check, chat, chatLoggingToFile };
   for (const [name, run] of Object.entries(outputs)) {
     expectNoSecret(`${name} stdout`, run.stdout);
@@ -117,7 +130,12 @@ async function runEverything(endpoint: string) {
   }
   const files = filesUnder(workspaceDir);
   // The log file holds the failed model calls: the scan below reads it.
-  expect(files.filter((file) => file.endsWith("laoding.log")).map((file) => readFileSync(file, "utf8")).join("")).toContain("model call failed");
+  expect(
+    files
+      .filter((file) => file.endsWith("laoding.log"))
+      .map((file) => readFileSync(file, "utf8"))
+      .join(""),
+  ).toContain("model call failed");
   for (const file of files) expectNoSecret(file, readFileSync(file).toString("latin1"));
   const texts = databaseTexts(workspaceDir);
   expectNoSecret("the database", texts.join("\n"));
@@ -138,19 +156,27 @@ describe("secrets in error text", () => {
     expect(run.check.stdout).toMatch(/FAILED {2}telegram .*cannot reach the Telegram Bot API/);
     expect(run.check.stdout).toMatch(/FAILED {2}feishu .*cannot reach Feishu/);
     expect(run.chat.code).toBe(0);
-    expect(run.texts.some((text) => text.startsWith("capability_gaps.detail: cannot reach the model server"))).toBe(true);
+    expect(run.texts.some((text) => text.startsWith("capability_gaps.detail: cannot reach the model server"))).toBe(
+      true,
+    );
   }, 120_000);
 
   it("never shows a secret when every endpoint fails echoing the request, token, key and body", async () => {
     const server = await startEchoingServer();
     closers.push(() => server.close());
     const run = await runEverything(server.url);
-    expect(run.startTelegram.stderr).toMatch(/Telegram refused to log in: 401 Unauthorized: POST \/bot\S*\[redacted\]\/getMe/);
-    expect(run.startFeishu.stderr).toContain('Feishu refused the app credentials: app secret invalid: POST /open-apis/auth/v3/tenant_access_token/internal');
+    expect(run.startTelegram.stderr).toMatch(
+      /Telegram refused to log in: 401 Unauthorized: POST \/bot\S*\[redacted\]\/getMe/,
+    );
+    expect(run.startFeishu.stderr).toContain(
+      "Feishu refused the app credentials: app secret invalid: POST /open-apis/auth/v3/tenant_access_token/internal",
+    );
     expect(run.check.stdout).toContain('"app_secret":"[redacted]"');
     expect(run.chat.code).toBe(0);
     // The model's error, echoed key and all, is stored as the gap's detail: without the key.
-    const modelFailure = expect.stringMatching(/^capability_gaps\.detail: the model server failed \(500\): 500 upstream failed for POST \/v1\/chat\/completions \(authorization: Bearer \[redacted\]\)/);
+    const modelFailure = expect.stringMatching(
+      /^capability_gaps\.detail: the model server failed \(500\): 500 upstream failed for POST \/v1\/chat\/completions \(authorization: Bearer \[redacted\]\)/,
+    );
     expect(run.texts.filter((text) => text.startsWith("capability_gaps.detail"))).toEqual([modelFailure, modelFailure]);
   }, 120_000);
 });

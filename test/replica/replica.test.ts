@@ -66,7 +66,12 @@ function gate(): { wait: Promise<void>; open: () => void } {
 describe.each(STORE_ENGINES)("lease keeper on %s", (engine) => {
   it("renews what it holds, so the lease outlives its ttl while held and nobody else takes it", async () => {
     const store = await openTestStore(engine);
-    const keeper = createLeaseKeeper({ leases: store.leases, holder: "a", ttlMs: TTL, logger: capturedLogger().logger });
+    const keeper = createLeaseKeeper({
+      leases: store.leases,
+      holder: "a",
+      ttlMs: TTL,
+      logger: capturedLogger().logger,
+    });
     expect(await keeper.acquire("job")).toBe(true);
     const first = (await store.leases.get("job")) as { expiresAt: number; acquiredAt: number };
     const begun = Date.now();
@@ -113,7 +118,12 @@ describe.each(STORE_ENGINES)("lease keeper on %s", (engine) => {
 
   it("stop() releases everything it holds and takes nothing afterwards", async () => {
     const store = await openTestStore(engine);
-    const keeper = createLeaseKeeper({ leases: store.leases, holder: "a", ttlMs: TTL, logger: capturedLogger().logger });
+    const keeper = createLeaseKeeper({
+      leases: store.leases,
+      holder: "a",
+      ttlMs: TTL,
+      logger: capturedLogger().logger,
+    });
     await keeper.acquire("x");
     await keeper.acquire("y");
     expect(await store.leases.acquire("z", "b", TTL)).toBe(true);
@@ -130,7 +140,12 @@ describe.each(STORE_ENGINES)("lease keeper on %s", (engine) => {
 
   it("confirm() answers (does not throw) when the keeper stops while it waits for the database", async () => {
     const store = await openTestStore(engine);
-    const keeper = createLeaseKeeper({ leases: store.leases, holder: "a", ttlMs: TTL, logger: capturedLogger().logger });
+    const keeper = createLeaseKeeper({
+      leases: store.leases,
+      holder: "a",
+      ttlMs: TTL,
+      logger: capturedLogger().logger,
+    });
     for (let round = 0; round < 5; round += 1) {
       expect(await keeper.acquire(`x${round}`)).toBe(true);
     }
@@ -151,7 +166,9 @@ describe.each(STORE_ENGINES)("lease keeper on %s", (engine) => {
     await keeper.acquire("job", () => (lost += 1));
     await keeperStore.close();
     // Renewals fail; within the lease that is a warning and a retry.
-    await until(() => expect(lines.filter((line) => line.msg.includes("could not renew a lease")).length).toBeGreaterThanOrEqual(2));
+    await until(() =>
+      expect(lines.filter((line) => line.msg.includes("could not renew a lease")).length).toBeGreaterThanOrEqual(2),
+    );
     expect(lost).toBe(0);
     expect(keeper.isHeld("job")).toBe(true);
     now += TTL;
@@ -220,14 +237,28 @@ describe.each(STORE_ENGINES)("leadership on %s", (engine) => {
   async function twoCandidates() {
     const stores = await twoReplicaStores(engine);
     const { logger } = capturedLogger();
-    const keepers = { a: createLeaseKeeper({ leases: stores.one.leases, holder: "a", ttlMs: TTL, logger }), b: createLeaseKeeper({ leases: stores.two.leases, holder: "b", ttlMs: TTL, logger }) };
+    const keepers = {
+      a: createLeaseKeeper({ leases: stores.one.leases, holder: "a", ttlMs: TTL, logger }),
+      b: createLeaseKeeper({ leases: stores.two.leases, holder: "b", ttlMs: TTL, logger }),
+    };
     const log: string[] = [];
     const a = runAsLeader(keepers.a, "receive:bot", recordedWork("a", log), logger);
     const b = runAsLeader(keepers.b, "receive:bot", recordedWork("b", log), logger);
     await Promise.all([a.settled, b.settled]);
-    const [leader, follower, leaderKeeper, followerKeeper] = a.isLeader() ? ([a, b, keepers.a, keepers.b] as const) : ([b, a, keepers.b, keepers.a] as const);
+    const [leader, follower, leaderKeeper, followerKeeper] = a.isLeader()
+      ? ([a, b, keepers.a, keepers.b] as const)
+      : ([b, a, keepers.b, keepers.a] as const);
     const names = a.isLeader() ? (["a", "b"] as const) : (["b", "a"] as const);
-    return { stores, log, leader, follower, leaderKeeper, followerKeeper, leaderName: names[0], followerName: names[1] };
+    return {
+      stores,
+      log,
+      leader,
+      follower,
+      leaderKeeper,
+      followerKeeper,
+      leaderName: names[0],
+      followerName: names[1],
+    };
   }
 
   it("runs the work on exactly one of two replicas", async () => {
@@ -255,13 +286,18 @@ describe.each(STORE_ENGINES)("leadership on %s", (engine) => {
     const keeper = createLeaseKeeper({ leases: stores.one.leases, holder: "a", ttlMs: TTL, logger });
     const log: string[] = [];
     let fail: ((error: Error) => void) | undefined;
-    const leadership = runAsLeader(keeper, "receive:bot", {
-      start: async (failed) => {
-        log.push("start");
-        fail = failed;
+    const leadership = runAsLeader(
+      keeper,
+      "receive:bot",
+      {
+        start: async (failed) => {
+          log.push("start");
+          fail = failed;
+        },
+        stop: async () => void log.push("stop"),
       },
-      stop: async () => void log.push("stop"),
-    }, logger);
+      logger,
+    );
     await leadership.settled;
     expect(log).toEqual(["start"]);
     fail?.(new Error("409: terminated by other getUpdates request"));
@@ -290,7 +326,8 @@ describe.each(STORE_ENGINES)("leadership on %s", (engine) => {
   });
 
   it("hands the work over when the leader stops", async () => {
-    const { stores, log, leader, follower, leaderKeeper, followerKeeper, leaderName, followerName } = await twoCandidates();
+    const { stores, log, leader, follower, leaderKeeper, followerKeeper, leaderName, followerName } =
+      await twoCandidates();
     await leader.stop();
     await until(() => expect(follower.isLeader()).toBe(true));
     expect(log).toEqual([`${leaderName} start`, `${leaderName} stop`, `${followerName} start`]);
@@ -302,7 +339,8 @@ describe.each(STORE_ENGINES)("leadership on %s", (engine) => {
   });
 
   it("takes over when the leader's keeper stops renewing", async () => {
-    const { stores, log, leader, follower, leaderKeeper, followerKeeper, leaderName, followerName } = await twoCandidates();
+    const { stores, log, leader, follower, leaderKeeper, followerKeeper, leaderName, followerName } =
+      await twoCandidates();
     await leaderKeeper.stop();
     await until(() => expect(follower.isLeader()).toBe(true));
     expect(log).toEqual([`${leaderName} start`, `${followerName} start`]);
@@ -332,95 +370,133 @@ describe.each(STORE_ENGINES)("leadership on %s", (engine) => {
     await stores.close();
   });
 
-  it.runIf(engine === "postgres")("takes over from a leader whose database connection died, and that leader stops its work", async () => {
-    const { stores, log, leader, follower, leaderKeeper, followerKeeper, leaderName, followerName } = await twoCandidates();
-    const leaderStore = leaderName === "a" ? stores.one : stores.two;
-    const followerStore = leaderName === "a" ? stores.two : stores.one;
-    await leaderStore.close();
-    await until(() => expect(follower.isLeader()).toBe(true), 10_000);
-    await until(() => expect(leader.isLeader()).toBe(false), 10_000);
-    expect([...log].sort()).toEqual([`${followerName} start`, `${leaderName} start`, `${leaderName} stop`].sort());
-    expect((await followerStore.leases.get("receive:bot"))?.holder).toBe(followerName);
-    await follower.stop();
-    await leader.stop();
-    await leaderKeeper.stop();
-    await followerKeeper.stop();
-    await followerStore.close();
-  });
+  it.runIf(engine === "postgres")(
+    "takes over from a leader whose database connection died, and that leader stops its work",
+    async () => {
+      const { stores, log, leader, follower, leaderKeeper, followerKeeper, leaderName, followerName } =
+        await twoCandidates();
+      const leaderStore = leaderName === "a" ? stores.one : stores.two;
+      const followerStore = leaderName === "a" ? stores.two : stores.one;
+      await leaderStore.close();
+      await until(() => expect(follower.isLeader()).toBe(true), 10_000);
+      await until(() => expect(leader.isLeader()).toBe(false), 10_000);
+      expect([...log].sort()).toEqual([`${followerName} start`, `${leaderName} start`, `${leaderName} stop`].sort());
+      expect((await followerStore.leases.get("receive:bot"))?.holder).toBe(followerName);
+      await follower.stop();
+      await leader.stop();
+      await leaderKeeper.stop();
+      await followerKeeper.stop();
+      await followerStore.close();
+    },
+  );
 });
 
 describe.each(STORE_ENGINES)("replica bus on %s", (engine) => {
-  it.runIf(engine === "postgres")("carries an event from one replica to another's subscribers, once, and not back to the publisher as news", async () => {
-    const stores = await twoReplicaStores(engine);
-    const { logger } = capturedLogger();
-    const busA = createReplicaBus(stores.one.sql, "a", logger);
-    const busB = createReplicaBus(stores.two.sql, "b", logger);
-    await Promise.all([busA.ready, busB.ready]);
-    const heardA: [ReplicaEvent, string][] = [];
-    const heardB: [ReplicaEvent, string][] = [];
-    busA.subscribe((event, from) => heardA.push([event, from]));
-    const unsubscribe = busB.subscribe((event, from) => heardB.push([event, from]));
+  it.runIf(engine === "postgres")(
+    "carries an event from one replica to another's subscribers, once, and not back to the publisher as news",
+    async () => {
+      const stores = await twoReplicaStores(engine);
+      const { logger } = capturedLogger();
+      const busA = createReplicaBus(stores.one.sql, "a", logger);
+      const busB = createReplicaBus(stores.two.sql, "b", logger);
+      await Promise.all([busA.ready, busB.ready]);
+      const heardA: [ReplicaEvent, string][] = [];
+      const heardB: [ReplicaEvent, string][] = [];
+      busA.subscribe((event, from) => heardA.push([event, from]));
+      const unsubscribe = busB.subscribe((event, from) => heardB.push([event, from]));
 
-    const skills: ReplicaEvent = { topic: "skills-changed", agentId: "main" };
-    await busA.publish(skills);
-    // The publisher hears its own news at once, in process.
-    expect(heardA).toEqual([[skills, "a"]]);
-    await until(() => expect(heardB).toEqual([[skills, "a"]]), 2_000);
+      const skills: ReplicaEvent = { topic: "skills-changed", agentId: "main" };
+      await busA.publish(skills);
+      // The publisher hears its own news at once, in process.
+      expect(heardA).toEqual([[skills, "a"]]);
+      await until(() => expect(heardB).toEqual([[skills, "a"]]), 2_000);
 
-    // b answers; by the time a hears it, a's own echo would have arrived before it.
-    const library: ReplicaEvent = { topic: "library-switched", agentId: "helper" };
-    await busB.publish(library);
-    await until(() => expect(heardA).toEqual([[skills, "a"], [library, "b"]]), 2_000);
-    expect(heardB).toEqual([[skills, "a"], [library, "b"]]);
+      // b answers; by the time a hears it, a's own echo would have arrived before it.
+      const library: ReplicaEvent = { topic: "library-switched", agentId: "helper" };
+      await busB.publish(library);
+      await until(
+        () =>
+          expect(heardA).toEqual([
+            [skills, "a"],
+            [library, "b"],
+          ]),
+        2_000,
+      );
+      expect(heardB).toEqual([
+        [skills, "a"],
+        [library, "b"],
+      ]);
 
-    unsubscribe();
-    await busA.publish(skills);
-    await until(() => expect(heardA).toHaveLength(3), 2_000);
-    await busB.publish(library);
-    await until(() => expect(heardA).toHaveLength(4), 2_000);
-    expect(heardB).toHaveLength(2);
+      unsubscribe();
+      await busA.publish(skills);
+      await until(() => expect(heardA).toHaveLength(3), 2_000);
+      await busB.publish(library);
+      await until(() => expect(heardA).toHaveLength(4), 2_000);
+      expect(heardB).toHaveLength(2);
 
-    await busA.close();
-    await busB.close();
-    await stores.close();
-  });
+      await busA.close();
+      await busB.close();
+      await stores.close();
+    },
+  );
 
-  it.runIf(engine === "postgres")("listens again after its connection is dropped, and tells itself news may have been missed", async () => {
-    const stores = await twoReplicaStores(engine);
-    const { logger, lines } = capturedLogger();
-    const busA = createReplicaBus(stores.one.sql, "a", logger);
-    await busA.ready;
-    const heardA: [ReplicaEvent, string][] = [];
-    busA.subscribe((event, from) => heardA.push([event, from]));
-    const [listener] = await stores.two.sql.all<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN laoding_events'");
-    expect(listener).toBeDefined();
-    // The server ends a's listening connection (b's pool runs the statement).
-    await stores.two.sql.get("SELECT pg_terminate_backend(?)", [(listener as { pid: number }).pid]);
-    await until(() => expect(lines.some((line) => line.msg.includes("the replica bus connection dropped"))).toBe(true));
-    await until(() => expect(heardA).toEqual([[{ topic: "skills-changed", agentId: "*" }, "(bus reconnected)"]]), 5_000);
-    // News from another replica (what its bus sends) reaches a again.
-    const later: ReplicaEvent = { topic: "library-switched", agentId: "main" };
-    await stores.two.sql.run("SELECT pg_notify('laoding_events', ?)", [JSON.stringify({ from: "b", event: later })]);
-    await until(() => expect(heardA).toContainEqual([later, "b"]), 2_000);
-    await busA.close();
-    await stores.close();
-  });
+  it.runIf(engine === "postgres")(
+    "listens again after its connection is dropped, and tells itself news may have been missed",
+    async () => {
+      const stores = await twoReplicaStores(engine);
+      const { logger, lines } = capturedLogger();
+      const busA = createReplicaBus(stores.one.sql, "a", logger);
+      await busA.ready;
+      const heardA: [ReplicaEvent, string][] = [];
+      busA.subscribe((event, from) => heardA.push([event, from]));
+      const [listener] = await stores.two.sql.all<{ pid: number }>(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN laoding_events'",
+      );
+      expect(listener).toBeDefined();
+      // The server ends a's listening connection (b's pool runs the statement).
+      await stores.two.sql.get("SELECT pg_terminate_backend(?)", [(listener as { pid: number }).pid]);
+      await until(() =>
+        expect(lines.some((line) => line.msg.includes("the replica bus connection dropped"))).toBe(true),
+      );
+      await until(
+        () => expect(heardA).toEqual([[{ topic: "skills-changed", agentId: "*" }, "(bus reconnected)"]]),
+        5_000,
+      );
+      // News from another replica (what its bus sends) reaches a again.
+      const later: ReplicaEvent = { topic: "library-switched", agentId: "main" };
+      await stores.two.sql.run("SELECT pg_notify('laoding_events', ?)", [JSON.stringify({ from: "b", event: later })]);
+      await until(() => expect(heardA).toContainEqual([later, "b"]), 2_000);
+      await busA.close();
+      await stores.close();
+    },
+  );
 
-  it.runIf(engine === "postgres")("a closed bus leaves its connection to the pool: the server dropping it later does not end the process", async () => {
-    const stores = await twoReplicaStores(engine);
-    const bus = createReplicaBus(stores.one.sql, "a", capturedLogger().logger);
-    await bus.ready;
-    const [listener] = await stores.two.sql.all<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN laoding_events'");
-    expect(listener).toBeDefined();
-    await bus.close();
-    // The connection is idle in a's pool now; the server ends it (a restart, an idle timeout, an administrator).
-    await stores.two.sql.get("SELECT pg_terminate_backend(?)", [(listener as { pid: number }).pid]);
-    await until(async () => expect(await stores.two.sql.all("SELECT pid FROM pg_stat_activity WHERE pid = ?", [(listener as { pid: number }).pid])).toEqual([]));
-    await pass(100);
-    // The pool dropped it and goes on answering.
-    expect(await stores.one.sql.get("SELECT 1 AS one")).toEqual({ one: 1 });
-    await stores.close();
-  });
+  it.runIf(engine === "postgres")(
+    "a closed bus leaves its connection to the pool: the server dropping it later does not end the process",
+    async () => {
+      const stores = await twoReplicaStores(engine);
+      const bus = createReplicaBus(stores.one.sql, "a", capturedLogger().logger);
+      await bus.ready;
+      const [listener] = await stores.two.sql.all<{ pid: number }>(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN laoding_events'",
+      );
+      expect(listener).toBeDefined();
+      await bus.close();
+      // The connection is idle in a's pool now; the server ends it (a restart, an idle timeout, an administrator).
+      await stores.two.sql.get("SELECT pg_terminate_backend(?)", [(listener as { pid: number }).pid]);
+      await until(async () =>
+        expect(
+          await stores.two.sql.all("SELECT pid FROM pg_stat_activity WHERE pid = ?", [
+            (listener as { pid: number }).pid,
+          ]),
+        ).toEqual([]),
+      );
+      await pass(100);
+      // The pool dropped it and goes on answering.
+      expect(await stores.one.sql.get("SELECT 1 AS one")).toEqual({ one: 1 });
+      await stores.close();
+    },
+  );
 
   it("delivers a replica's own news in process", async () => {
     const store = await openTestStore(engine);
@@ -443,22 +519,50 @@ describe.each(STORE_ENGINES)("replica bus on %s", (engine) => {
 });
 
 describe("configuration fingerprint", () => {
-  const shared = { LLM_MODEL: "gpt-4o-mini", LLM_API_KEY: "sk-very-secret-value-1234", TELEGRAM_BOT_TOKEN: "123:abc", MESSAGE_CAP: "20" };
+  const shared = {
+    LLM_MODEL: "gpt-4o-mini",
+    LLM_API_KEY: "sk-very-secret-value-1234",
+    TELEGRAM_BOT_TOKEN: "123:abc",
+    MESSAGE_CAP: "20",
+  };
 
   it("finds nothing differing between replicas with the same configuration", () => {
     const files = { "agents.json": '{"agents":[]}' };
-    expect(differingVariables(configFingerprint(shared, files), configFingerprint({ ...shared }, { ...files }))).toEqual([]);
+    expect(
+      differingVariables(configFingerprint(shared, files), configFingerprint({ ...shared }, { ...files })),
+    ).toEqual([]);
   });
 
   it("names a variable whose value differs, or that only one side sets, and a differing file", () => {
     const mine = configFingerprint(shared, { "agents.json": "A" });
-    expect(differingVariables(mine, configFingerprint({ ...shared, LLM_MODEL: "gpt-4o" }, { "agents.json": "A" }))).toEqual(["LLM_MODEL"]);
-    expect(differingVariables(mine, configFingerprint({ ...shared, EXTRA: "1", LLM_MODEL: undefined }, { "agents.json": "B" }))).toEqual(["EXTRA", "LLM_MODEL", "agents.json"]);
+    expect(
+      differingVariables(mine, configFingerprint({ ...shared, LLM_MODEL: "gpt-4o" }, { "agents.json": "A" })),
+    ).toEqual(["LLM_MODEL"]);
+    expect(
+      differingVariables(
+        mine,
+        configFingerprint({ ...shared, EXTRA: "1", LLM_MODEL: undefined }, { "agents.json": "B" }),
+      ),
+    ).toEqual(["EXTRA", "LLM_MODEL", "agents.json"]);
   });
 
   it("ignores the variables meant to differ per replica", () => {
-    const one = configFingerprint({ ...shared, REPLICA_NAME: "bot-a", LOG_DIR: "/var/log/a", LOG_LEVEL: "info", AGENT_WORKSPACE_DIR: "/a", DATABASE_POOL_MAX: "5" });
-    const two = configFingerprint({ ...shared, REPLICA_NAME: "bot-b", LOG_DIR: "/var/log/b", LOG_LEVEL: "debug", AGENT_WORKSPACE_DIR: "/b", CONFIG_ENV_FILE: "/etc/b" });
+    const one = configFingerprint({
+      ...shared,
+      REPLICA_NAME: "bot-a",
+      LOG_DIR: "/var/log/a",
+      LOG_LEVEL: "info",
+      AGENT_WORKSPACE_DIR: "/a",
+      DATABASE_POOL_MAX: "5",
+    });
+    const two = configFingerprint({
+      ...shared,
+      REPLICA_NAME: "bot-b",
+      LOG_DIR: "/var/log/b",
+      LOG_LEVEL: "debug",
+      AGENT_WORKSPACE_DIR: "/b",
+      CONFIG_ENV_FILE: "/etc/b",
+    });
     expect(differingVariables(one, two)).toEqual([]);
     for (const name of PER_REPLICA_VARIABLES) expect(one[name]).toBeUndefined();
   });
@@ -467,7 +571,13 @@ describe("configuration fingerprint", () => {
     const fingerprint = configFingerprint(shared, { "agents.json": '{"secret":"agent-file-content"}' });
     const text = JSON.stringify(fingerprint);
     for (const value of [...Object.values(shared), "agent-file-content"]) expect(text).not.toContain(value);
-    expect(Object.keys(fingerprint).sort()).toEqual(["LLM_API_KEY", "LLM_MODEL", "MESSAGE_CAP", "TELEGRAM_BOT_TOKEN", "agents.json"]);
+    expect(Object.keys(fingerprint).sort()).toEqual([
+      "LLM_API_KEY",
+      "LLM_MODEL",
+      "MESSAGE_CAP",
+      "TELEGRAM_BOT_TOKEN",
+      "agents.json",
+    ]);
     for (const hash of Object.values(fingerprint)) expect(hash).toMatch(/^[0-9a-f]{16}$/);
     // The same value under two names does not hash alike (a variable's hash cannot be matched against another's).
     expect(configFingerprint({ A: "same", B: "same" }).A).not.toBe(configFingerprint({ A: "same", B: "same" }).B);
@@ -489,16 +599,32 @@ describe.each(STORE_ENGINES)("startReplica on %s", (engine) => {
     await store.leases.acquire("chat:telegram:main:4", liveHolder, 60_000);
     // A reply part claimed by the finished process is free again at once.
     await store.channels.storeReply({ botKey: "telegram:main", chatId: "3", parts: ["hello"] });
-    expect(await store.chatWork.claimNextPart("telegram:main", "3", deadHolder, 60_000)).toMatchObject({ text: "hello" });
-    const replica = await startReplica({ store, name: "r1", leaseMs: TTL, fingerprint: configFingerprint(config), logger: capturedLogger().logger });
+    expect(await store.chatWork.claimNextPart("telegram:main", "3", deadHolder, 60_000)).toMatchObject({
+      text: "hello",
+    });
+    const replica = await startReplica({
+      store,
+      name: "r1",
+      leaseMs: TTL,
+      fingerprint: configFingerprint(config),
+      logger: capturedLogger().logger,
+    });
     const left = (await store.leases.live()).map((lease) => [lease.name, lease.holder]);
     // A running `laoding chat` beside a bot (SQLite) leaves the bot's leases alone.
     expect(left).toEqual(
       engine === "sqlite"
-        ? [["chat:telegram:main:2", "other-replica"], ["chat:telegram:main:4", liveHolder]]
-        : [["chat:telegram:main:2", "other-replica"], ["chat:telegram:main:3", deadHolder], ["chat:telegram:main:4", liveHolder]],
+        ? [
+            ["chat:telegram:main:2", "other-replica"],
+            ["chat:telegram:main:4", liveHolder],
+          ]
+        : [
+            ["chat:telegram:main:2", "other-replica"],
+            ["chat:telegram:main:3", deadHolder],
+            ["chat:telegram:main:4", liveHolder],
+          ],
     );
-    if (engine === "sqlite") expect(await store.chatWork.claimNextPart("telegram:main", "3", "r1", 60_000)).toMatchObject({ text: "hello" });
+    if (engine === "sqlite")
+      expect(await store.chatWork.claimNextPart("telegram:main", "3", "r1", 60_000)).toMatchObject({ text: "hello" });
     expect(await replica.keeper.acquire("chat:telegram:main:1")).toBe(true);
     const health = await replica.health();
     expect(health).toMatchObject({ name: "r1", engine, leases: ["chat:telegram:main:1"], replicas: ["r1"] });
@@ -514,9 +640,27 @@ describe.each(STORE_ENGINES)("startReplica on %s", (engine) => {
     const first = capturedLogger();
     const second = capturedLogger();
     const third = capturedLogger();
-    const r1 = await startReplica({ store: stores.one, name: "r1", leaseMs: TTL, fingerprint: configFingerprint({ ...config, LOG_DIR: "/a" }), logger: first.logger });
-    const r2 = await startReplica({ store: stores.two, name: "r2", leaseMs: TTL, fingerprint: configFingerprint({ ...config, LLM_MODEL: "gpt-4o", LOG_DIR: "/b" }), logger: second.logger });
-    const r3 = await startReplica({ store: stores.two, name: "r3", leaseMs: TTL, fingerprint: configFingerprint({ ...config, LOG_DIR: "/c" }), logger: third.logger });
+    const r1 = await startReplica({
+      store: stores.one,
+      name: "r1",
+      leaseMs: TTL,
+      fingerprint: configFingerprint({ ...config, LOG_DIR: "/a" }),
+      logger: first.logger,
+    });
+    const r2 = await startReplica({
+      store: stores.two,
+      name: "r2",
+      leaseMs: TTL,
+      fingerprint: configFingerprint({ ...config, LLM_MODEL: "gpt-4o", LOG_DIR: "/b" }),
+      logger: second.logger,
+    });
+    const r3 = await startReplica({
+      store: stores.two,
+      name: "r3",
+      leaseMs: TTL,
+      fingerprint: configFingerprint({ ...config, LOG_DIR: "/c" }),
+      logger: third.logger,
+    });
 
     const warnings = second.lines.filter((line) => line.level === 40);
     expect(warnings).toHaveLength(1);
@@ -526,7 +670,9 @@ describe.each(STORE_ENGINES)("startReplica on %s", (engine) => {
     expect(JSON.stringify(second.lines)).not.toContain("gpt-4o");
     expect(JSON.stringify(second.lines)).not.toContain("sk-shared-secret-987");
     // r3 agrees with r1 and differs from r2 only.
-    expect(third.lines.filter((line) => line.level === 40).map((line) => [line.other, line.differing])).toEqual([["r2", ["LLM_MODEL"]]]);
+    expect(third.lines.filter((line) => line.level === 40).map((line) => [line.other, line.differing])).toEqual([
+      ["r2", ["LLM_MODEL"]],
+    ]);
     expect(first.lines.filter((line) => line.level === 40)).toEqual([]);
     // Every replica sees the others alive.
     expect((await r1.health()).replicas).toEqual(["r1", "r2", "r3"]);
@@ -538,4 +684,3 @@ describe.each(STORE_ENGINES)("startReplica on %s", (engine) => {
     await stores.close();
   });
 });
-

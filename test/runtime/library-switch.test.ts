@@ -13,7 +13,13 @@ import { runLaoding } from "../helpers/cli.js";
 function lastTurn(fake: FakeOpenAI, before: number) {
   const requests = fake.requests.slice(before);
   const react = requests.filter((request) => !request.messages[0]?.content?.startsWith("You route"));
-  return { system: react[0]?.messages[0]?.content ?? "", tools: react[0]?.tools?.map((tool) => tool.function.name) ?? [], toolResults: react.flatMap((request) => request.messages.filter((message) => message.role === "tool").map((message) => message.content)) };
+  return {
+    system: react[0]?.messages[0]?.content ?? "",
+    tools: react[0]?.tools?.map((tool) => tool.function.name) ?? [],
+    toolResults: react.flatMap((request) =>
+      request.messages.filter((message) => message.role === "tool").map((message) => message.content),
+    ),
+  };
 }
 
 describe("experience library switch at run time", () => {
@@ -23,18 +29,31 @@ describe("experience library switch at run time", () => {
     const library = bot.layout.agentTrees("main").experienceDir;
 
     let mark = bot.fake.requests.length;
-    bot.fake.enqueue(routeTo([], "look"), { toolCalls: [{ name: "file_list", arguments: { path: "." } }] }, { text: "done" });
+    bot.fake.enqueue(
+      routeTo([], "look"),
+      { toolCalls: [{ name: "file_list", arguments: { path: "." } }] },
+      { text: "done" },
+    );
     await bot.send("look around");
     let turn = lastTurn(bot.fake, mark);
     expect(turn.tools).toContain("library_search");
     expect(turn.system).toContain("## Team experience library");
     expect(readlinkSync(join(chat, "团队经验"))).toBe(library);
 
-    const disabled = await runLaoding(["library", "disable", "main", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot });
-    expect(disabled).toMatchObject({ code: 0, stdout: expect.stringContaining("agent main: experience library disabled (override; agents.json says enabled)") });
+    const disabled = await runLaoding(["library", "disable", "main", "--workspace", bot.workspaceDir], {
+      repoRoot: bot.repoRoot,
+    });
+    expect(disabled).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining("agent main: experience library disabled (override; agents.json says enabled)"),
+    });
 
     mark = bot.fake.requests.length;
-    bot.fake.enqueue(routeTo([], "look"), { toolCalls: [{ name: "file_read", arguments: { path: join(library, "INDEX.md") } }] }, { text: "done" });
+    bot.fake.enqueue(
+      routeTo([], "look"),
+      { toolCalls: [{ name: "file_read", arguments: { path: join(library, "INDEX.md") } }] },
+      { text: "done" },
+    );
     await bot.send("look again");
     turn = lastTurn(bot.fake, mark);
     expect(turn.tools).not.toContain("library_search");
@@ -45,9 +64,16 @@ describe("experience library switch at run time", () => {
     const context = await bot.send("/context");
     expect(context).not.toContain("library-signpost");
 
-    expect((await runLaoding(["library", "enable", "main", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot })).code).toBe(0);
+    expect(
+      (await runLaoding(["library", "enable", "main", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot }))
+        .code,
+    ).toBe(0);
     mark = bot.fake.requests.length;
-    bot.fake.enqueue(routeTo([], "look"), { toolCalls: [{ name: "library_search", arguments: { query: "死锁" } }] }, { text: "done" });
+    bot.fake.enqueue(
+      routeTo([], "look"),
+      { toolCalls: [{ name: "library_search", arguments: { query: "死锁" } }] },
+      { text: "done" },
+    );
     await bot.send("search");
     turn = lastTurn(bot.fake, mark);
     expect(turn.tools).toContain("library_search");

@@ -15,7 +15,10 @@ import { writeFile } from "../helpers/temp-dir.js";
 let workspace: RealWorkspace;
 const trees = (agent: string) => workspace.layout.agentTrees(agent);
 const bNotes = () => join(trees("b").privateDir, "secret-notes.txt");
-const agents = [{ id: "a", name: "A" }, { id: "b", name: "B" }] as Parameters<typeof jailProblems>[0]["agents"];
+const agents = [
+  { id: "a", name: "A" },
+  { id: "b", name: "B" },
+] as Parameters<typeof jailProblems>[0]["agents"];
 
 beforeAll(async () => {
   workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none-unsafe", TOOLHOST_UID_BASE: "52000", BOT_LOCALE: "en" });
@@ -41,9 +44,18 @@ function plant(path: string, change: { mode?: number; uid?: number }): void {
 }
 
 async function probe(): Promise<{ problems: string[]; lines: string[] }> {
-  const clients = new Map<string, ToolhostClient>(agents.map((agent) => [agent.id, realClient(workspace, agent.id, { callTimeoutMs: 20_000 }).client]));
+  const clients = new Map<string, ToolhostClient>(
+    agents.map((agent) => [agent.id, realClient(workspace, agent.id, { callTimeoutMs: 20_000 }).client]),
+  );
   const lines: string[] = [];
-  const problems = await jailProblems({ layout: workspace.layout, agents, client: (id) => clients.get(id) as ToolhostClient, knownFiles: (id) => (id === "b" ? [bNotes()] : []), stamp: "T1", report: (line) => lines.push(line) });
+  const problems = await jailProblems({
+    layout: workspace.layout,
+    agents,
+    client: (id) => clients.get(id) as ToolhostClient,
+    knownFiles: (id) => (id === "b" ? [bNotes()] : []),
+    stamp: "T1",
+    report: (line) => lines.push(line),
+  });
   return { problems, lines };
 }
 
@@ -60,9 +72,15 @@ describe("share verify's shell probes through each agent's jail", () => {
     plant(trees("b").privateDir, { mode: 0o755 });
     plant(bNotes(), { mode: 0o644 });
     const { problems } = await probe();
-    expect(problems).toContain(`agent a's shell can reach agent b's tree (\`ls '${trees("b").privateDir}'\` succeeded): the OS sandbox does not keep agents apart: set TOOLHOST_SANDBOX=bwrap (or auto with bubblewrap installed) and let \`laoding start\` give each tree to its agent's uid with mode 0700 (docs/isolation.md)`);
+    expect(problems).toContain(
+      `agent a's shell can reach agent b's tree (\`ls '${trees("b").privateDir}'\` succeeded): the OS sandbox does not keep agents apart: set TOOLHOST_SANDBOX=bwrap (or auto with bubblewrap installed) and let \`laoding start\` give each tree to its agent's uid with mode 0700 (docs/isolation.md)`,
+    );
     // A file apply copied into B's folder, read by A's shell.
-    expect(problems.some((problem) => problem.startsWith(`agent a's shell can reach agent b's tree (\`cat '${bNotes()}'\` succeeded)`))).toBe(true);
+    expect(
+      problems.some((problem) =>
+        problem.startsWith(`agent a's shell can reach agent b's tree (\`cat '${bNotes()}'\` succeeded)`),
+      ),
+    ).toBe(true);
     // Only the opened tree is reported.
     expect(problems.filter((problem) => problem.startsWith("agent b's shell"))).toEqual([]);
     expect(existsSync(join(trees("b").privateDir, ".verify-T1"))).toBe(false);
@@ -71,9 +89,15 @@ describe("share verify's shell probes through each agent's jail", () => {
   it("fail, saying what to do, when an agent's own folder is not writable by its uid", async () => {
     plant(trees("a").privateDir, { uid: 52999 });
     const { problems } = await probe();
-    const own = problems.find((problem) => problem.startsWith(`agent a cannot write its own folder ${trees("a").privateDir} from its shell (touch: EXIT_NONZERO`));
+    const own = problems.find((problem) =>
+      problem.startsWith(
+        `agent a cannot write its own folder ${trees("a").privateDir} from its shell (touch: EXIT_NONZERO`,
+      ),
+    );
     expect(own, problems.join("\n")).toBeDefined();
-    expect(own).toContain(`give the folder back to the agent's uid (\`laoding start\` does it, or chown -R <agent uid> ${trees("a").privateDir})`);
+    expect(own).toContain(
+      `give the folder back to the agent's uid (\`laoding start\` does it, or chown -R <agent uid> ${trees("a").privateDir})`,
+    );
     expect(problems.filter((problem) => problem.includes("agent b cannot write"))).toEqual([]);
   }, 90_000);
 });

@@ -4,7 +4,17 @@
  * the workspace: the plan names every link as a conflict (never its target), apply copies
  * nothing, and the backup stores links as links, even one swapped in mid-walk.
  */
-import fs, { chmodSync, mkdirSync, readFileSync, readdirSync, lstatSync, renameSync, statSync, symlinkSync, type Stats } from "node:fs";
+import fs, {
+  chmodSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  lstatSync,
+  renameSync,
+  statSync,
+  symlinkSync,
+  type Stats,
+} from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { join } from "node:path";
 import { list } from "tar";
@@ -25,7 +35,9 @@ const agentTree = (agent: string) => workspace.layout.agentTrees(agent).privateD
 
 const share$ = (action: string, mapping: object) => {
   const file = writeFile(join(tempDir("laoding-map-"), "mapping.json"), JSON.stringify({ version: 1, ...mapping }));
-  return runLaoding(["share", action, "--mapping", file, "--workspace", workspace.workspaceDir], { repoRoot: workspace.repoRoot });
+  return runLaoding(["share", action, "--mapping", file, "--workspace", workspace.workspaceDir], {
+    repoRoot: workspace.repoRoot,
+  });
 };
 
 /** Every file's text below `root`, not following links (what an agent's tree now holds). */
@@ -80,7 +92,9 @@ describe("laoding share with planted links", () => {
     const result = await share$("plan", attack(evilSkills()));
     expect(result.code).toBe(0);
     for (const link of ["linkdir", "d1/linkdir", "d1/d2/linkdir"]) {
-      expect(result.stdout).toContain(`  - ${join(share(), link)}: a link is neither followed nor copied (it is on the way to ${link}/file)`);
+      expect(result.stdout).toContain(
+        `  - ${join(share(), link)}: a link is neither followed nor copied (it is on the way to ${link}/file)`,
+      );
     }
     expect(result.stdout).toMatch(/auto_evil\/skill\.md: a link is neither followed nor copied/);
     expect(result.stdout).toContain("plan only: nothing was written. 0 file(s) to copy.");
@@ -104,12 +118,24 @@ describe("laoding share with planted links", () => {
     symlinkSync(secretFile, join(share(), "linked.txt"));
     writeFile(join(share(), "tree", "x", "ok.txt"), "fine\n");
     symlinkSync(secretDir, join(share(), "tree", "x", "linkdir"));
-    const result = await share$("plan", { items: [{ path: "linked.txt", agents: ["a"] }, { path: "tree", agents: ["a"] }], goSkills: { dir, drafts: [{ name: "auto_evil_dir", agent: "a" }] } });
-    expect(result.stdout).toContain(`  - ${join(dir, "auto_evil_dir")}: a linked skill folder is not followed; replace the link with a real folder`);
+    const result = await share$("plan", {
+      items: [
+        { path: "linked.txt", agents: ["a"] },
+        { path: "tree", agents: ["a"] },
+      ],
+      goSkills: { dir, drafts: [{ name: "auto_evil_dir", agent: "a" }] },
+    });
+    expect(result.stdout).toContain(
+      `  - ${join(dir, "auto_evil_dir")}: a linked skill folder is not followed; replace the link with a real folder`,
+    );
     expect(result.stdout).not.toContain("has no skill.md");
     expect(result.stdout).toContain(`  - ${join(share(), "linked.txt")}: a link is neither followed nor copied`);
-    expect(result.stdout).toContain(`  - ${join(share(), "tree", "x", "linkdir")}: a link is neither followed nor copied`);
-    expect(result.stdout).toContain(`copy      ${join(share(), "tree", "x", "ok.txt")} -> ${join(agentTree("a"), "tree", "x", "ok.txt")}`);
+    expect(result.stdout).toContain(
+      `  - ${join(share(), "tree", "x", "linkdir")}: a link is neither followed nor copied`,
+    );
+    expect(result.stdout).toContain(
+      `copy      ${join(share(), "tree", "x", "ok.txt")} -> ${join(agentTree("a"), "tree", "x", "ok.txt")}`,
+    );
     expectNoTarget(result);
 
     // The skills folder itself a link to a folder of drafts: refused, not read through.
@@ -119,9 +145,13 @@ describe("laoding share with planted links", () => {
     const linked = join(tempDir("laoding-go-link-"), "skills");
     symlinkSync(real, linked);
     // Given with a trailing slash, which makes the kernel follow a final link.
-    const apply = await share$("apply", { goSkills: { dir: `${linked}/`, drafts: [{ name: "auto_evil", agent: "a" }] } });
+    const apply = await share$("apply", {
+      goSkills: { dir: `${linked}/`, drafts: [{ name: "auto_evil", agent: "a" }] },
+    });
     expect(apply.code).toBe(1);
-    expect(apply.stderr).toContain(`${linked}: the Go-era skills folder is a link, which is not followed; set goSkills.dir to the real folder`);
+    expect(apply.stderr).toContain(
+      `${linked}: the Go-era skills folder is a link, which is not followed; set goSkills.dir to the real folder`,
+    );
     expectNoTarget(apply);
     expect(texts(agentTree("a"))).not.toContain(SECRET);
   }, 60_000);
@@ -149,7 +179,10 @@ describe("laoding share with planted links", () => {
     const notes = "x".repeat(`${SECRET}\n`.length);
     writeFile(join(tree, "swap", "notes.txt"), notes);
     writeFile(join(tree, "swapdir", "keep.txt"), "mine\n");
-    const swaps = swapOnFirstLook([join(tree, "swap", "notes.txt"), join(secretDir, "file")], [join(tree, "swapdir"), secretDir]);
+    const swaps = swapOnFirstLook(
+      [join(tree, "swap", "notes.txt"), join(secretDir, "file")],
+      [join(tree, "swapdir"), secretDir],
+    );
     // The backup apply writes (called directly: apply's launch of the toolhosts first walks
     // the agents' trees itself, and would look at the names before the backup does).
     let backup: string;
@@ -166,7 +199,13 @@ describe("laoding share with planted links", () => {
       onReadEntry: (entry) => {
         const chunks: Buffer[] = [];
         entry.on("data", (chunk: Buffer) => chunks.push(chunk));
-        entry.on("end", () => entries.set(entry.path, { type: entry.type, linkpath: entry.linkpath, body: Buffer.concat(chunks).toString("utf8") }));
+        entry.on("end", () =>
+          entries.set(entry.path, {
+            type: entry.type,
+            linkpath: entry.linkpath,
+            body: Buffer.concat(chunks).toString("utf8"),
+          }),
+        );
       },
     });
     const inTree = (name: string) => entries.get(`share/agents/b/${name}`);
@@ -185,7 +224,9 @@ describe("laoding share with planted links", () => {
  * do between the backup's look and its read.
  */
 function swapOnFirstLook(...pairs: [string, string][]): { done: string[]; restore: () => void } {
-  const pending = new Map(pairs.map(([path, target]) => [`${statSync(path).dev}:${statSync(path).ino}`, { path, target }]));
+  const pending = new Map(
+    pairs.map(([path, target]) => [`${statSync(path).dev}:${statSync(path).ino}`, { path, target }]),
+  );
   const done: string[] = [];
   const swap = (stats: Stats | undefined) => {
     const key = stats ? `${stats.dev}:${stats.ino}` : "";

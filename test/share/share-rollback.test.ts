@@ -24,7 +24,8 @@ let backup: string;
 let beforeApply: string;
 const share = () => workspace.layout.shareDir;
 const privateOf = (agent: string) => workspace.layout.agentTrees(agent).privateDir;
-const rollback$ = (...args: string[]) => runLaoding(["share", "rollback", ...args, "--workspace", workspace.workspaceDir], { repoRoot: workspace.repoRoot });
+const rollback$ = (...args: string[]) =>
+  runLaoding(["share", "rollback", ...args, "--workspace", workspace.workspaceDir], { repoRoot: workspace.repoRoot });
 const setAside = () => readdirSync(dirname(share())).filter((name) => name.startsWith("share.migrated-"));
 
 /** Names, types, modes, link texts and contents of a tree. */
@@ -49,9 +50,20 @@ beforeAll(async () => {
   writeFile(join(share(), "scripts", "deploy.sh"), "#!/bin/sh\necho deploy\n");
   writeFile(join(share(), "notes.txt"), "shared notes\n");
   workspace.launches();
-  const mapping = writeFile(join(tempDir("laoding-map-", "file"), "mapping.json"), JSON.stringify({ version: 1, items: [{ path: "scripts", agents: ["a", "b"] }, { path: "notes.txt", agents: ["a"] }] }));
+  const mapping = writeFile(
+    join(tempDir("laoding-map-", "file"), "mapping.json"),
+    JSON.stringify({
+      version: 1,
+      items: [
+        { path: "scripts", agents: ["a", "b"] },
+        { path: "notes.txt", agents: ["a"] },
+      ],
+    }),
+  );
   beforeApply = digest(share());
-  const applied = await runLaoding(["share", "apply", "--mapping", mapping, "--workspace", workspace.workspaceDir], { repoRoot: workspace.repoRoot });
+  const applied = await runLaoding(["share", "apply", "--mapping", mapping, "--workspace", workspace.workspaceDir], {
+    repoRoot: workspace.repoRoot,
+  });
   if (applied.code !== 0) throw new Error(applied.stderr);
   backup = /backup written: (\S+)/.exec(applied.stdout)?.[1] as string;
   // Life after the migration: the legacy notes edited, a new file in a's folder.
@@ -83,7 +95,9 @@ describe("laoding share rollback", () => {
     try {
       const result = await rollback$("--apply");
       expect(result.code).toBe(1);
-      expect(result.stderr).toContain(`the bot is running (pid ${process.pid}, recorded in ${pidFile}); stop it first: rollback stops nothing itself. Nothing was changed`);
+      expect(result.stderr).toContain(
+        `the bot is running (pid ${process.pid}, recorded in ${pidFile}); stop it first: rollback stops nothing itself. Nothing was changed`,
+      );
     } finally {
       rmSync(pidFile);
     }
@@ -96,7 +110,9 @@ describe("laoding share rollback", () => {
     const result = await rollback$("--archive", backup, "--apply");
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain(`restored ${share()} from ${backup}; every entry checked against the archive by hash and mode`);
+    expect(result.stdout).toContain(
+      `restored ${share()} from ${backup}; every entry checked against the archive by hash and mode`,
+    );
     expect(result.stdout).toContain("next: laoding start");
     expect(digest(share())).toBe(beforeApply);
     const [aside, ...more] = setAside();
@@ -113,15 +129,26 @@ describe("laoding share rollback", () => {
     expect(again.stdout).toContain(`${share()} already matches ${backup}: nothing was changed`);
     expect(digest(share())).toBe(beforeApply);
     expect(setAside()).toEqual([aside]);
-    expect((await rollback$()).stdout).toContain("the share already matches the archive: a rollback would change nothing");
+    expect((await rollback$()).stdout).toContain(
+      "the share already matches the archive: a rollback would change nothing",
+    );
   }, 90_000);
 
   /** A gzip'd tar of the given entries, written with node-tar's own headers (as a crafted archive would be). */
-  async function craftedArchive(entries: { path: string; type: "File" | "Directory" | "SymbolicLink"; body?: string; linkpath?: string }[]): Promise<string> {
+  async function craftedArchive(
+    entries: { path: string; type: "File" | "Directory" | "SymbolicLink"; body?: string; linkpath?: string }[],
+  ): Promise<string> {
     const blocks: Buffer[] = [];
     for (const entry of entries) {
       const body = Buffer.from(entry.body ?? "");
-      const header = new Header({ path: entry.path, type: entry.type, size: body.length, mode: entry.type === "Directory" ? 0o755 : 0o644, mtime: new Date(0), ...(entry.linkpath ? { linkpath: entry.linkpath } : {}) });
+      const header = new Header({
+        path: entry.path,
+        type: entry.type,
+        size: body.length,
+        mode: entry.type === "Directory" ? 0o755 : 0o644,
+        mtime: new Date(0),
+        ...(entry.linkpath ? { linkpath: entry.linkpath } : {}),
+      });
       header.encode();
       blocks.push(header.block as Buffer, body, Buffer.alloc((512 - (body.length % 512)) % 512));
     }
@@ -132,21 +159,48 @@ describe("laoding share rollback", () => {
   }
 
   it.each([
-    ["a `../` entry", { path: "share/../escaped.txt", type: "File" as const, body: "x" }, "share/../escaped.txt: a `..` segment (it would write outside the share)"],
-    ["an absolute path", { path: "/tmp/laoding-absolute.txt", type: "File" as const, body: "x" }, "/tmp/laoding-absolute.txt: an absolute path (a restore writes only below the share)"],
-    ["a link pointing outside", { path: "share/agents/a/passwd", type: "SymbolicLink" as const, linkpath: "/etc/passwd" }, "share/agents/a/passwd: a link to /etc/passwd, which is outside the share (an absolute target)"],
-    ["a relative link climbing out", { path: "share/up", type: "SymbolicLink" as const, linkpath: "../data/laoding.db" }, "share/up: a link to ../data/laoding.db, which leads outside the share"],
-  ])("refuses an archive with %s, in the plan and with --apply, changing nothing", async (_label, bad, message) => {
-    const archive = await craftedArchive([{ path: "share/", type: "Directory" }, { path: "share/ok.txt", type: "File", body: "fine\n" }, bad]);
-    const now = digest(share());
-    for (const args of [["--archive", archive], ["--archive", archive, "--apply"]]) {
-      const result = await rollback$(...args);
-      expect(result.code).toBe(1);
-      expect(result.stderr).toContain(`the archive ${archive} is refused, nothing was changed: 1 unsafe entry:`);
-      expect(result.stderr).toContain(message);
-    }
-    expect(digest(share())).toBe(now);
-    expect(existsSync(join(dirname(share()), "escaped.txt"))).toBe(false);
-    expect(existsSync("/tmp/laoding-absolute.txt")).toBe(false);
-  }, 60_000);
+    [
+      "a `../` entry",
+      { path: "share/../escaped.txt", type: "File" as const, body: "x" },
+      "share/../escaped.txt: a `..` segment (it would write outside the share)",
+    ],
+    [
+      "an absolute path",
+      { path: "/tmp/laoding-absolute.txt", type: "File" as const, body: "x" },
+      "/tmp/laoding-absolute.txt: an absolute path (a restore writes only below the share)",
+    ],
+    [
+      "a link pointing outside",
+      { path: "share/agents/a/passwd", type: "SymbolicLink" as const, linkpath: "/etc/passwd" },
+      "share/agents/a/passwd: a link to /etc/passwd, which is outside the share (an absolute target)",
+    ],
+    [
+      "a relative link climbing out",
+      { path: "share/up", type: "SymbolicLink" as const, linkpath: "../data/laoding.db" },
+      "share/up: a link to ../data/laoding.db, which leads outside the share",
+    ],
+  ])(
+    "refuses an archive with %s, in the plan and with --apply, changing nothing",
+    async (_label, bad, message) => {
+      const archive = await craftedArchive([
+        { path: "share/", type: "Directory" },
+        { path: "share/ok.txt", type: "File", body: "fine\n" },
+        bad,
+      ]);
+      const now = digest(share());
+      for (const args of [
+        ["--archive", archive],
+        ["--archive", archive, "--apply"],
+      ]) {
+        const result = await rollback$(...args);
+        expect(result.code).toBe(1);
+        expect(result.stderr).toContain(`the archive ${archive} is refused, nothing was changed: 1 unsafe entry:`);
+        expect(result.stderr).toContain(message);
+      }
+      expect(digest(share())).toBe(now);
+      expect(existsSync(join(dirname(share()), "escaped.txt"))).toBe(false);
+      expect(existsSync("/tmp/laoding-absolute.txt")).toBe(false);
+    },
+    60_000,
+  );
 });

@@ -8,16 +8,35 @@ async function store(engine: Engine) {
   return { store: await openTestStore(engine, { clock }), clock };
 }
 
-const lesson = { agentId: "main", source: "error_correction" as const, summary: "Pass --no-cache to the build script; cached layers hide the fix.", category: "pitfall" as const, confidence: 0.5, createdBy: "distiller", contentHash: "h1", tags: ["build", "docker"] };
+const lesson = {
+  agentId: "main",
+  source: "error_correction" as const,
+  summary: "Pass --no-cache to the build script; cached layers hide the fix.",
+  category: "pitfall" as const,
+  confidence: 0.5,
+  createdBy: "distiller",
+  contentHash: "h1",
+  tags: ["build", "docker"],
+};
 
 describe.each(STORE_ENGINES)("experiences store (migration 6) on %s", (engine) => {
   it("stores a lesson as a draft with tags and ledgers its creation and every change with before and after", async () => {
     const { store: s, clock } = await store(engine);
     try {
       const created = await s.experiences.add(lesson);
-      expect(created).toMatchObject({ status: "draft", tags: ["build", "docker"], supportCount: 1, confidence: 0.5, createdAt: 1_700_000_000_000 });
+      expect(created).toMatchObject({
+        status: "draft",
+        tags: ["build", "docker"],
+        supportCount: 1,
+        confidence: 0.5,
+        createdAt: 1_700_000_000_000,
+      });
       clock.advance(1_000);
-      await s.experiences.change(created.id, { status: "active" }, { action: "promote", reason: "cited in 2 tasks", actor: "lifecycle" });
+      await s.experiences.change(
+        created.id,
+        { status: "active" },
+        { action: "promote", reason: "cited in 2 tasks", actor: "lifecycle" },
+      );
       const ledger = await s.ledger.bySubject("experience", formatExperienceId(created.id));
       expect(ledger.map((row) => row.action)).toEqual(["create", "promote"]);
       expect(JSON.parse(ledger[1]?.before ?? "{}")).toMatchObject({ status: "draft" });
@@ -34,7 +53,9 @@ describe.each(STORE_ENGINES)("experiences store (migration 6) on %s", (engine) =
     try {
       await s.experiences.add(lesson);
       await expect(s.experiences.add(lesson)).rejects.toThrow(engine === "sqlite" ? /UNIQUE/ : /unique/);
-      await expect(s.experiences.add({ ...lesson, contentHash: "h2", summary: "too short" })).rejects.toThrow(engine === "sqlite" ? /CHECK/ : /check constraint/);
+      await expect(s.experiences.add({ ...lesson, contentHash: "h2", summary: "too short" })).rejects.toThrow(
+        engine === "sqlite" ? /CHECK/ : /check constraint/,
+      );
       expect(await s.ledger.byAgent("main")).toHaveLength(1);
       expect(await s.experiences.list("main")).toHaveLength(1);
     } finally {
@@ -46,13 +67,19 @@ describe.each(STORE_ENGINES)("experiences store (migration 6) on %s", (engine) =
     const { store: s } = await store(engine);
     try {
       const a = await s.experiences.add(lesson);
-      const b = await s.experiences.add({ ...lesson, contentHash: "h2", summary: "Read the config before editing it; defaults differ per host." });
+      const b = await s.experiences.add({
+        ...lesson,
+        contentHash: "h2",
+        summary: "Read the config before editing it; defaults differ per host.",
+      });
       await s.injections.record("main", "tr-1", "treatment", [a.id]);
       await s.injections.record("main", "tr-2", "holdout", [b.id]);
       expect(await s.injections.cite("tr-1", [a.id, b.id])).toEqual([a.id]);
       expect(await s.injections.cite("tr-2", [b.id])).toEqual([]);
       await s.injections.settle("tr-1", "success");
-      expect(await s.injections.byTrace("tr-1")).toMatchObject([{ experienceId: a.id, rank: 1, arm: "treatment", cited: 1, outcome: "success" }]);
+      expect(await s.injections.byTrace("tr-1")).toMatchObject([
+        { experienceId: a.id, rank: 1, arm: "treatment", cited: 1, outcome: "success" },
+      ]);
     } finally {
       await s.close();
     }
@@ -61,9 +88,27 @@ describe.each(STORE_ENGINES)("experiences store (migration 6) on %s", (engine) =
   it("keeps one distill run per task and prompt version", async () => {
     const { store: s } = await store(engine);
     try {
-      await s.distillRuns.record({ agentId: "main", traceId: "tr-1", promptVersion: 1, status: "skipped", skipReason: "routine success", outcome: "success", tags: ["x"] });
-      await s.distillRuns.record({ agentId: "main", traceId: "tr-1", promptVersion: 1, status: "distilled", outcome: "success", tags: ["x"], operations: 1 });
-      expect(await s.distillRuns.byAgent("main")).toMatchObject([{ status: "distilled", operations: 1, skipReason: null }]);
+      await s.distillRuns.record({
+        agentId: "main",
+        traceId: "tr-1",
+        promptVersion: 1,
+        status: "skipped",
+        skipReason: "routine success",
+        outcome: "success",
+        tags: ["x"],
+      });
+      await s.distillRuns.record({
+        agentId: "main",
+        traceId: "tr-1",
+        promptVersion: 1,
+        status: "distilled",
+        outcome: "success",
+        tags: ["x"],
+        operations: 1,
+      });
+      expect(await s.distillRuns.byAgent("main")).toMatchObject([
+        { status: "distilled", operations: 1, skipReason: null },
+      ]);
     } finally {
       await s.close();
     }
@@ -73,7 +118,13 @@ describe.each(STORE_ENGINES)("experiences store (migration 6) on %s", (engine) =
     const { store: s, clock } = await store(engine);
     try {
       const a = await s.experiences.add(lesson);
-      const b = await s.experiences.add({ ...lesson, contentHash: "h2", status: "active", tags: ["config"], summary: "Read the config before editing it; defaults differ per host." });
+      const b = await s.experiences.add({
+        ...lesson,
+        contentHash: "h2",
+        status: "active",
+        tags: ["config"],
+        summary: "Read the config before editing it; defaults differ per host.",
+      });
       await s.experiences.add({ ...lesson, agentId: "ops", contentHash: "h3", tags: [] });
       expect((await s.experiences.list("main")).map((row) => [row.id, row.tags])).toEqual([
         [a.id, ["build", "docker"]],
@@ -87,8 +138,14 @@ describe.each(STORE_ENGINES)("experiences store (migration 6) on %s", (engine) =
       await s.experiences.countInjected(a.id);
       clock.advance(5);
       await s.experiences.countUsed(a.id);
-      expect(await s.experiences.get(a.id)).toMatchObject({ injectedCount: 2, usageCount: 1, lastUsedAt: 1_700_000_000_005 });
-      await expect(s.experiences.change(999, { status: "active" }, { action: "promote", actor: "x" })).rejects.toThrow("no lesson exp-000999");
+      expect(await s.experiences.get(a.id)).toMatchObject({
+        injectedCount: 2,
+        usageCount: 1,
+        lastUsedAt: 1_700_000_000_005,
+      });
+      await expect(s.experiences.change(999, { status: "active" }, { action: "promote", actor: "x" })).rejects.toThrow(
+        "no lesson exp-000999",
+      );
     } finally {
       await s.close();
     }

@@ -31,7 +31,12 @@ describe.each(STORE_ENGINES)("leases on %s", (engine) => {
     const store = await openTestStore(engine, { clock });
     const start = clock.now();
     expect(await store.leases.acquire("job", "a", TTL)).toBe(true);
-    expect(await store.leases.get("job")).toEqual({ name: "job", holder: "a", expiresAt: start + TTL, acquiredAt: start });
+    expect(await store.leases.get("job")).toEqual({
+      name: "job",
+      holder: "a",
+      expiresAt: start + TTL,
+      acquiredAt: start,
+    });
 
     clock.advance(TTL / 2);
     expect(await store.leases.acquire("job", "b", TTL)).toBe(false);
@@ -39,7 +44,12 @@ describe.each(STORE_ENGINES)("leases on %s", (engine) => {
 
     // Its own: renewed until now + ttl, acquired when it was first taken.
     expect(await store.leases.acquire("job", "a", TTL)).toBe(true);
-    expect(await store.leases.get("job")).toEqual({ name: "job", holder: "a", expiresAt: start + TTL / 2 + TTL, acquiredAt: start });
+    expect(await store.leases.get("job")).toEqual({
+      name: "job",
+      holder: "a",
+      expiresAt: start + TTL / 2 + TTL,
+      acquiredAt: start,
+    });
 
     // Exactly at its expiry it is still a's; one millisecond later it is free.
     clock.set(start + TTL / 2 + TTL);
@@ -47,7 +57,12 @@ describe.each(STORE_ENGINES)("leases on %s", (engine) => {
     clock.advance(1);
     expect(await store.leases.acquire("job", "b", TTL)).toBe(true);
     const taken = clock.now();
-    expect(await store.leases.get("job")).toEqual({ name: "job", holder: "b", expiresAt: taken + TTL, acquiredAt: taken });
+    expect(await store.leases.get("job")).toEqual({
+      name: "job",
+      holder: "b",
+      expiresAt: taken + TTL,
+      acquiredAt: taken,
+    });
     await store.close();
   });
 
@@ -95,21 +110,24 @@ describe.each(STORE_ENGINES)("leases on %s", (engine) => {
     await store.close();
   });
 
-  it.runIf(engine === "postgres")("gives a name to exactly one of two replicas acquiring it at once, free or expired, round after round", async () => {
-    const clock = manualClock();
-    const [one, two] = await twoReplicas(clock);
-    for (let round = 0; round < 40; round += 1) {
-      const name = `race-${round % 10}`;
-      // Rounds 0-9 race for a new name; later rounds for a name whose lease expired (a third replica died holding it).
-      if (round >= 10) clock.advance(TTL + 1);
-      const results = await Promise.all([one.leases.acquire(name, "one", TTL), two.leases.acquire(name, "two", TTL)]);
-      expect(results.filter(Boolean)).toHaveLength(1);
-      const winner = results[0] ? "one" : "two";
-      expect((await one.leases.get(name))?.holder).toBe(winner);
-    }
-    await two.close();
-    await one.close();
-  });
+  it.runIf(engine === "postgres")(
+    "gives a name to exactly one of two replicas acquiring it at once, free or expired, round after round",
+    async () => {
+      const clock = manualClock();
+      const [one, two] = await twoReplicas(clock);
+      for (let round = 0; round < 40; round += 1) {
+        const name = `race-${round % 10}`;
+        // Rounds 0-9 race for a new name; later rounds for a name whose lease expired (a third replica died holding it).
+        if (round >= 10) clock.advance(TTL + 1);
+        const results = await Promise.all([one.leases.acquire(name, "one", TTL), two.leases.acquire(name, "two", TTL)]);
+        expect(results.filter(Boolean)).toHaveLength(1);
+        const winner = results[0] ? "one" : "two";
+        expect((await one.leases.get(name))?.holder).toBe(winner);
+      }
+      await two.close();
+      await one.close();
+    },
+  );
 });
 
 describe.each(STORE_ENGINES)("replica registry on %s", (engine) => {
@@ -134,7 +152,15 @@ describe.each(STORE_ENGINES)("replica registry on %s", (engine) => {
 
     // A restart under the same name registers afresh.
     await store.replicas.register({ name: "r2", host: "h3", pid: 33, configFingerprint: '{"B":"2"}' });
-    expect((await store.replicas.live(1_000)).map((replica) => [replica.name, replica.host, replica.pid, replica.configFingerprint, replica.startedAt])).toEqual([
+    expect(
+      (await store.replicas.live(1_000)).map((replica) => [
+        replica.name,
+        replica.host,
+        replica.pid,
+        replica.configFingerprint,
+        replica.startedAt,
+      ]),
+    ).toEqual([
       ["r1", "h1", 11, '{"A":"1"}', started],
       ["r2", "h3", 33, '{"B":"2"}', clock.now()],
     ]);
@@ -166,9 +192,19 @@ describe.each(STORE_ENGINES)("chat work on %s", (engine) => {
     await store.channels.finish(answered, "answered");
     const replied = await queue(store, "c-pending");
     // The reply stored marks the message answered: only its pending part is work now.
-    const [part] = await store.channels.storeReply({ botKey: BOT, chatId: "c-pending", inboxId: replied, parts: ["hello"] });
+    const [part] = await store.channels.storeReply({
+      botKey: BOT,
+      chatId: "c-pending",
+      inboxId: replied,
+      parts: ["hello"],
+    });
     const sentReply = await queue(store, "c-sent");
-    const [sentPart] = await store.channels.storeReply({ botKey: BOT, chatId: "c-sent", inboxId: sentReply, parts: ["done"] });
+    const [sentPart] = await store.channels.storeReply({
+      botKey: BOT,
+      chatId: "c-sent",
+      inboxId: sentReply,
+      parts: ["done"],
+    });
     await store.channels.sent(sentPart as number, "m1");
     await queue(store, "c-held");
     await queue(store, "c-expired");
@@ -197,7 +233,13 @@ describe.each(STORE_ENGINES)("chat work on %s", (engine) => {
     const first = await queue(store, "c", '{"n":1}');
     const second = await queue(store, "c", '{"n":2}');
     await queue(store, "d", '{"n":3}');
-    expect(await store.chatWork.nextQueued(BOT, "c")).toMatchObject({ id: first, chatId: "c", message: '{"n":1}', status: "queued", botKey: BOT });
+    expect(await store.chatWork.nextQueued(BOT, "c")).toMatchObject({
+      id: first,
+      chatId: "c",
+      message: '{"n":1}',
+      status: "queued",
+      botKey: BOT,
+    });
     expect(await store.chatWork.hasWork(BOT, "c")).toBe(true);
     expect(await store.chatWork.hasWork("other", "c")).toBe(false);
 
@@ -222,10 +264,23 @@ describe.each(STORE_ENGINES)("chat work on %s", (engine) => {
     const clock = manualClock();
     const store = await openTestStore(engine, { clock });
     const inboxId = await queue(store, "c");
-    const [p1, p2, p3] = await store.channels.storeReply({ botKey: BOT, chatId: "c", inboxId, parts: ["one", "two", "three"] });
+    const [p1, p2, p3] = await store.channels.storeReply({
+      botKey: BOT,
+      chatId: "c",
+      inboxId,
+      parts: ["one", "two", "three"],
+    });
 
     const first = await store.chatWork.claimNextPart(BOT, "c", "a", TTL);
-    expect(first).toMatchObject({ id: p1, part: 1, parts: 3, text: "one", status: "pending", chatId: "c", botKey: BOT });
+    expect(first).toMatchObject({
+      id: p1,
+      part: 1,
+      parts: 3,
+      text: "one",
+      status: "pending",
+      chatId: "c",
+      botKey: BOT,
+    });
     // The holder asking again (a retry) gets the same part; another holder gets nothing, not a later part.
     expect((await store.chatWork.claimNextPart(BOT, "c", "a", TTL))?.id).toBe(p1);
     expect(await store.chatWork.claimNextPart(BOT, "c", "b", TTL)).toBeUndefined();
@@ -246,21 +301,31 @@ describe.each(STORE_ENGINES)("chat work on %s", (engine) => {
     await store.close();
   });
 
-  it.runIf(engine === "postgres")("never gives one part to two replicas claiming at once, and never a later part while an earlier one is claimed", async () => {
-    const clock = manualClock();
-    const [one, two] = await twoReplicas(clock);
-    for (let round = 0; round < 25; round += 1) {
-      const chatId = `c${round}`;
-      const inboxId = await queue(one, chatId);
-      const ids = await one.channels.storeReply({ botKey: BOT, chatId, inboxId, parts: ["one", "two", "three"] });
-      const [a, b] = await Promise.all([one.chatWork.claimNextPart(BOT, chatId, "one", TTL), two.chatWork.claimNextPart(BOT, chatId, "two", TTL)]);
-      const claimed = [a, b].filter((row) => row !== undefined);
-      expect(claimed.map((row) => row.id)).toEqual([ids[0]]);
-      const winner = a ? "one" : "two";
-      expect(await one.sql.get("SELECT claimed_by AS claimedBy FROM channel_outbox WHERE id = ?", [ids[0] as number])).toEqual({ claimedBy: winner });
-      expect(await one.sql.all("SELECT id FROM channel_outbox WHERE chat_id = ? AND claimed_by IS NOT NULL", [chatId])).toHaveLength(1);
-    }
-    await two.close();
-    await one.close();
-  });
+  it.runIf(engine === "postgres")(
+    "never gives one part to two replicas claiming at once, and never a later part while an earlier one is claimed",
+    async () => {
+      const clock = manualClock();
+      const [one, two] = await twoReplicas(clock);
+      for (let round = 0; round < 25; round += 1) {
+        const chatId = `c${round}`;
+        const inboxId = await queue(one, chatId);
+        const ids = await one.channels.storeReply({ botKey: BOT, chatId, inboxId, parts: ["one", "two", "three"] });
+        const [a, b] = await Promise.all([
+          one.chatWork.claimNextPart(BOT, chatId, "one", TTL),
+          two.chatWork.claimNextPart(BOT, chatId, "two", TTL),
+        ]);
+        const claimed = [a, b].filter((row) => row !== undefined);
+        expect(claimed.map((row) => row.id)).toEqual([ids[0]]);
+        const winner = a ? "one" : "two";
+        expect(
+          await one.sql.get("SELECT claimed_by AS claimedBy FROM channel_outbox WHERE id = ?", [ids[0] as number]),
+        ).toEqual({ claimedBy: winner });
+        expect(
+          await one.sql.all("SELECT id FROM channel_outbox WHERE chat_id = ? AND claimed_by IS NOT NULL", [chatId]),
+        ).toHaveLength(1);
+      }
+      await two.close();
+      await one.close();
+    },
+  );
 });

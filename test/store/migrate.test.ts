@@ -44,7 +44,9 @@ async function tableNames(driver: SqlDriver): Promise<string[]> {
   const rows =
     driver.engine === "sqlite"
       ? await driver.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
-      : await driver.all<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()");
+      : await driver.all<{ name: string }>(
+          "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()",
+        );
   return rows.map((row) => row.name);
 }
 
@@ -64,7 +66,9 @@ describe.each(STORE_ENGINES)("migrations on %s", (engine) => {
     await migrate(driver);
     expect(await schemaVersion(driver)).toBe(MIGRATIONS.at(-1)?.version);
     expect(latestVersion()).toBe(MIGRATIONS.at(-1)?.version);
-    expect(await tableNames(driver)).toEqual(expect.arrayContaining(["sessions", "messages", "capability_gaps", "tool_calls"]));
+    expect(await tableNames(driver)).toEqual(
+      expect.arrayContaining(["sessions", "messages", "capability_gaps", "tool_calls"]),
+    );
     if (driver.engine === "sqlite") {
       const db = (driver as SqliteDriver).database;
       expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
@@ -91,7 +95,11 @@ describe.each(STORE_ENGINES)("migrations on %s", (engine) => {
     const migrations: Migration[] = [
       { version: 3, name: "third", sql: "INSERT INTO steps (step, note) VALUES (3, 'c');" },
       { version: 1, name: "first", sql: "CREATE TABLE steps (step INTEGER NOT NULL);" },
-      { version: 2, name: "second", sql: "ALTER TABLE steps ADD COLUMN note TEXT; INSERT INTO steps (step, note) VALUES (2, 'b');" },
+      {
+        version: 2,
+        name: "second",
+        sql: "ALTER TABLE steps ADD COLUMN note TEXT; INSERT INTO steps (step, note) VALUES (2, 'b');",
+      },
     ];
     await migrate(driver, migrations);
     expect(await schemaVersion(driver)).toBe(3);
@@ -125,7 +133,9 @@ describe.each(STORE_ENGINES)("migrations on %s", (engine) => {
       await driver.close();
     } else {
       const driver = await openDriver(target);
-      await driver.exec("CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version (version) VALUES (999)");
+      await driver.exec(
+        "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version (version) VALUES (999)",
+      );
       await driver.close();
     }
     const refused = /schema version 999, newer than this code knows \(\d+\)\. Upgrade LaodingBot/;
@@ -145,11 +155,17 @@ describe.each(STORE_ENGINES)("migrations on %s", (engine) => {
     const latest = latestVersion();
     const broken: Migration[] = [
       ...MIGRATIONS,
-      { version: latest + 1, name: "broken", sql: "CREATE TABLE half_done (id INTEGER); INSERT INTO no_such_table VALUES (1);" },
+      {
+        version: latest + 1,
+        name: "broken",
+        sql: "CREATE TABLE half_done (id INTEGER); INSERT INTO no_such_table VALUES (1);",
+      },
     ];
     const error = await rejection(migrate(driver, broken));
     expect(error).toBeInstanceOf(StoreError);
-    expect(error.message).toMatch(new RegExp(`migration ${latest + 1} \\(broken\\) failed.*stays at version ${latest}`));
+    expect(error.message).toMatch(
+      new RegExp(`migration ${latest + 1} \\(broken\\) failed.*stays at version ${latest}`),
+    );
     expect(error.message).toMatch(/no_such_table/);
     expect(await schemaVersion(driver)).toBe(latest);
     expect(await tableNames(driver)).not.toContain("half_done");
@@ -157,7 +173,10 @@ describe.each(STORE_ENGINES)("migrations on %s", (engine) => {
     const store = await openTracked(target);
     expect(await schemaVersion(store.sql)).toBe(latest);
     await store.close();
-    const fixed: Migration[] = [...MIGRATIONS, { version: latest + 1, name: "fixed", sql: "CREATE TABLE half_done (id INTEGER);" }];
+    const fixed: Migration[] = [
+      ...MIGRATIONS,
+      { version: latest + 1, name: "fixed", sql: "CREATE TABLE half_done (id INTEGER);" },
+    ];
     await migrate(driver, fixed);
     expect(await schemaVersion(driver)).toBe(latest + 1);
     expect(await tableNames(driver)).toContain("half_done");
@@ -199,8 +218,20 @@ describe.each(STORE_ENGINES)("repositories on %s", (engine) => {
   it("drops a message whose dedupe key was seen before", async () => {
     const db = await store();
     const session = await db.sessions.activeSession("main", "telegram", "42");
-    const first = await db.messages.append({ sessionId: session.id, role: "user", content: "a", traceId: "t1", dedupeKey: "telegram:42:7" });
-    const again = await db.messages.append({ sessionId: session.id, role: "user", content: "a", traceId: "t2", dedupeKey: "telegram:42:7" });
+    const first = await db.messages.append({
+      sessionId: session.id,
+      role: "user",
+      content: "a",
+      traceId: "t1",
+      dedupeKey: "telegram:42:7",
+    });
+    const again = await db.messages.append({
+      sessionId: session.id,
+      role: "user",
+      content: "a",
+      traceId: "t2",
+      dedupeKey: "telegram:42:7",
+    });
     expect(first).toBeTypeOf("number");
     expect(again).toBeUndefined();
     expect(await db.messages.seen("telegram:42:7")).toBe(true);
@@ -208,10 +239,27 @@ describe.each(STORE_ENGINES)("repositories on %s", (engine) => {
 
   it("records gaps and tool calls by trace id, capping the user's text", async () => {
     const db = await store();
-    const id = await db.gaps.record({ agentId: "main", traceId: "t9", intentKey: "deploy-docker", reason: "no_skill", gapClass: "capability", userText: "x".repeat(2_000) });
+    const id = await db.gaps.record({
+      agentId: "main",
+      traceId: "t9",
+      intentKey: "deploy-docker",
+      reason: "no_skill",
+      gapClass: "capability",
+      userText: "x".repeat(2_000),
+    });
     expect((await db.gaps.get(id))?.userText).toHaveLength(500);
-    void db.toolCalls.record({ traceId: "t9", agentId: "main", tool: "file.read", argsDigest: "abc", ok: false, errorCode: "PATH_NOT_FOUND", durationMs: 3.4 });
-    expect(await db.toolCalls.byTrace("t9")).toMatchObject([{ tool: "file.read", ok: 0, errorCode: "PATH_NOT_FOUND", durationMs: 3 }]);
+    void db.toolCalls.record({
+      traceId: "t9",
+      agentId: "main",
+      tool: "file.read",
+      argsDigest: "abc",
+      ok: false,
+      errorCode: "PATH_NOT_FOUND",
+      durationMs: 3.4,
+    });
+    expect(await db.toolCalls.byTrace("t9")).toMatchObject([
+      { tool: "file.read", ok: 0, errorCode: "PATH_NOT_FOUND", durationMs: 3 },
+    ]);
     expect(await db.gaps.byTrace("t9")).toHaveLength(1);
   });
 });

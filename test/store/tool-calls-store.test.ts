@@ -11,7 +11,14 @@ import { tempDir } from "../helpers/temp-dir.js";
 import { openTestStore, STORE_ENGINES, testDatabaseUrl } from "../helpers/test-store.js";
 
 const clock = { now: () => 1_700_000_000_000 };
-const call = (tool: string, ok = true) => ({ traceId: "t1", agentId: "main", tool, argsDigest: "d", ok, durationMs: 1.4 });
+const call = (tool: string, ok = true) => ({
+  traceId: "t1",
+  agentId: "main",
+  tool,
+  argsDigest: "d",
+  ok,
+  durationMs: 1.4,
+});
 const storeModule = fileURLToPath(new URL("../../src/store/store.ts", import.meta.url));
 
 /** Where a store of `engine` lives, kept after its close: a SQLite file, or a PostgreSQL database. */
@@ -37,13 +44,22 @@ async function countRows(engine: Engine, where: string): Promise<number> {
   }
 }
 
-const countIn = async (store: Store): Promise<number> => (await store.sql.get<{ n: number }>("SELECT count(*) AS n FROM tool_calls"))?.n ?? -1;
-const toolsIn = async (store: Store): Promise<string[]> => (await store.sql.all<{ tool: string }>("SELECT tool FROM tool_calls ORDER BY id")).map((row) => row.tool);
+const countIn = async (store: Store): Promise<number> =>
+  (await store.sql.get<{ n: number }>("SELECT count(*) AS n FROM tool_calls"))?.n ?? -1;
+const toolsIn = async (store: Store): Promise<string[]> =>
+  (await store.sql.all<{ tool: string }>("SELECT tool FROM tool_calls ORDER BY id")).map((row) => row.tool);
 
 /** A trigger that refuses inserts into tool_calls with `message` (only rows of tool `onlyTool` when given). */
-async function refuseInserts(store: Store, name: string, message: string, onlyTool?: string): Promise<() => Promise<void>> {
+async function refuseInserts(
+  store: Store,
+  name: string,
+  message: string,
+  onlyTool?: string,
+): Promise<() => Promise<void>> {
   if (store.engine === "sqlite") {
-    await store.sql.exec(`CREATE TRIGGER ${name} BEFORE INSERT ON tool_calls ${onlyTool ? `WHEN NEW.tool = '${onlyTool}' ` : ""}BEGIN SELECT RAISE(ABORT, '${message}'); END`);
+    await store.sql.exec(
+      `CREATE TRIGGER ${name} BEFORE INSERT ON tool_calls ${onlyTool ? `WHEN NEW.tool = '${onlyTool}' ` : ""}BEGIN SELECT RAISE(ABORT, '${message}'); END`,
+    );
     return () => store.sql.exec(`DROP TRIGGER ${name}`);
   }
   const raise = `RAISE EXCEPTION '${message}';`;
@@ -61,7 +77,9 @@ describe.each(STORE_ENGINES)("tool-call audit trail on %s", (engine) => {
       const flushes: Array<() => void> = [];
       const store = createToolCallsStore(s.sql, clock, (flush) => void flushes.push(flush));
       const committed: string[] = [];
-      const records = ["file.read", "file.write", "file.list"].map((tool, index) => store.record(call(tool, index !== 1)).then(() => void committed.push(tool)));
+      const records = ["file.read", "file.write", "file.list"].map((tool, index) =>
+        store.record(call(tool, index !== 1)).then(() => void committed.push(tool)),
+      );
       expect(flushes).toHaveLength(1);
       expect(store.pending).toBe(3);
       expect(await countIn(s)).toBe(0);
@@ -87,13 +105,31 @@ describe.each(STORE_ENGINES)("tool-call audit trail on %s", (engine) => {
       const flushes: Array<() => void> = [];
       const store = createToolCallsStore(s.sql, clock, (flush) => void flushes.push(flush));
       for (let index = 0; index < 150; index += 1) {
-        void store.record({ traceId: "t1", agentId: "main", sessionId: index, tool: `tool-${index}`, argsDigest: `d${index}`, ok: index % 3 !== 0, ...(index % 3 === 0 ? { errorCode: "TIMEOUT" } : {}), durationMs: index + 0.4 });
+        void store.record({
+          traceId: "t1",
+          agentId: "main",
+          sessionId: index,
+          tool: `tool-${index}`,
+          argsDigest: `d${index}`,
+          ok: index % 3 !== 0,
+          ...(index % 3 === 0 ? { errorCode: "TIMEOUT" } : {}),
+          durationMs: index + 0.4,
+        });
       }
       flushes[0]?.();
       const rows = await store.byTrace("t1");
       expect(rows).toHaveLength(150);
       expect(rows.map((row) => row.tool)).toEqual(Array.from({ length: 150 }, (_, index) => `tool-${index}`));
-      expect(rows[129]).toMatchObject({ traceId: "t1", agentId: "main", sessionId: 129, argsDigest: "d129", ok: 0, errorCode: "TIMEOUT", durationMs: 129, createdAt: clock.now() });
+      expect(rows[129]).toMatchObject({
+        traceId: "t1",
+        agentId: "main",
+        sessionId: 129,
+        argsDigest: "d129",
+        ok: 0,
+        errorCode: "TIMEOUT",
+        durationMs: 129,
+        createdAt: clock.now(),
+      });
       expect(rows[130]).toMatchObject({ sessionId: 130, ok: 1, errorCode: null });
     } finally {
       await s.close();
@@ -121,7 +157,9 @@ describe.each(STORE_ENGINES)("tool-call audit trail on %s", (engine) => {
       const store = await openStore(${JSON.stringify(where)}, { now: () => 1 });
       await store.toolCalls.record({ traceId: "t1", agentId: "main", tool: "file.write", argsDigest: "d", ok: true, durationMs: 1 });
       process.kill(process.pid, "SIGKILL");`;
-    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
+    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      encoding: "utf8",
+    });
     expect(run.signal, run.stderr).toBe("SIGKILL");
     expect(await countRows(engine, where)).toBe(1);
   });
@@ -133,7 +171,9 @@ describe.each(STORE_ENGINES)("tool-call audit trail on %s", (engine) => {
       const store = await openStore(${JSON.stringify(where)}, { now: () => 1 });
       void store.toolCalls.record({ traceId: "t1", agentId: "main", tool: "file.read", argsDigest: "d", ok: true, durationMs: 1 });
       process.exit(3);`;
-    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
+    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      encoding: "utf8",
+    });
     expect(run.status, run.stderr).toBe(3);
     expect(await countRows(engine, where)).toBe(1);
   });
@@ -187,7 +227,9 @@ describe.each(STORE_ENGINES)("tool-call audit trail on %s", (engine) => {
       expect(flushes).toHaveLength(1);
       flushes[0]?.();
       for (const record of refused) await expect(record).rejects.toThrow("disk says no");
-      expect(failures).toEqual([{ message: expect.stringContaining("disk says no") as string, refused: 2, kept: 2, dropped: 0 }]);
+      expect(failures).toEqual([
+        { message: expect.stringContaining("disk says no") as string, refused: 2, kept: 2, dropped: 0 },
+      ]);
       expect(store.pending).toBe(2);
       expect(await countIn(s)).toBe(0);
       await allow();
@@ -239,7 +281,9 @@ describe.each(STORE_ENGINES)("tool-call audit trail on %s", (engine) => {
       await refuseInserts(s, "refuse", "disk says no");
       const refused = store.record(call("file.read"));
       await expect(store.byTrace("t1")).rejects.toThrow("disk says no");
-      expect(failures).toEqual([{ message: expect.stringContaining("disk says no") as string, refused: 1, kept: 1, dropped: 0 }]);
+      expect(failures).toEqual([
+        { message: expect.stringContaining("disk says no") as string, refused: 1, kept: 1, dropped: 0 },
+      ]);
       await expect(refused).rejects.toThrow("disk says no");
     } finally {
       await s.close();

@@ -16,11 +16,16 @@ async function createCounter(store: Store): Promise<void> {
 }
 
 async function counter(store: Store): Promise<number> {
-  return ((await store.sql.get<{ value: number }>("SELECT value FROM counter WHERE id = 1")) as { value: number }).value;
+  return ((await store.sql.get<{ value: number }>("SELECT value FROM counter WHERE id = 1")) as { value: number })
+    .value;
 }
 
 /** Reads the counter, lets `between` run (an await: another replica's turn), then writes counter + 1: the pattern a lock must guard. */
-function increment(store: Store, options: TransactionOptions | undefined, between: () => Promise<void> = () => sleep(2)): Promise<void> {
+function increment(
+  store: Store,
+  options: TransactionOptions | undefined,
+  between: () => Promise<void> = () => sleep(2),
+): Promise<void> {
   return store.transaction(async () => {
     const value = await counter(store);
     await between();
@@ -64,98 +69,117 @@ async function twoReplicas(): Promise<[Store, Store]> {
 }
 
 describe.each(STORE_ENGINES)("transaction lock on %s", (engine) => {
-  it.runIf(engine === "postgres")("without a lock two replicas that both read before either writes lose an update", async () => {
-    const [one, two] = await twoReplicas();
-    const bothRead = barrier(2);
-    await Promise.all([increment(one, undefined, bothRead), increment(two, undefined, bothRead)]);
-    // READ COMMITTED: both read 0 and both wrote 1.
-    expect(await counter(one)).toBe(1);
-    await two.close();
-    await one.close();
-  });
+  it.runIf(engine === "postgres")(
+    "without a lock two replicas that both read before either writes lose an update",
+    async () => {
+      const [one, two] = await twoReplicas();
+      const bothRead = barrier(2);
+      await Promise.all([increment(one, undefined, bothRead), increment(two, undefined, bothRead)]);
+      // READ COMMITTED: both read 0 and both wrote 1.
+      expect(await counter(one)).toBe(1);
+      await two.close();
+      await one.close();
+    },
+  );
 
-  it.runIf(engine === "postgres")("with a lock the second replica waits for the first to commit before it reads", async () => {
-    const [one, two] = await twoReplicas();
-    const firstHolds = gate();
-    let firstRead = false;
-    let secondRead: number | undefined;
-    const first = increment(one, { lock: "counter" }, async () => {
-      firstRead = true;
-      await firstHolds.wait;
-    });
-    await vi.waitFor(() => expect(firstRead).toBe(true), { timeout: 5_000, interval: 10 });
-    const second = two.transaction(
-      async () => {
-        secondRead = await counter(two);
-        await two.sql.run("UPDATE counter SET value = ? WHERE id = 1", [secondRead + 1]);
-      },
-      { lock: "counter" },
-    );
-    // The second transaction is blocked on the advisory lock, not merely slow.
-    await vi.waitFor(async () => expect(await waitingForAdvisoryLocks(one)).toBe(1), { timeout: 5_000, interval: 20 });
-    expect(secondRead).toBeUndefined();
-    // Another name is not held back by it.
-    await two.transaction(async () => expect(await counter(two)).toBe(0), { lock: "something-else" });
+  it.runIf(engine === "postgres")(
+    "with a lock the second replica waits for the first to commit before it reads",
+    async () => {
+      const [one, two] = await twoReplicas();
+      const firstHolds = gate();
+      let firstRead = false;
+      let secondRead: number | undefined;
+      const first = increment(one, { lock: "counter" }, async () => {
+        firstRead = true;
+        await firstHolds.wait;
+      });
+      await vi.waitFor(() => expect(firstRead).toBe(true), { timeout: 5_000, interval: 10 });
+      const second = two.transaction(
+        async () => {
+          secondRead = await counter(two);
+          await two.sql.run("UPDATE counter SET value = ? WHERE id = 1", [secondRead + 1]);
+        },
+        { lock: "counter" },
+      );
+      // The second transaction is blocked on the advisory lock, not merely slow.
+      await vi.waitFor(async () => expect(await waitingForAdvisoryLocks(one)).toBe(1), {
+        timeout: 5_000,
+        interval: 20,
+      });
+      expect(secondRead).toBeUndefined();
+      // Another name is not held back by it.
+      await two.transaction(async () => expect(await counter(two)).toBe(0), { lock: "something-else" });
 
-    firstHolds.open();
-    await Promise.all([first, second]);
-    expect(secondRead).toBe(1);
-    expect(await counter(two)).toBe(2);
-    expect(await waitingForAdvisoryLocks(one)).toBe(0);
-    await two.close();
-    await one.close();
-  });
+      firstHolds.open();
+      await Promise.all([first, second]);
+      expect(secondRead).toBe(1);
+      expect(await counter(two)).toBe(2);
+      expect(await waitingForAdvisoryLocks(one)).toBe(0);
+      await two.close();
+      await one.close();
+    },
+  );
 
-  it.runIf(engine === "postgres")("with a lock N concurrent read-then-write increments from two replicas give N", async () => {
-    const [one, two] = await twoReplicas();
-    const runs: Promise<void>[] = [];
-    for (let index = 0; index < 12; index += 1) runs.push(increment(index % 2 === 0 ? one : two, { lock: "counter" }));
-    await Promise.all(runs);
-    expect(await counter(one)).toBe(12);
-    // The lock was the transactions' own: released by their commits.
-    await one.transaction(async () => expect(await counter(one)).toBe(12), { lock: "counter" });
-    await two.close();
-    await one.close();
-  });
+  it.runIf(engine === "postgres")(
+    "with a lock N concurrent read-then-write increments from two replicas give N",
+    async () => {
+      const [one, two] = await twoReplicas();
+      const runs: Promise<void>[] = [];
+      for (let index = 0; index < 12; index += 1)
+        runs.push(increment(index % 2 === 0 ? one : two, { lock: "counter" }));
+      await Promise.all(runs);
+      expect(await counter(one)).toBe(12);
+      // The lock was the transactions' own: released by their commits.
+      await one.transaction(async () => expect(await counter(one)).toBe(12), { lock: "counter" });
+      await two.close();
+      await one.close();
+    },
+  );
 
-  it.runIf(engine === "postgres")("a lock taken by a nested transaction joins the outer one and is held until it commits", async () => {
-    const [one, two] = await twoReplicas();
-    const outerHolds = gate();
-    let innerDone = false;
-    const outer = one.transaction(
-      async () => {
-        // The same lock again, nested: joins (a new connection would wait for itself forever).
-        await one.transaction(
-          async () => {
-            expect(one.sql.inTransaction()).toBe(true);
-            await one.sql.run("UPDATE counter SET value = 5 WHERE id = 1");
-          },
-          { lock: "x" },
-        );
-        // Another lock from a nested transaction is taken on the outer transaction's connection.
-        await one.transaction(async () => undefined, { lock: "y" });
-        innerDone = true;
-        await outerHolds.wait;
-      },
-      { lock: "x" },
-    );
-    await vi.waitFor(() => expect(innerDone).toBe(true), { timeout: 5_000, interval: 10 });
-    let otherRan = false;
-    const other = two.transaction(
-      async () => {
-        otherRan = true;
-        expect(await counter(two)).toBe(5);
-      },
-      { lock: "y" },
-    );
-    await vi.waitFor(async () => expect(await waitingForAdvisoryLocks(one)).toBe(1), { timeout: 5_000, interval: 20 });
-    expect(otherRan).toBe(false);
-    outerHolds.open();
-    await Promise.all([outer, other]);
-    expect(otherRan).toBe(true);
-    await two.close();
-    await one.close();
-  });
+  it.runIf(engine === "postgres")(
+    "a lock taken by a nested transaction joins the outer one and is held until it commits",
+    async () => {
+      const [one, two] = await twoReplicas();
+      const outerHolds = gate();
+      let innerDone = false;
+      const outer = one.transaction(
+        async () => {
+          // The same lock again, nested: joins (a new connection would wait for itself forever).
+          await one.transaction(
+            async () => {
+              expect(one.sql.inTransaction()).toBe(true);
+              await one.sql.run("UPDATE counter SET value = 5 WHERE id = 1");
+            },
+            { lock: "x" },
+          );
+          // Another lock from a nested transaction is taken on the outer transaction's connection.
+          await one.transaction(async () => undefined, { lock: "y" });
+          innerDone = true;
+          await outerHolds.wait;
+        },
+        { lock: "x" },
+      );
+      await vi.waitFor(() => expect(innerDone).toBe(true), { timeout: 5_000, interval: 10 });
+      let otherRan = false;
+      const other = two.transaction(
+        async () => {
+          otherRan = true;
+          expect(await counter(two)).toBe(5);
+        },
+        { lock: "y" },
+      );
+      await vi.waitFor(async () => expect(await waitingForAdvisoryLocks(one)).toBe(1), {
+        timeout: 5_000,
+        interval: 20,
+      });
+      expect(otherRan).toBe(false);
+      outerHolds.open();
+      await Promise.all([outer, other]);
+      expect(otherRan).toBe(true);
+      await two.close();
+      await one.close();
+    },
+  );
 
   it("a nested transaction with a lock joins the outer one: rolled back with it", async () => {
     const store = await openTestStore(engine);

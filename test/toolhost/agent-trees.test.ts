@@ -6,7 +6,17 @@
  * the agent's trees (review findings A1 and A2 of issue 8).
  */
 import { spawn } from "node:child_process";
-import { chmodSync, linkSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { secureWorkspace, type TreeLayout } from "../../src/toolhost/sandbox/agent-trees.js";
@@ -86,7 +96,9 @@ describe.runIf(isRoot)("giving an agent its trees as root", () => {
     expect(statSync(skills)).toMatchObject({ uid: UID });
     const aside = join(privateDir, "skills.moved-2026-12-02T01-02-03-004Z");
     expect(lstatSync(aside).isSymbolicLink()).toBe(true);
-    expect(report.warnings.join("\n")).toContain(`agent a: ${skills} was not a folder (a link to ${canary}); moved it aside to skills.moved-2026-12-02T01-02-03-004Z`);
+    expect(report.warnings.join("\n")).toContain(
+      `agent a: ${skills} was not a folder (a link to ${canary}); moved it aside to skills.moved-2026-12-02T01-02-03-004Z`,
+    );
   });
 
   it("never changes a host folder while the agent swaps a folder of its tree with a link to it (A1)", async () => {
@@ -122,7 +134,11 @@ describe.runIf(isRoot)("giving an agent its trees as root", () => {
 
 describe("binding trees into a sandbox", () => {
   it("a tree inside another bound tree is not bound again (a link left at its name would be followed)", () => {
-    expect(outermostPaths(["/s/agents/a", "/s/agents/a/skills", "/w/a", "/w/ab", "/w/a"])).toEqual(["/s/agents/a", "/w/a", "/w/ab"]);
+    expect(outermostPaths(["/s/agents/a", "/s/agents/a/skills", "/w/a", "/w/ab", "/w/a"])).toEqual([
+      "/s/agents/a",
+      "/w/a",
+      "/w/ab",
+    ]);
     const launch = planChildLaunch({
       startup: {
         version: 1,
@@ -134,7 +150,14 @@ describe("binding trees into a sandbox", () => {
         workTree: "/w/a",
         sessionLink: { name: "团队经验" },
         allowedCommands: [],
-        limits: { outputMaxBytes: 1, shellTimeoutMs: 1, shellMaxTimeoutMs: 1, readMaxBytes: 1, listMaxEntries: 1, grepMaxMatches: 1 },
+        limits: {
+          outputMaxBytes: 1,
+          shellTimeoutMs: 1,
+          shellMaxTimeoutMs: 1,
+          readMaxBytes: 1,
+          listMaxEntries: 1,
+          grepMaxMatches: 1,
+        },
         commandSandbox: "bwrap",
         bwrapPath: "/usr/bin/bwrap",
         network: false,

@@ -10,7 +10,21 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { checkCommand } from "../../src/toolhost/shell/command-policy.js";
 import { giveToAgent, realClient, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
 
-const allowed = new Set(["awk", "gawk", "mawk", "python3", "node", "sqlite3", "perl", "ruby", "php", "lua", "Rscript", "bun", "echo"]);
+const allowed = new Set([
+  "awk",
+  "gawk",
+  "mawk",
+  "python3",
+  "node",
+  "sqlite3",
+  "perl",
+  "ruby",
+  "php",
+  "lua",
+  "Rscript",
+  "bun",
+  "echo",
+]);
 
 function refusal(line: string): string {
   const verdict = checkCommand(line, allowed);
@@ -29,14 +43,26 @@ describe("issue 32 item 7: the nine lines that ran id", () => {
     [`python3 -W ignore -c '__import__("os").system("id")'`, /^python3 -c runs code given on the command line/],
     [`python3 -X importtime -c '__import__("os").system("id")'`, /^python3 -c runs code given on the command line/],
     // Modules that run code from their command line.
-    [`python3 -m timeit "__import__('os').system('id')"`, /^python3 -m timeit is not one of the modules that read only data/],
+    [
+      `python3 -m timeit "__import__('os').system('id')"`,
+      /^python3 -m timeit is not one of the modules that read only data/,
+    ],
     [`python3 -m pdb -c '!__import__("os").system("id")' x.py`, /^python3 -m pdb is not one of the modules/],
     // A script that is the interpreter's input.
-    [`echo '__import__("os").system("id")' | python3 /dev/stdin`, /^python3 would read its script from \/dev\/stdin, which is its input/],
+    [
+      `echo '__import__("os").system("id")' | python3 /dev/stdin`,
+      /^python3 would read its script from \/dev\/stdin, which is its input/,
+    ],
     // URL schemes are case-insensitive.
-    [`node --import 'DATA:text/javascript,import("child_process").then((m) => m.execSync("id"))' x.js`, /^node --import data: URL runs code given on the command line/],
+    [
+      `node --import 'DATA:text/javascript,import("child_process").then((m) => m.execSync("id"))' x.js`,
+      /^node --import data: URL runs code given on the command line/,
+    ],
     // -cmd runs at once, before a later -safe.
-    ["sqlite3 -cmd '.shell id' -safe :memory:", /^sqlite3 -cmd runs its command before a later -safe takes effect; put -safe first/],
+    [
+      "sqlite3 -cmd '.shell id' -safe :memory:",
+      /^sqlite3 -cmd runs its command before a later -safe takes effect; put -safe first/,
+    ],
   ])("refuses %s", (line, reason) => {
     expect(refusal(line)).toMatch(reason);
   });
@@ -48,7 +74,10 @@ describe("the same classes, other spellings", () => {
     ["python3 -Wignore -bb -IEc 'x'", /^python3 -c runs code/],
     ["python3 -Xdev -c 'x'", /^python3 -c runs code/],
     // unittest calls any callable it is named: timeit.main then runs its arguments as code.
-    [`python3 -m unittest "__import__('os').system('id')" timeit.main`, /^python3 -m unittest is not one of the modules/],
+    [
+      `python3 -m unittest "__import__('os').system('id')" timeit.main`,
+      /^python3 -m unittest is not one of the modules/,
+    ],
     ["python3 -Im code", /^python3 -m code is not one of the modules/],
     ["python3 -mrunpy x", /^python3 -m runpy is not one of the modules/],
     ["python3 -i x.py", /^python3 -i runs code read from its input after the script/],
@@ -61,7 +90,10 @@ describe("the same classes, other spellings", () => {
     ["node --import=data:text/javascript,1 x.js", /^node --import data: URL/],
     ["node --experimental_loader DaTa:text/javascript,1 x.js", /^node --experimental-loader data: URL/],
     ["node --require http://x/y.js x.js", /^node --require http: URL loads code that is not a file/],
-    ["node --title x.js -e 'require(\"child_process\").execSync(\"id\")'", /^node -e runs code given on the command line/],
+    [
+      'node --title x.js -e \'require("child_process").execSync("id")\'',
+      /^node -e runs code given on the command line/,
+    ],
     ["node -r /dev/stdin x.js", /^node would read the -r module from \/dev\/stdin/],
     ["node --import file:///dev/stdin x.js", /^node would read the --import module from \/dev\/stdin/],
     ["node --env-file=/dev/stdin x.js", /^node would read --env-file's file from \/dev\/stdin/],
@@ -71,7 +103,10 @@ describe("the same classes, other spellings", () => {
     ["node --frobnicate x.js", /^node --frobnicate is not an option this allowlist knows/],
     // sqlite3: an option taken as another's value, the nonce, the init file, abbreviated dot-commands.
     ["sqlite3 -separator -safe -cmd '.shell id' :memory:", /^sqlite3 -separator's value -safe looks like an option/],
-    ["sqlite3 -safe -nonce x :memory: '.nonce x' '.shell id'", /^sqlite3 -nonce sets the nonce that lets a command through safe mode/],
+    [
+      "sqlite3 -safe -nonce x :memory: '.nonce x' '.shell id'",
+      /^sqlite3 -nonce sets the nonce that lets a command through safe mode/,
+    ],
     ["sqlite3 -init /dev/stdin -safe :memory:", /^sqlite3 -init reads commands from a file before -safe takes effect/],
     ["sqlite3 -safe -cmd '.sh id' :memory:", /^sqlite3: \.sh runs a program/],
     ["sqlite3 -safe :memory: '.once |id'", /^sqlite3: \.once with \| pipes to or from a program/],
@@ -137,7 +172,12 @@ describe("what must keep working", () => {
 describe("through the real shell tool: the attack never runs", () => {
   let workspace: RealWorkspace;
   beforeAll(async () => {
-    workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none-unsafe", TOOLHOST_UID_BASE: "51000", ALLOWED_COMMANDS: "python3,sqlite3,awk,echo", SHELL_TIMEOUT_MS: "10000" });
+    workspace = await realWorkspace({
+      TOOLHOST_SANDBOX: "none-unsafe",
+      TOOLHOST_UID_BASE: "51000",
+      ALLOWED_COMMANDS: "python3,sqlite3,awk,echo",
+      SHELL_TIMEOUT_MS: "10000",
+    });
   });
 
   it.each([
@@ -153,7 +193,11 @@ describe("through the real shell tool: the attack never runs", () => {
     expect(result).toMatchObject({ ok: false, error: { code: "COMMAND_NOT_ALLOWED" } });
     expect(JSON.stringify(result)).not.toMatch(/uid=\d+/);
     // The same interpreter, used as allowed, runs: the refusal is the policy's, not a broken tool.
-    const allowedRun = await client.callTool({ name: "shell.exec", args: { command: "sqlite3 -safe :memory: 'select 40 + 2'" }, cwd });
+    const allowedRun = await client.callTool({
+      name: "shell.exec",
+      args: { command: "sqlite3 -safe :memory: 'select 40 + 2'" },
+      cwd,
+    });
     expect(allowedRun).toMatchObject({ ok: true, output: "42\n" });
   });
 });

@@ -141,104 +141,150 @@ print("allocated", sys.argv[1])
 `;
 
 for (const mode of ["bwrap", "none", "none-unsafe"] as const) {
-  describe.runIf(isRoot)(`TOOLHOST_SANDBOX=${mode} as root: one request never outlives its call or holds more than the agent's memory`, () => {
-    let workspace: RealWorkspace;
-    beforeAll(async () => {
-      workspace = await realWorkspace({
-        TOOLHOST_SANDBOX: mode,
-        ALLOWED_COMMANDS: ALLOWED,
-        TOOLHOST_MEMORY_LIMIT_MB: "256",
-        TOOLHOST_AGENT_MEMORY_MB: "256",
-        TOOLHOST_TMP_SIZE_MB: "16",
-        SHELL_TIMEOUT_MS: "20000",
-        // Its own uid range: leftovers are found by uid, and other files run agent "a" too.
-        TOOLHOST_UID_BASE: String({ bwrap: 44_000, none: 45_000, "none-unsafe": 46_000 }[mode]),
+  describe.runIf(isRoot)(
+    `TOOLHOST_SANDBOX=${mode} as root: one request never outlives its call or holds more than the agent's memory`,
+    () => {
+      let workspace: RealWorkspace;
+      beforeAll(async () => {
+        workspace = await realWorkspace({
+          TOOLHOST_SANDBOX: mode,
+          ALLOWED_COMMANDS: ALLOWED,
+          TOOLHOST_MEMORY_LIMIT_MB: "256",
+          TOOLHOST_AGENT_MEMORY_MB: "256",
+          TOOLHOST_TMP_SIZE_MB: "16",
+          SHELL_TIMEOUT_MS: "20000",
+          // Its own uid range: leftovers are found by uid, and other files run agent "a" too.
+          TOOLHOST_UID_BASE: String({ bwrap: 44_000, none: 45_000, "none-unsafe": 46_000 }[mode]),
+        });
       });
-    });
 
-    it("a command that leaves its group, drops its environment and kills the toolhost later is gone when the call ends", async () => {
-      const { client, spawns } = realClient(workspace, "a");
-      const { cwd, path } = script(workspace, "a", "late-killer.py", LATE_KILLER);
-      const first = await client.ping();
-      expect(text(await client.callTool({ name: "shell.exec", args: { command: `python3 ${path}` }, cwd }))).toBe("ok: planted\n");
-      // Nothing of the agent's uid is left but its toolhost (and, under tsx, its esbuild service).
-      const uid = agentUid("a", workspace.config.TOOLHOST_UID_BASE);
-      const toolhost = livePids({ pattern: /child-entry|esbuild --service/ });
-      expect(livePids({ uid }).filter((pid) => !toolhost.includes(pid))).toEqual([]);
-      await delay(1_800);
-      // The same child still answers: the killer never got to run.
-      expect(spawns).toHaveLength(1);
-      expect(await client.ping()).toMatchObject({ pid: first.pid });
-      expect(text(await client.callTool({ name: "shell.exec", args: { command: "echo still here" }, cwd }))).toBe("ok: still here\n");
-    });
-
-    it("the agent's child and commands share one memory group: four workers under the per-command limit cannot hold 4 x 96 MiB", async () => {
-      const launch = workspace.launches().agents.get("a");
-      expect(launch?.cgroup, "as root, the agent has a memory and pids group").toBeDefined();
-      const group = readAgentCgroup(launch!.cgroup!);
-      expect(group.memoryLimitBytes).toBeLessThanOrEqual(256 * 1024 * 1024);
-      expect(group.pidsMax).toBe(String(workspace.config.TOOLHOST_NPROC_LIMIT));
-      const { client, spawns } = realClient(workspace, "a");
-      await client.ping();
-      // The child's whole launch chain is in the group from its first process on.
-      expect(readAgentCgroup(launch!.cgroup!).members).toContain(spawns[0]?.pid);
-      const { cwd, path } = script(workspace, "a", "workers.py", WORKERS);
-      const result = await client.callTool({ name: "shell.exec", args: { command: `python3 ${path}` }, cwd });
-      expect(text(result)).not.toMatch(/held their memory: 4/);
-      expect(isAlive(spawns[0]?.pid), "the toolhost itself survives its command's memory use").toBe(true);
-      expect(text(await client.callTool({ name: "shell.exec", args: { command: "echo after" }, cwd }))).toBe("ok: after\n");
-    });
-
-    if (mode !== "none-unsafe") {
-      it("a command can neither lower its own out-of-memory score nor raise the toolhost's; filling memory its RSS hides takes the command, not the toolhost", async () => {
+      it("a command that leaves its group, drops its environment and kills the toolhost later is gone when the call ends", async () => {
         const { client, spawns } = realClient(workspace, "a");
+        const { cwd, path } = script(workspace, "a", "late-killer.py", LATE_KILLER);
         const first = await client.ping();
-        const { cwd, path } = script(workspace, "a", "oom-flip.py", OOM_FLIP);
-        const result = text(await client.callTool({ name: "shell.exec", args: { command: `python3 ${path} 40` }, cwd }));
-        expect(result).not.toMatch(/own score: written|toolhost score: written/);
-        expect(result).toMatch(/own score: (Read-only file system|Permission denied)/);
-        expect(spawns, "the toolhost was never killed").toHaveLength(1);
-        expect(await client.ping()).toMatchObject({ pid: first.pid });
-      });
-
-      it("shared memory a command leaves behind dies with it: the next user's command gets the agent's memory", async () => {
-        const { client, spawns } = realClient(workspace, "a");
-        const flip = script(workspace, "a", "oom-flip.py", OOM_FLIP);
-        const alloc = script(workspace, "a", "alloc.py", ALLOC);
-        // 160 MiB of SysV memory kept after the call (IPC_RMID is never asked for), without touching any score.
-        expect(text(await client.callTool({ name: "shell.exec", args: { command: `python3 ${flip.path} 20 keep` }, cwd: flip.cwd }))).toMatch(/held 20 x 8 MiB/);
-        expect(text(await client.callTool({ name: "shell.exec", args: { command: `python3 ${alloc.path} 128` }, cwd: alloc.cwd }))).toBe("ok: allocated 128\n");
+        expect(text(await client.callTool({ name: "shell.exec", args: { command: `python3 ${path}` }, cwd }))).toBe(
+          "ok: planted\n",
+        );
+        // Nothing of the agent's uid is left but its toolhost (and, under tsx, its esbuild service).
+        const uid = agentUid("a", workspace.config.TOOLHOST_UID_BASE);
+        const toolhost = livePids({ pattern: /child-entry|esbuild --service/ });
+        expect(livePids({ uid }).filter((pid) => !toolhost.includes(pid))).toEqual([]);
+        await delay(1_800);
+        // The same child still answers: the killer never got to run.
         expect(spawns).toHaveLength(1);
+        expect(await client.ping()).toMatchObject({ pid: first.pid });
+        expect(text(await client.callTool({ name: "shell.exec", args: { command: "echo still here" }, cwd }))).toBe(
+          "ok: still here\n",
+        );
       });
 
-      it("one call cannot hold every pid of the agent: past its share it is killed, and the next command starts", async () => {
-        const { client } = realClient(workspace, "a", { concurrency: 2 });
-        const { cwd, path } = script(workspace, "a", "pid-hog.py", PID_HOG);
-        const hog = await client.callTool({ name: "shell.exec", args: { command: `python3 ${path} 15`, timeout_ms: 19_000 }, cwd });
-        expect(text(hog)).toMatch(/^EXIT_NONZERO: /);
-        expect(hog.ok ? "" : hog.error.reason).toMatch(/more processes than one call may hold/);
-        expect(text(await client.callTool({ name: "shell.exec", args: { command: "echo next" }, cwd }))).toBe("ok: next\n");
+      it("the agent's child and commands share one memory group: four workers under the per-command limit cannot hold 4 x 96 MiB", async () => {
+        const launch = workspace.launches().agents.get("a");
+        expect(launch?.cgroup, "as root, the agent has a memory and pids group").toBeDefined();
+        const group = readAgentCgroup(launch!.cgroup!);
+        expect(group.memoryLimitBytes).toBeLessThanOrEqual(256 * 1024 * 1024);
+        expect(group.pidsMax).toBe(String(workspace.config.TOOLHOST_NPROC_LIMIT));
+        const { client, spawns } = realClient(workspace, "a");
+        await client.ping();
+        // The child's whole launch chain is in the group from its first process on.
+        expect(readAgentCgroup(launch!.cgroup!).members).toContain(spawns[0]?.pid);
+        const { cwd, path } = script(workspace, "a", "workers.py", WORKERS);
+        const result = await client.callTool({ name: "shell.exec", args: { command: `python3 ${path}` }, cwd });
+        expect(text(result)).not.toMatch(/held their memory: 4/);
+        expect(isAlive(spawns[0]?.pid), "the toolhost itself survives its command's memory use").toBe(true);
+        expect(text(await client.callTool({ name: "shell.exec", args: { command: "echo after" }, cwd }))).toBe(
+          "ok: after\n",
+        );
       });
-    }
 
-    it("every tmpfs has a size: /dev/shm and /tmp fill up, /dev itself is read-only", async () => {
-      // The host's /tmp and /dev in none-unsafe: nothing of the bot's to size (docs/isolation.md); the memory group still holds.
-      if (mode === "none-unsafe") return;
-      const { client } = realClient(workspace, "a");
-      const { cwd, path } = script(workspace, "a", "fill.py", FILL);
-      const fill = async (target: string, megabytes: number) => text(await client.callTool({ name: "shell.exec", args: { command: `python3 ${path} ${target} ${megabytes}` }, cwd }));
-      expect(await fill("/dev/shm/fill", 200)).toMatch(/^EXIT_NONZERO: [\s\S]*No space left on device/);
-      expect(await fill("/tmp/fill", 100)).toMatch(/^EXIT_NONZERO: [\s\S]*No space left on device/);
-      expect(await fill("/dev/planted", 1)).toMatch(/^EXIT_NONZERO: [\s\S]*(Read-only file system|Permission denied)/);
-    });
-  });
+      if (mode !== "none-unsafe") {
+        it("a command can neither lower its own out-of-memory score nor raise the toolhost's; filling memory its RSS hides takes the command, not the toolhost", async () => {
+          const { client, spawns } = realClient(workspace, "a");
+          const first = await client.ping();
+          const { cwd, path } = script(workspace, "a", "oom-flip.py", OOM_FLIP);
+          const result = text(
+            await client.callTool({ name: "shell.exec", args: { command: `python3 ${path} 40` }, cwd }),
+          );
+          expect(result).not.toMatch(/own score: written|toolhost score: written/);
+          expect(result).toMatch(/own score: (Read-only file system|Permission denied)/);
+          expect(spawns, "the toolhost was never killed").toHaveLength(1);
+          expect(await client.ping()).toMatchObject({ pid: first.pid });
+        });
+
+        it("shared memory a command leaves behind dies with it: the next user's command gets the agent's memory", async () => {
+          const { client, spawns } = realClient(workspace, "a");
+          const flip = script(workspace, "a", "oom-flip.py", OOM_FLIP);
+          const alloc = script(workspace, "a", "alloc.py", ALLOC);
+          // 160 MiB of SysV memory kept after the call (IPC_RMID is never asked for), without touching any score.
+          expect(
+            text(
+              await client.callTool({
+                name: "shell.exec",
+                args: { command: `python3 ${flip.path} 20 keep` },
+                cwd: flip.cwd,
+              }),
+            ),
+          ).toMatch(/held 20 x 8 MiB/);
+          expect(
+            text(
+              await client.callTool({
+                name: "shell.exec",
+                args: { command: `python3 ${alloc.path} 128` },
+                cwd: alloc.cwd,
+              }),
+            ),
+          ).toBe("ok: allocated 128\n");
+          expect(spawns).toHaveLength(1);
+        });
+
+        it("one call cannot hold every pid of the agent: past its share it is killed, and the next command starts", async () => {
+          const { client } = realClient(workspace, "a", { concurrency: 2 });
+          const { cwd, path } = script(workspace, "a", "pid-hog.py", PID_HOG);
+          const hog = await client.callTool({
+            name: "shell.exec",
+            args: { command: `python3 ${path} 15`, timeout_ms: 19_000 },
+            cwd,
+          });
+          expect(text(hog)).toMatch(/^EXIT_NONZERO: /);
+          expect(hog.ok ? "" : hog.error.reason).toMatch(/more processes than one call may hold/);
+          expect(text(await client.callTool({ name: "shell.exec", args: { command: "echo next" }, cwd }))).toBe(
+            "ok: next\n",
+          );
+        });
+      }
+
+      it("every tmpfs has a size: /dev/shm and /tmp fill up, /dev itself is read-only", async () => {
+        // The host's /tmp and /dev in none-unsafe: nothing of the bot's to size (docs/isolation.md); the memory group still holds.
+        if (mode === "none-unsafe") return;
+        const { client } = realClient(workspace, "a");
+        const { cwd, path } = script(workspace, "a", "fill.py", FILL);
+        const fill = async (target: string, megabytes: number) =>
+          text(
+            await client.callTool({
+              name: "shell.exec",
+              args: { command: `python3 ${path} ${target} ${megabytes}` },
+              cwd,
+            }),
+          );
+        expect(await fill("/dev/shm/fill", 200)).toMatch(/^EXIT_NONZERO: [\s\S]*No space left on device/);
+        expect(await fill("/tmp/fill", 100)).toMatch(/^EXIT_NONZERO: [\s\S]*No space left on device/);
+        expect(await fill("/dev/planted", 1)).toMatch(
+          /^EXIT_NONZERO: [\s\S]*(Read-only file system|Permission denied)/,
+        );
+      });
+    },
+  );
 }
 
 describe.runIf(isRoot)("none mode as root keeps agents in their own namespaces (finding 5)", () => {
   let workspace: RealWorkspace;
   let server: Server;
   beforeAll(async () => {
-    workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none", ALLOWED_COMMANDS: ALLOWED, TOOLHOST_UID_BASE: "47000" });
+    workspace = await realWorkspace({
+      TOOLHOST_SANDBOX: "none",
+      ALLOWED_COMMANDS: ALLOWED,
+      TOOLHOST_UID_BASE: "47000",
+    });
     server = await new Promise<Server>((resolve) => {
       const listening = createServer((_request, response) => response.end("admin API"));
       listening.listen(0, "127.0.0.1", () => resolve(listening));
@@ -258,21 +304,41 @@ describe.runIf(isRoot)("none mode as root keeps agents in their own namespaces (
     expect(await inA(`cat /proc/${bPid}/cmdline`)).toMatch(/^EXIT_NONZERO: .*No such file/);
     expect(await inA("ls /proc")).not.toMatch(new RegExp(`\\b${bPid}\\b`));
     // A file A leaves open to all in /tmp is not B's /tmp.
-    const { path } = script(workspace, "a", "drop.py", `import os\nfd = os.open("/tmp/drop", os.O_CREAT | os.O_WRONLY, 0o666)\nos.fchmod(fd, 0o666)\nprint("dropped")\n`);
+    const { path } = script(
+      workspace,
+      "a",
+      "drop.py",
+      `import os\nfd = os.open("/tmp/drop", os.O_CREAT | os.O_WRONLY, 0o666)\nos.fchmod(fd, 0o666)\nprint("dropped")\n`,
+    );
     expect(await inA(`python3 ${path}`)).toBe("ok: dropped\n");
-    expect(text(await b.client.callTool({ name: "shell.exec", args: { command: "ls /tmp/drop" }, cwd: cwdB }))).toMatch(/^EXIT_NONZERO: .*No such file/);
-    expect(existsSync("/tmp/drop") && readFileSync("/tmp/drop", "utf8") === "" ? "host /tmp holds it" : "not on the host").toBe("not on the host");
+    expect(text(await b.client.callTool({ name: "shell.exec", args: { command: "ls /tmp/drop" }, cwd: cwdB }))).toMatch(
+      /^EXIT_NONZERO: .*No such file/,
+    );
+    expect(
+      existsSync("/tmp/drop") && readFileSync("/tmp/drop", "utf8") === "" ? "host /tmp holds it" : "not on the host",
+    ).toBe("not on the host");
     // The bot's loopback ports (the admin API here) and everything else: no network at all.
     const port = (server.address() as { port: number }).port;
     expect(await inA(`curl -sS -m 2 http://127.0.0.1:${port}/`)).toMatch(/^EXIT_NONZERO: curl: \(7\)/);
   });
 
   it("without namespaces, none as root refuses to start and names none-unsafe; auto with only the terminal's operator warns and runs", () => {
-    const setup = { config: { ...workspace.config, TOOLHOST_BWRAP_PATH: "/nonexistent/bwrap" }, layout: workspace.layout, agents: readAgentsFile(workspace.layout.agentsFile), cliEntry: CLI_ENTRY };
+    const setup = {
+      config: { ...workspace.config, TOOLHOST_BWRAP_PATH: "/nonexistent/bwrap" },
+      layout: workspace.layout,
+      agents: readAgentsFile(workspace.layout.agentsFile),
+      cliEntry: CLI_ENTRY,
+    };
     expect(() => prepareToolhostLaunches(setup)).toThrow(SandboxUnavailableError);
     expect(() => prepareToolhostLaunches(setup)).toThrow(/TOOLHOST_SANDBOX=none-unsafe/);
-    expect(() => prepareToolhostLaunches({ ...setup, config: { ...setup.config, TOOLHOST_SANDBOX: "auto" } })).toThrow(/never runs an agent without them/);
-    const local = prepareToolhostLaunches({ ...setup, config: { ...setup.config, TOOLHOST_SANDBOX: "auto" }, localOperatorOnly: true });
+    expect(() => prepareToolhostLaunches({ ...setup, config: { ...setup.config, TOOLHOST_SANDBOX: "auto" } })).toThrow(
+      /never runs an agent without them/,
+    );
+    const local = prepareToolhostLaunches({
+      ...setup,
+      config: { ...setup.config, TOOLHOST_SANDBOX: "auto" },
+      localOperatorOnly: true,
+    });
     expect(local.agents.get("a")).toMatchObject({ mode: "none", setting: "none-unsafe", jail: false });
     expect(local.warnings.join("\n")).toMatch(/only the operator at this terminal/);
     const unsafe = prepareToolhostLaunches({ ...setup, config: { ...setup.config, TOOLHOST_SANDBOX: "none-unsafe" } });
@@ -295,11 +361,23 @@ describe.runIf(isRoot)("the cgroup join step", () => {
     const workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none-unsafe", TOOLHOST_UID_BASE: "48000" });
     const startup = workspace.launches().agents.get("a")!.startup;
     const marker = join(workspace.layout.agentTrees("a").workTree, "ran");
-    const launch = planChildLaunch({ startup, node: { execPath: "/usr/bin/touch", args: [marker] }, codePaths: [], jail: false, cgroup: { procsFiles: ["/nonexistent/cgroup.procs"], dirs: [] } });
+    const launch = planChildLaunch({
+      startup,
+      node: { execPath: "/usr/bin/touch", args: [marker] },
+      codePaths: [],
+      jail: false,
+      cgroup: { procsFiles: ["/nonexistent/cgroup.procs"], dirs: [] },
+    });
     const status = spawnSync(launch.file, launch.args, { env: launch.env, stdio: "pipe" }).status;
     expect(status).toBe(125);
     expect(existsSync(marker)).toBe(false);
-    const joined = planChildLaunch({ startup, node: { execPath: "/usr/bin/touch", args: [marker] }, codePaths: [], jail: false, cgroup: { procsFiles: [], dirs: [] } });
+    const joined = planChildLaunch({
+      startup,
+      node: { execPath: "/usr/bin/touch", args: [marker] },
+      codePaths: [],
+      jail: false,
+      cgroup: { procsFiles: [], dirs: [] },
+    });
     expect(spawnSync(joined.file, joined.args, { env: joined.env, stdio: "pipe" }).status).toBe(0);
     expect(existsSync(marker)).toBe(true);
   });

@@ -22,14 +22,21 @@ function reader(maxFrameBytes = 1024 * 1024) {
 describe("bounded message reader", () => {
   it("delivers 1,000 frames written in one chunk, all and in order", () => {
     const { stream, messages } = reader();
-    stream.write(Buffer.concat(Array.from({ length: 1000 }, (_, index) => frame({ jsonrpc: "2.0", method: "n", params: { index } }))));
+    stream.write(
+      Buffer.concat(
+        Array.from({ length: 1000 }, (_, index) => frame({ jsonrpc: "2.0", method: "n", params: { index } })),
+      ),
+    );
     expect(messages).toHaveLength(1000);
-    expect(messages.map((message) => (message as { params: { index: number } }).params.index)).toEqual(Array.from({ length: 1000 }, (_, index) => index));
+    expect(messages.map((message) => (message as { params: { index: number } }).params.index)).toEqual(
+      Array.from({ length: 1000 }, (_, index) => index),
+    );
   });
 
   it("delivers a frame written one byte at a time, with multi-byte characters split across chunks", () => {
     const { stream, messages } = reader();
-    for (const byte of frame({ jsonrpc: "2.0", method: "n", params: { text: "héllo 世界 🎉" } })) stream.write(Buffer.from([byte]));
+    for (const byte of frame({ jsonrpc: "2.0", method: "n", params: { text: "héllo 世界 🎉" } }))
+      stream.write(Buffer.from([byte]));
     expect(messages).toEqual([{ jsonrpc: "2.0", method: "n", params: { text: "héllo 世界 🎉" } }]);
   });
 

@@ -15,7 +15,8 @@ const FRAME_BYTES = 1024 * 1024;
 /** Bytes of a result on the wire (JSON.stringify is what the protocol writer uses). */
 const wireBytes = (result: ToolResult) => Buffer.byteLength(JSON.stringify(result));
 /** A file name of 250 control characters (every byte but NUL and `/` is a valid name byte). */
-const controlName = (seed: number) => Array.from({ length: 250 }, (_, index) => String.fromCharCode(1 + ((seed + index) % 31))).join("");
+const controlName = (seed: number) =>
+  Array.from({ length: 250 }, (_, index) => String.fromCharCode(1 + ((seed + index) % 31))).join("");
 
 let workspace: RealWorkspace;
 let chat: string;
@@ -32,7 +33,10 @@ beforeAll(async () => {
   for (const folder of ["one", "two"]) {
     mkdirSync(join(chat, "amplified", folder), { recursive: true });
     for (let index = 0; index < 700; index += 1) {
-      writeFileSync(join(chat, "amplified", folder, `${controlName(index)}${index}`), `${controlName(index + 7).slice(0, 290)}\n`);
+      writeFileSync(
+        join(chat, "amplified", folder, `${controlName(index)}${index}`),
+        `${controlName(index + 7).slice(0, 290)}\n`,
+      );
     }
   }
   writeFileSync(join(chat, "redos.txt"), `${"a".repeat(48)}b\n`);
@@ -41,7 +45,10 @@ beforeAll(async () => {
 
 describe("bounded answers (real child)", () => {
   it("file.glob, file.list and file.grep over names of control characters answer truncated, under the frame limit, and the child stays up", async () => {
-    const { client, supervisor, spawns } = realClient(workspace, "a", { maxFrameBytes: FRAME_BYTES, callTimeoutMs: 30_000 });
+    const { client, supervisor, spawns } = realClient(workspace, "a", {
+      maxFrameBytes: FRAME_BYTES,
+      callTimeoutMs: 30_000,
+    });
     const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, args, cwd: chat });
     const pid = (await client.ping()).pid;
     const started = supervisor.pid;
@@ -64,7 +71,11 @@ describe("bounded answers (real child)", () => {
 
   it("shell.exec output of control characters is capped by its encoded size", async () => {
     const { client, spawns } = realClient(workspace, "a", { maxFrameBytes: FRAME_BYTES, callTimeoutMs: 30_000 });
-    const result = await client.callTool({ name: "shell.exec", args: { command: "yes $'\\x01\\x02\\x03'" }, cwd: chat });
+    const result = await client.callTool({
+      name: "shell.exec",
+      args: { command: "yes $'\\x01\\x02\\x03'" },
+      cwd: chat,
+    });
     expect(result).toMatchObject({ ok: true, truncated: true });
     expect(wireBytes(result)).toBeLessThan(FRAME_BYTES - 4 * 1024);
     expect(spawns).toHaveLength(1);
@@ -95,15 +106,26 @@ describe("bad arguments are INVALID_ARGS, naming the problem (real child)", () =
     ["file.read", { path: `${"n".repeat(300)}/x.txt` }, /too long/],
     ["file.write", { path: `${"n".repeat(300)}.txt`, content: "x" }, /too long/],
     ["file.list", { path: "n".repeat(300) }, /too long/],
-  ])("%s %j", async (name, args, reason) => {
-    const { client } = realClient(workspace, "a");
-    const result = await client.callTool({ name, args, cwd: chat });
-    expect(result).toMatchObject({ ok: false, error: { code: "INVALID_ARGS", reason: expect.stringMatching(reason) } });
-  }, 30_000);
+  ])(
+    "%s %j",
+    async (name, args, reason) => {
+      const { client } = realClient(workspace, "a");
+      const result = await client.callTool({ name, args, cwd: chat });
+      expect(result).toMatchObject({
+        ok: false,
+        error: { code: "INVALID_ARGS", reason: expect.stringMatching(reason) },
+      });
+    },
+    30_000,
+  );
 
   it("a huge path argument does not make a huge error reason", async () => {
     const { client } = realClient(workspace, "a");
-    const result = await client.callTool({ name: "file.read", args: { path: `\u0001${"\u0002".repeat(100_000)}` }, cwd: chat });
+    const result = await client.callTool({
+      name: "file.read",
+      args: { path: `\u0001${"\u0002".repeat(100_000)}` },
+      cwd: chat,
+    });
     expect(result.ok).toBe(false);
     if (!result.ok) expect(Buffer.byteLength(JSON.stringify(result.error.reason))).toBeLessThanOrEqual(2 * 1024 + 2);
   }, 30_000);
@@ -122,15 +144,26 @@ describe("allowlist bypasses (real child)", () => {
     // Nothing is added behind the operator's back.
     ["curl --version", /curl is not on ALLOWED_COMMANDS/],
     ["node --version", /node is not on ALLOWED_COMMANDS/],
-  ])("%j is refused", async (command, reason) => {
-    const { client } = realClient(workspace, "a");
-    const result = await client.callTool({ name: "shell.exec", args: { command }, cwd: chat });
-    expect(result).toMatchObject({ ok: false, error: { code: "COMMAND_NOT_ALLOWED", reason: expect.stringMatching(reason) } });
-  }, 30_000);
+  ])(
+    "%j is refused",
+    async (command, reason) => {
+      const { client } = realClient(workspace, "a");
+      const result = await client.callTool({ name: "shell.exec", args: { command }, cwd: chat });
+      expect(result).toMatchObject({
+        ok: false,
+        error: { code: "COMMAND_NOT_ALLOWED", reason: expect.stringMatching(reason) },
+      });
+    },
+    30_000,
+  );
 
   it("the allowed forms of the same programs still run", async () => {
     const { client } = realClient(workspace, "a");
-    const result = await client.callTool({ name: "shell.exec", args: { command: "awk '/a|b/ { n++ } END { print n }' redos.txt && sed -n 's/a*/x/p' redos.txt" }, cwd: chat });
+    const result = await client.callTool({
+      name: "shell.exec",
+      args: { command: "awk '/a|b/ { n++ } END { print n }' redos.txt && sed -n 's/a*/x/p' redos.txt" },
+      cwd: chat,
+    });
     expect(result).toEqual({ ok: true, output: "1\nxb\n", truncated: false });
   }, 30_000);
 });

@@ -1,7 +1,44 @@
 import { describe, expect, it } from "vitest";
 import { checkCommand } from "../../src/toolhost/shell/command-policy.js";
 
-const allowed = new Set(["rg", "ssh", "scp", "sftp", "sqlite3", "make", "npx", "npm", "tsc", "ls", "cat", "grep", "echo", "find", "git", "wc", "sort", "awk", "sed", "env", "python3", "node", "perl", "ruby", "php", "id", "timeout", "nohup", "nice", "xargs", "bash", "export", "declare", "read", "tar", "sleep"]);
+const allowed = new Set([
+  "rg",
+  "ssh",
+  "scp",
+  "sftp",
+  "sqlite3",
+  "make",
+  "npx",
+  "npm",
+  "tsc",
+  "ls",
+  "cat",
+  "grep",
+  "echo",
+  "find",
+  "git",
+  "wc",
+  "sort",
+  "awk",
+  "sed",
+  "env",
+  "python3",
+  "node",
+  "perl",
+  "ruby",
+  "php",
+  "id",
+  "timeout",
+  "nohup",
+  "nice",
+  "xargs",
+  "bash",
+  "export",
+  "declare",
+  "read",
+  "tar",
+  "sleep",
+]);
 
 describe("shell allowlist", () => {
   it.each([
@@ -73,7 +110,10 @@ describe("shell allowlist", () => {
       ["sed '1,3{p;d}' f", ["sed"]],
       ["sed -i 'y/abc/xyz/' f", ["sed"]],
       ["find . -name '*.md' -delete", ["find"]],
-      ["git status && git log -p && git add -u && git commit -m x && git push -u origin main", ["git", "git", "git", "git", "git"]],
+      [
+        "git status && git log -p && git add -u && git commit -m x && git push -u origin main",
+        ["git", "git", "git", "git", "git"],
+      ],
       ["git config user.name bot && git config --get core.pager", ["git", "git"]],
       ["python3 script.py --count 3", ["python3"]],
       ["node tool.mjs", ["node"]],
@@ -135,7 +175,7 @@ describe("shell allowlist", () => {
       ["echo $[1+1]", /arithmetic expansion/],
       // awk, sed, find, git: interpreters in disguise.
       ["awk 'BEGIN { system(\"id\") }'", /awk: system\(\) runs a command/],
-      ["awk 'BEGIN { print \"id\" | \"sh\" }'", /awk: a \| in the program pipes/],
+      ['awk \'BEGIN { print "id" | "sh" }\'', /awk: a \| in the program pipes/],
       ["awk 'BEGIN { \"id\" | getline x; print x }'", /awk: a \| in the program/],
       ["awk 'BEGIN { print |& \"sh\" }'", /awk: a \| in the program/],
       ["awk -f prog.awk x", /awk -f loads a program/],

@@ -16,21 +16,38 @@ describe("crash accounting", () => {
     expect(await client.callTool(poison)).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
     // The first try and the lone retry: two children died.
     expect(spawns).toHaveLength(2);
-    expect(await client.callTool(poison)).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED", reason: expect.stringMatching(/crashed the toolhost twice; file\.read on this path is not run again in this session/) } });
+    expect(await client.callTool(poison)).toMatchObject({
+      ok: false,
+      error: {
+        code: "TOOLHOST_CRASHED",
+        reason: expect.stringMatching(
+          /crashed the toolhost twice; file\.read on this path is not run again in this session/,
+        ),
+      },
+    });
     expect(spawns).toHaveLength(2);
     // Another session, and every other call, still works.
     expect(await client.callTool({ name: "file.read", args: { n: 1 }, cwd: "/chat/two" })).toMatchObject({ ok: true });
     expect(client.supervisor.state).toBe("running");
     // The same request from another session is its own: it gets its own two tries.
-    expect(await client.callTool({ ...poison, cwd: "/chat/two" })).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
-    expect(await client.callTool({ name: "file.read", args: { n: 2, path: "notes.txt" }, cwd: "/chat/one" })).toMatchObject({ ok: true });
+    expect(await client.callTool({ ...poison, cwd: "/chat/two" })).toMatchObject({
+      ok: false,
+      error: { code: "TOOLHOST_CRASHED" },
+    });
+    expect(
+      await client.callTool({ name: "file.read", args: { n: 2, path: "notes.txt" }, cwd: "/chat/one" }),
+    ).toMatchObject({ ok: true });
   });
 
   it("a grep that crashed the child twice stays refused on that path however its pattern or path is respelled", async () => {
     // The attack: each one-character change of the pattern used to buy two more crashes.
     const { client, spawns } = makeClient();
-    const grep = (pattern: string, path: string, cwd = "/chat/one") => client.callTool({ name: "file.grep", args: { kill: true, pattern, path }, cwd });
-    expect(await grep("[a-z]{1,1000}[0-9]", "big.txt")).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
+    const grep = (pattern: string, path: string, cwd = "/chat/one") =>
+      client.callTool({ name: "file.grep", args: { kill: true, pattern, path }, cwd });
+    expect(await grep("[a-z]{1,1000}[0-9]", "big.txt")).toMatchObject({
+      ok: false,
+      error: { code: "TOOLHOST_CRASHED" },
+    });
     expect(spawns).toHaveLength(2);
     for (const [pattern, path] of [
       ["[a-z]{1,999}[0-9]", "big.txt"],
@@ -39,15 +56,26 @@ describe("crash accounting", () => {
     ] as const) {
       expect(await grep(pattern, path), `${pattern} on ${path}`).toMatchObject({
         ok: false,
-        error: { code: "TOOLHOST_CRASHED", reason: expect.stringMatching(/crashed the toolhost twice; file\.grep on this path is not run again in this session, whatever its other arguments/) },
+        error: {
+          code: "TOOLHOST_CRASHED",
+          reason: expect.stringMatching(
+            /crashed the toolhost twice; file\.grep on this path is not run again in this session, whatever its other arguments/,
+          ),
+        },
       });
     }
     // Refused without reaching a child: no new one was started.
     expect(spawns).toHaveLength(2);
     // Another path, another tool on that path, and another session still run.
-    expect(await client.callTool({ name: "file.grep", args: { pattern: "x", path: "small.txt" }, cwd: "/chat/one" })).toMatchObject({ ok: true });
-    expect(await client.callTool({ name: "file.read", args: { path: "big.txt" }, cwd: "/chat/one" })).toMatchObject({ ok: true });
-    expect(await client.callTool({ name: "file.grep", args: { pattern: "x", path: "big.txt" }, cwd: "/chat/two" })).toMatchObject({ ok: true });
+    expect(
+      await client.callTool({ name: "file.grep", args: { pattern: "x", path: "small.txt" }, cwd: "/chat/one" }),
+    ).toMatchObject({ ok: true });
+    expect(await client.callTool({ name: "file.read", args: { path: "big.txt" }, cwd: "/chat/one" })).toMatchObject({
+      ok: true,
+    });
+    expect(
+      await client.callTool({ name: "file.grep", args: { pattern: "x", path: "big.txt" }, cwd: "/chat/two" }),
+    ).toMatchObject({ ok: true });
   });
 
   it("the retry runs alone: a second crash does not take other users' calls down with it", async () => {
@@ -57,7 +85,9 @@ describe("crash accounting", () => {
     // The slow call was in flight at the first crash: as a read it is retried, and succeeds.
     expect(await slow).toMatchObject({ ok: true });
     expect(await poison).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
-    const during = await Promise.all([1, 2, 3].map((n) => client.callTool({ name: "file.read", args: { n }, cwd: "/chat/other" })));
+    const during = await Promise.all(
+      [1, 2, 3].map((n) => client.callTool({ name: "file.read", args: { n }, cwd: "/chat/other" })),
+    );
     expect(during.every((result) => result.ok)).toBe(true);
   });
 
@@ -68,7 +98,10 @@ describe("crash accounting", () => {
     expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({ ok: true });
     expect(spawns).toHaveLength(2);
     expect(await client.callTool(write)).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
-    expect(await client.callTool(write)).toMatchObject({ ok: false, error: { reason: expect.stringMatching(/twice/) } });
+    expect(await client.callTool(write)).toMatchObject({
+      ok: false,
+      error: { reason: expect.stringMatching(/twice/) },
+    });
     // One new child per crash, none for the refusal; the agent still answers.
     expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({ ok: true });
     expect(spawns).toHaveLength(3);
@@ -85,6 +118,9 @@ describe("crash accounting", () => {
         }
       }, 10);
     });
-    expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE" } });
+    expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({
+      ok: false,
+      error: { code: "TOOLHOST_UNAVAILABLE" },
+    });
   });
 });

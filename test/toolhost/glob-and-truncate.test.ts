@@ -52,7 +52,12 @@ describe("linear-time regular expressions", () => {
   });
 
   it.each(["(a", "(?=a)b", "(a)\\1"])("refuses %s as INVALID_ARGS", (pattern) => {
-    expect(() => compileLinear(pattern, "pattern")).toThrow(expect.objectContaining({ code: "INVALID_ARGS", message: expect.stringMatching(/^pattern is not a valid regular expression/) }));
+    expect(() => compileLinear(pattern, "pattern")).toThrow(
+      expect.objectContaining({
+        code: "INVALID_ARGS",
+        message: expect.stringMatching(/^pattern is not a valid regular expression/),
+      }),
+    );
   });
 });
 
@@ -63,15 +68,26 @@ describe("bounded work per test (issue 32, item 2)", () => {
     ["x{101}", /^pattern repeats \{101\}: a repetition count may be at most 100/],
     ["(?:\\d{2}){1,200}", /^pattern repeats \{1,200\}/],
     // Nested counts multiply: 400 copies, each counted.
-    ["(?:[a-z]{1,20}){1,20}", /^pattern is too large: it compiles to (about )?\d+ instructions, more than 256 \(repetitions multiply/],
+    [
+      "(?:[a-z]{1,20}){1,20}",
+      /^pattern is too large: it compiles to (about )?\d+ instructions, more than 256 \(repetitions multiply/,
+    ],
     // 90,000 instructions promised by the text alone: refused before it is compiled.
     [`(?:${"a".repeat(900)}){100}`, /^pattern is too large: it compiles to about \d+ instructions/],
     [`${"[ab]".repeat(300)}`, /^pattern is too large: it compiles to 30\d instructions/],
   ])("refuses %s, saying which limit", (pattern, reason) => {
-    expect(() => compileLinear(pattern, "pattern")).toThrow(expect.objectContaining({ code: "INVALID_ARGS", message: expect.stringMatching(reason) }));
+    expect(() => compileLinear(pattern, "pattern")).toThrow(
+      expect.objectContaining({ code: "INVALID_ARGS", message: expect.stringMatching(reason) }),
+    );
   });
 
-  it.each(["[a-z]{1,100}[0-9]", "\\d{4}-\\d{2}-\\d{2}", "(?i)(api[_-]?key|secret|token)\\s*[:=]\\s*[\"'][A-Za-z0-9_\\-]{16,}", "[{1,1000}]", "\\Q{1,1000}\\E"])("accepts %s", (pattern) => {
+  it.each([
+    "[a-z]{1,100}[0-9]",
+    "\\d{4}-\\d{2}-\\d{2}",
+    "(?i)(api[_-]?key|secret|token)\\s*[:=]\\s*[\"'][A-Za-z0-9_\\-]{16,}",
+    "[{1,1000}]",
+    "\\Q{1,1000}\\E",
+  ])("accepts %s", (pattern) => {
     expect(() => compileLinear(pattern, "pattern")).not.toThrow();
   });
 
@@ -87,7 +103,9 @@ describe("bounded work per test (issue 32, item 2)", () => {
   });
 
   it("a glob that compiles to too large a program is refused the same way", () => {
-    expect(() => globMatcher("*a".repeat(200), "pattern")).toThrow(expect.objectContaining({ code: "INVALID_ARGS", message: expect.stringMatching(/too large: it compiles to/) }));
+    expect(() => globMatcher("*a".repeat(200), "pattern")).toThrow(
+      expect.objectContaining({ code: "INVALID_ARGS", message: expect.stringMatching(/too large: it compiles to/) }),
+    );
   });
 });
 
@@ -117,7 +135,8 @@ describe("head + tail truncation", () => {
   });
 
   it("counts quotes, backslashes, pairs and lone surrogates as the encoder does", () => {
-    for (const text of ['"\\\t\b\f\r\u007f', "😀x😀", "a\ud800b\udc00c", "é中"]) expect(encodedLength(text)).toBe(onTheWire(text));
+    for (const text of ['"\\\t\b\f\r\u007f', "😀x😀", "a\ud800b\udc00c", "é中"])
+      expect(encodedLength(text)).toBe(onTheWire(text));
     const capped = headTail("😀".repeat(1_000), 101);
     expect(capped.text).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/);
     expect(onTheWire(capped.text)).toBeLessThanOrEqual(101);

@@ -26,7 +26,9 @@ beforeAll(async () => {
   // The attack's file: 3.9 MB on one line, a digit only at its very end.
   writeFileSync(join(chat, "dos", "one-line.txt"), `${letters(3_900_000)}7\n`);
   // Under the 4 MiB grep cap: 59 lines of 64 KiB, one with a digit near its start.
-  const lines = Array.from({ length: 59 }, (_, index) => (index === 29 ? `abc1${letters(64 * 1024 - 4)}` : letters(64 * 1024)));
+  const lines = Array.from({ length: 59 }, (_, index) =>
+    index === 29 ? `abc1${letters(64 * 1024 - 4)}` : letters(64 * 1024),
+  );
   writeFileSync(join(chat, "dos", "long-lines.txt"), `${lines.join("\n")}\n`);
   writeFileSync(join(other, "note.txt"), "the other session's note\n");
   giveToAgent(workspace, "a", chat, other);
@@ -35,18 +37,34 @@ beforeAll(async () => {
 describe("one regular expression cannot hold the child (real child)", () => {
   it("[a-z]{1,1000}[0-9] over a 3.9 MB line is refused, naming the repetition limit", async () => {
     const { client, spawns } = realClient(workspace, "a", { callTimeoutMs: 20_000 });
-    const result = await client.callTool({ name: "file.grep", args: { pattern: "[a-z]{1,1000}[0-9]", path: "dos/one-line.txt" }, cwd: chat });
-    expect(result).toMatchObject({ ok: false, error: { code: "INVALID_ARGS", reason: expect.stringMatching(/pattern repeats \{1,1000\}: a repetition count may be at most 100/) } });
+    const result = await client.callTool({
+      name: "file.grep",
+      args: { pattern: "[a-z]{1,1000}[0-9]", path: "dos/one-line.txt" },
+      cwd: chat,
+    });
+    expect(result).toMatchObject({
+      ok: false,
+      error: {
+        code: "INVALID_ARGS",
+        reason: expect.stringMatching(/pattern repeats \{1,1000\}: a repetition count may be at most 100/),
+      },
+    });
     expect(spawns).toHaveLength(1);
   }, 60_000);
 
   it("the largest accepted pattern runs over the long lines while another session reads and heartbeats are answered; the child is never replaced", async () => {
     // Two missed heartbeats of 2 s kill a child: a test holding the thread for 4 s would.
-    const { client, spawns } = realClient(workspace, "a", { concurrency: 4, callTimeoutMs: 60_000, heartbeatMs: 2_000 });
+    const { client, spawns } = realClient(workspace, "a", {
+      concurrency: 4,
+      callTimeoutMs: 60_000,
+      heartbeatMs: 2_000,
+    });
     const pid = (await client.ping()).pid;
     let settled = false;
     // 100 repetitions, 202 instructions: at the limits.
-    const grep = client.callTool({ name: "file.grep", args: { pattern: "[a-z]{1,100}[0-9]", path: "dos" }, cwd: chat, sessionId: 1 }).finally(() => (settled = true));
+    const grep = client
+      .callTool({ name: "file.grep", args: { pattern: "[a-z]{1,100}[0-9]", path: "dos" }, cwd: chat, sessionId: 1 })
+      .finally(() => (settled = true));
     const read = client.callTool({ name: "file.read", args: { path: "note.txt" }, cwd: other, sessionId: 2 });
     let pingsMeanwhile = 0;
     while (!settled) {

@@ -25,16 +25,33 @@ describe("the child's collection after a burst", () => {
     const toChild = new PassThrough();
     const fromChild = new PassThrough();
     let collections = 0;
-    const exited = runToolhostChild({ startup, logger: pino({ level: "silent" }), stdin: toChild, stdout: fromChild, collectGarbage: () => (collections += 1) });
-    const client = createRpcClient(new BoundedMessageReader(fromChild, 1 << 20), new FramedMessageWriter(toChild, { batch: "tick" }), { warn: () => undefined });
+    const exited = runToolhostChild({
+      startup,
+      logger: pino({ level: "silent" }),
+      stdin: toChild,
+      stdout: fromChild,
+      collectGarbage: () => (collections += 1),
+    });
+    const client = createRpcClient(
+      new BoundedMessageReader(fromChild, 1 << 20),
+      new FramedMessageWriter(toChild, { batch: "tick" }),
+      { warn: () => undefined },
+    );
     client.listen();
-    const ask = (method: string, params: unknown) => new Promise((resolve, reject) => client.request(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+    const ask = (method: string, params: unknown) =>
+      new Promise((resolve, reject) =>
+        client.request(method, params, (error, result) => (error ? reject(error) : resolve(result))),
+      );
     const list = () => ask("tool.call", { name: "file.list", args: { path: "." } });
 
     await Promise.all([ask("ping", {}), ask("ping", {})]);
     vi.advanceTimersByTime(2_000);
     expect(collections, "heartbeats are not a burst").toBe(0);
-    await expect(Promise.all([list(), list(), list()])).resolves.toMatchObject([{ ok: true }, { ok: true }, { ok: true }]);
+    await expect(Promise.all([list(), list(), list()])).resolves.toMatchObject([
+      { ok: true },
+      { ok: true },
+      { ok: true },
+    ]);
     vi.advanceTimersByTime(500);
     expect(collections, "calls ran during the last interval: not quiet yet").toBe(0);
     vi.advanceTimersByTime(500);

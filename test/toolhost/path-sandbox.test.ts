@@ -11,7 +11,8 @@ function setup() {
   const base = tempDir();
   const mine = join(base, "agent1");
   const skills = join(base, "skills");
-  for (const dir of [mine, join(base, "agent10"), join(base, "agent1_evil"), skills]) mkdirSync(dir, { recursive: true });
+  for (const dir of [mine, join(base, "agent10"), join(base, "agent1_evil"), skills])
+    mkdirSync(dir, { recursive: true });
   const sandbox = new PathSandbox([
     { path: mine, writable: true, label: "working tree" },
     { path: skills, writable: false, label: "base skills" },
@@ -38,7 +39,9 @@ describe("path sandbox", () => {
   it("resolves relative paths against the working folder only", () => {
     const { mine, sandbox } = setup();
     mkdirSync(join(mine, "chat"));
-    expect(sandbox.resolve("notes/a.md", join(mine, "chat"), "write").realPath).toBe(join(mine, "chat", "notes", "a.md"));
+    expect(sandbox.resolve("notes/a.md", join(mine, "chat"), "write").realPath).toBe(
+      join(mine, "chat", "notes", "a.md"),
+    );
     expect(() => sandbox.resolve("../../agent10/x", join(mine, "chat"), "read")).toThrow(/outside/);
   });
 
@@ -65,7 +68,9 @@ describe("path sandbox", () => {
       expect(message).toMatch(/dangling/);
       expect(message).not.toMatch(/agent10|nothing-yet/);
     }
-    expect(() => sandbox.resolve("x".repeat(5000), mine, "read")).toThrow(expect.objectContaining({ code: "INVALID_ARGS" }));
+    expect(() => sandbox.resolve("x".repeat(5000), mine, "read")).toThrow(
+      expect.objectContaining({ code: "INVALID_ARGS" }),
+    );
     symlinkSync(join(mine, "loop-b"), join(mine, "loop-a"));
     symlinkSync(join(mine, "loop-a"), join(mine, "loop-b"));
     expect(() => sandbox.resolve("loop-a", mine, "read")).toThrow(/loop/);
@@ -75,7 +80,9 @@ describe("path sandbox", () => {
     const { mine, sandbox } = setup();
     mkdirSync(join(mine, "library"));
     symlinkSync(join(mine, "library"), join(mine, "团队经验"));
-    expect(sandbox.resolve("团队经验/2026-01-01-x.md", mine, "write").realPath).toBe(join(mine, "library", "2026-01-01-x.md"));
+    expect(sandbox.resolve("团队经验/2026-01-01-x.md", mine, "write").realPath).toBe(
+      join(mine, "library", "2026-01-01-x.md"),
+    );
   });
 });
 

@@ -55,7 +55,10 @@ describe("2. framing", () => {
 describe("3. odd responses", () => {
   it("a response with neither result nor error is rejected cleanly; others are unaffected", async () => {
     const { client } = makeClient({ mode: "bad-responses" });
-    const [empty, plain] = await Promise.all([client.callTool(echo({ tag: "empty" })), client.callTool(echo({ tag: "a" }))]);
+    const [empty, plain] = await Promise.all([
+      client.callTool(echo({ tag: "empty" })),
+      client.callTool(echo({ tag: "a" })),
+    ]);
     expect(empty.ok).toBe(false);
     expect(plain).toEqual({ ok: true, output: "plain a", truncated: false });
   });
@@ -75,32 +78,35 @@ describe("4. child killed with calls in flight", () => {
   it.each([
     ["SIGKILL", { kill: true, exitAfterMs: 100 }],
     ["process.exit", { exit: 7, exitAfterMs: 100 }],
-  ])("%s: all in-flight calls reject at the exit with TOOLHOST_CRASHED, not at their deadline", async (_label, killer) => {
-    // The deadline is far away: TOOLHOST_CRASHED rather than TIMEOUT proves the rejection came
-    // from the exit. How soon after the exit is measured by the toolhost benchmark.
-    const { client, supervisor } = makeClient({ callTimeoutMs: 20_000, concurrency: 8 });
-    await client.ping();
-    const pid = supervisor.pid;
-    const calls = [
-      client.callTool({ name: "file.write", args: { hang: true } }),
-      client.callTool({ name: "file.write", args: { hang: true, n: 2 } }),
-      client.callTool({ name: "shell.exec", args: { hang: true } }),
-      client.callTool({ name: "file.edit", args: { hang: true } }),
-      client.callTool({ name: "shell.exec", args: { ...killer } }),
-    ];
-    await waitFor(() => !isAlive(pid), 5_000, "the child to die");
-    // A call sent in the instant between the death and the exit event would reach the dying
-    // child (and fail); this one is made once the supervisor has seen the exit.
-    await waitFor(() => supervisor.pid !== pid, 5_000, "the supervisor to see the exit");
-    const lateCall = client.callTool({ name: "file.write", args: {} });
-    const results = await Promise.all(calls);
-    for (const result of results) expect(result).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
-    expect(results).toHaveLength(5);
-    // A call made after the crash waits for the restarted child, never the dead one.
-    const late = await lateCall;
-    expect(late.ok).toBe(true);
-    if (late.ok) expect(JSON.parse(late.output).pid).not.toBe(pid);
-  });
+  ])(
+    "%s: all in-flight calls reject at the exit with TOOLHOST_CRASHED, not at their deadline",
+    async (_label, killer) => {
+      // The deadline is far away: TOOLHOST_CRASHED rather than TIMEOUT proves the rejection came
+      // from the exit. How soon after the exit is measured by the toolhost benchmark.
+      const { client, supervisor } = makeClient({ callTimeoutMs: 20_000, concurrency: 8 });
+      await client.ping();
+      const pid = supervisor.pid;
+      const calls = [
+        client.callTool({ name: "file.write", args: { hang: true } }),
+        client.callTool({ name: "file.write", args: { hang: true, n: 2 } }),
+        client.callTool({ name: "shell.exec", args: { hang: true } }),
+        client.callTool({ name: "file.edit", args: { hang: true } }),
+        client.callTool({ name: "shell.exec", args: { ...killer } }),
+      ];
+      await waitFor(() => !isAlive(pid), 5_000, "the child to die");
+      // A call sent in the instant between the death and the exit event would reach the dying
+      // child (and fail); this one is made once the supervisor has seen the exit.
+      await waitFor(() => supervisor.pid !== pid, 5_000, "the supervisor to see the exit");
+      const lateCall = client.callTool({ name: "file.write", args: {} });
+      const results = await Promise.all(calls);
+      for (const result of results) expect(result).toMatchObject({ ok: false, error: { code: "TOOLHOST_CRASHED" } });
+      expect(results).toHaveLength(5);
+      // A call made after the crash waits for the restarted child, never the dead one.
+      const late = await lateCall;
+      expect(late.ok).toBe(true);
+      if (late.ok) expect(JSON.parse(late.output).pid).not.toBe(pid);
+    },
+  );
 
   it("read-only calls are retried once after the restart; writes and shell never", async () => {
     const { client, spawns } = makeClient();
@@ -132,20 +138,32 @@ describe("4. child killed with calls in flight", () => {
 
 describe("5. start-up failures", () => {
   it("a child that exits during start-up: start rejects, the crash is counted, back-off applies", async () => {
-    const { client, supervisor, spawns } = makeClient({ mode: "exit-on-start", restart: { maxCrashes: 3, baseDelayMs: 30, maxDelayMs: 30 } });
+    const { client, supervisor, spawns } = makeClient({
+      mode: "exit-on-start",
+      restart: { maxCrashes: 3, baseDelayMs: 30, maxDelayMs: 30 },
+    });
     const first = await client.callTool({ name: "file.read", args: {} });
     expect(first).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE" } });
     expect(["backoff", "starting", "failed"]).toContain(supervisor.state);
     await waitFor(() => supervisor.state === "failed", 5_000, "the failed state");
     expect(spawns).toHaveLength(3);
-    expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE", reason: expect.stringMatching(/crashed 3 times/) } });
+    expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({
+      ok: false,
+      error: { code: "TOOLHOST_UNAVAILABLE", reason: expect.stringMatching(/crashed 3 times/) },
+    });
   });
 
   it("a child that cannot be spawned: no unhandled error event, a clear TOOLHOST_UNAVAILABLE", async () => {
     const { spawn } = await import("node:child_process");
-    const { client } = makeClient({ spawn: () => spawn("/nonexistent/laoding-toolhost", [], { stdio: ["pipe", "pipe", "pipe"] }), restart: { maxCrashes: 2 } });
+    const { client } = makeClient({
+      spawn: () => spawn("/nonexistent/laoding-toolhost", [], { stdio: ["pipe", "pipe", "pipe"] }),
+      restart: { maxCrashes: 2 },
+    });
     const result = await client.callTool({ name: "file.read", args: {} });
-    expect(result).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE", reason: expect.stringMatching(/ENOENT/) } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: "TOOLHOST_UNAVAILABLE", reason: expect.stringMatching(/ENOENT/) },
+    });
   });
 });
 
@@ -155,20 +173,34 @@ describe("6. restart storm", () => {
     // The cool-down is read from this clock: the test moves it instead of waiting.
     let now = 1_000_000;
     const clock = { now: () => now };
-    const { client, supervisor, spawns } = makeClient({ spawn: () => spawnFixture(mode), clock, restart: { maxCrashes: 4, baseDelayMs: 5, maxDelayMs: 20, coolDownMs: 60_000, windowMs: 60_000 } });
+    const { client, supervisor, spawns } = makeClient({
+      spawn: () => spawnFixture(mode),
+      clock,
+      restart: { maxCrashes: 4, baseDelayMs: 5, maxDelayMs: 20, coolDownMs: 60_000, windowMs: 60_000 },
+    });
     const fdsBefore = openFdCount();
     // The first child may die before it answers: the storm starts either way.
     await client.ping().catch(() => undefined);
     expect(await supervisor.whenState((state) => state === "failed", 10_000)).toBe("failed");
     expect(spawns).toHaveLength(4);
     // Fail fast: UNAVAILABLE, not a TIMEOUT after waiting for the call deadline, and no spawn.
-    expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE" } });
+    expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({
+      ok: false,
+      error: { code: "TOOLHOST_UNAVAILABLE" },
+    });
     expect(spawns).toHaveLength(4);
-    await waitFor(() => spawns.every((child) => child.exitCode !== null || child.signalCode !== null), 5_000, "every stormed child to be reaped");
+    await waitFor(
+      () => spawns.every((child) => child.exitCode !== null || child.signalCode !== null),
+      5_000,
+      "every stormed child to be reaped",
+    );
     mode = "normal";
     // Still cooling down a minute less one millisecond later; then the next call probes.
     now += 59_999;
-    expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE" } });
+    expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({
+      ok: false,
+      error: { code: "TOOLHOST_UNAVAILABLE" },
+    });
     now += 1;
     expect(await client.callTool({ name: "file.read", args: { probe: 1 } })).toMatchObject({ ok: true });
     expect(spawns).toHaveLength(5);
@@ -198,7 +230,10 @@ describe("9-10. concurrency", () => {
     // Both slots stay busy for four heartbeat periods: queued behind them, pings would miss.
     const { client, supervisor, spawns } = makeClient({ heartbeatMs: 250, concurrency: 2, queueMax: 4 });
     await client.ping();
-    const busy = [client.callTool({ name: "file.read", args: { sleepMs: 1_000 } }), client.callTool({ name: "file.read", args: { sleepMs: 1_000 } })];
+    const busy = [
+      client.callTool({ name: "file.read", args: { sleepMs: 1_000 } }),
+      client.callTool({ name: "file.read", args: { sleepMs: 1_000 } }),
+    ];
     await Promise.all(busy);
     expect(spawns).toHaveLength(1);
     expect(supervisor.state).toBe("running");
@@ -210,7 +245,10 @@ describe("9-10. concurrency", () => {
     const calls = Array.from({ length: 5 }, () => client.callTool({ name: "file.read", args: { sleepMs: 600 } }));
     await waitFor(() => client.load.running === 2 && client.load.queued === 3, 5_000, "two running and three queued");
     const refused = await client.callTool({ name: "file.read", args: {} });
-    expect(refused).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE", reason: expect.stringMatching(/busy/) } });
+    expect(refused).toMatchObject({
+      ok: false,
+      error: { code: "TOOLHOST_UNAVAILABLE", reason: expect.stringMatching(/busy/) },
+    });
     const results = await Promise.all(calls);
     const maxInflight = Math.max(...results.map((result) => (result.ok ? JSON.parse(result.output).maxInflight : 0)));
     expect(maxInflight).toBe(2);
@@ -238,7 +276,11 @@ describe("11. grandchild holding stdout", () => {
     const result = await client.callTool({ name: "shell.exec", args: { grandchild: true } });
     expect(result).toMatchObject({ ok: true });
     const grandchild = result.ok ? Number(result.output) : undefined;
-    await waitFor(() => supervisor.state !== "running" || supervisor.pid === undefined || !isAlive(grandchild), 3_000, "the exit to be seen");
+    await waitFor(
+      () => supervisor.state !== "running" || supervisor.pid === undefined || !isAlive(grandchild),
+      3_000,
+      "the exit to be seen",
+    );
     await waitFor(() => !isAlive(grandchild), 3_000, "the grandchild to die");
   });
 });
@@ -275,7 +317,10 @@ describe("14. graceful stop", () => {
     // A restart would have gone through back-off while the exit was handled: it did not.
     expect(states).toEqual(["stopping", "stopped"]);
     expect(spawns).toHaveLength(1);
-    expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE" } });
+    expect(await client.callTool({ name: "file.read", args: {} })).toMatchObject({
+      ok: false,
+      error: { code: "TOOLHOST_UNAVAILABLE" },
+    });
     await supervisor.stop();
   });
 
@@ -305,7 +350,17 @@ describe("audit", () => {
   it("reports every call with its digest, outcome and duration", async () => {
     const { client, audits } = makeClient();
     await client.callTool({ name: "file.read", args: { path: "a" }, traceId: "tr-9", sessionId: 4 });
-    expect(audits).toEqual([{ traceId: "tr-9", sessionId: 4, agentId: "fixture", tool: "file.read", argsDigest: expect.stringMatching(/^[0-9a-f]{16}$/), ok: true, durationMs: expect.any(Number) }]);
+    expect(audits).toEqual([
+      {
+        traceId: "tr-9",
+        sessionId: 4,
+        agentId: "fixture",
+        tool: "file.read",
+        argsDigest: expect.stringMatching(/^[0-9a-f]{16}$/),
+        ok: true,
+        durationMs: expect.any(Number),
+      },
+    ]);
   });
 
   it("a call's result reaches its caller only once its audit row is stored", async () => {
@@ -315,7 +370,9 @@ describe("audit", () => {
     const asked = new Promise<void>((resolve) => (recorded = resolve));
     const { client } = makeClient({ recordCall: () => (recorded(), stored) });
     let answered = false;
-    const call = client.callTool({ name: "file.read", args: { path: "a" } }).then((result) => ((answered = true), result));
+    const call = client
+      .callTool({ name: "file.read", args: { path: "a" } })
+      .then((result) => ((answered = true), result));
     await asked;
     // Turns of the event loop pass with the child's answer in hand: it still waits for the row.
     for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
@@ -325,10 +382,18 @@ describe("audit", () => {
   });
 
   it("a result whose audit row cannot be stored is withheld, with what to check", async () => {
-    const { client, supervisor } = makeClient({ recordCall: () => Promise.reject(new Error("SQLITE_FULL: database or disk is full")) });
+    const { client, supervisor } = makeClient({
+      recordCall: () => Promise.reject(new Error("SQLITE_FULL: database or disk is full")),
+    });
     expect(await client.callTool({ name: "file.read", args: { path: "a" } })).toEqual({
       ok: false,
-      error: { code: "INTERNAL", tool: "file.read", reason: expect.stringMatching(/its audit record could not be stored \(SQLITE_FULL: database or disk is full\), so its result is withheld; the call may have run.*check before repeating it/) },
+      error: {
+        code: "INTERNAL",
+        tool: "file.read",
+        reason: expect.stringMatching(
+          /its audit record could not be stored \(SQLITE_FULL: database or disk is full\), so its result is withheld; the call may have run.*check before repeating it/,
+        ),
+      },
     });
     expect(supervisor.state).toBe("running");
   });

@@ -1,5 +1,10 @@
 import { PassThrough, Writable } from "node:stream";
-import { CancellationTokenSource, createMessageConnection, ResponseError, type CancellationToken } from "vscode-jsonrpc/node";
+import {
+  CancellationTokenSource,
+  createMessageConnection,
+  ResponseError,
+  type CancellationToken,
+} from "vscode-jsonrpc/node";
 import { describe, expect, it } from "vitest";
 import { BoundedMessageReader } from "../../src/toolhost/bounded-reader.js";
 import { frameText, FramedMessageWriter } from "../../src/toolhost/framed-writer.js";
@@ -11,8 +16,15 @@ function connected() {
   const toChild = new PassThrough();
   const toParent = new PassThrough();
   const warnings: string[] = [];
-  const endpoint = createRpcEndpoint(new BoundedMessageReader(toChild, 1 << 20), new FramedMessageWriter(toParent, { batch: "none" }), { warn: (message) => warnings.push(message) });
-  const parent = createMessageConnection(new BoundedMessageReader(toParent, 1 << 20), new FramedMessageWriter(toChild, { batch: "tick" }));
+  const endpoint = createRpcEndpoint(
+    new BoundedMessageReader(toChild, 1 << 20),
+    new FramedMessageWriter(toParent, { batch: "none" }),
+    { warn: (message) => warnings.push(message) },
+  );
+  const parent = createMessageConnection(
+    new BoundedMessageReader(toParent, 1 << 20),
+    new FramedMessageWriter(toChild, { batch: "tick" }),
+  );
   parent.listen();
   return { endpoint, parent, toChild, warnings };
 }
@@ -20,7 +32,10 @@ function connected() {
 describe("the child's JSON-RPC endpoint", () => {
   it("answers vscode-jsonrpc requests; a thrown ResponseError keeps its code, any other error is an internal error, an unknown method is said so", async () => {
     const { endpoint, parent } = connected();
-    endpoint.onRequest("add", (params) => (params as { a: number; b: number }).a + (params as { a: number; b: number }).b);
+    endpoint.onRequest(
+      "add",
+      (params) => (params as { a: number; b: number }).a + (params as { a: number; b: number }).b,
+    );
     endpoint.onRequest("later", async () => ({ done: true }));
     endpoint.onRequest("refuse", () => {
       throw new ResponseError(-32602, "bad params here");
@@ -30,7 +45,10 @@ describe("the child's JSON-RPC endpoint", () => {
     await expect(parent.sendRequest("add", { a: 2, b: 3 })).resolves.toBe(5);
     await expect(parent.sendRequest("later", {})).resolves.toEqual({ done: true });
     await expect(parent.sendRequest("refuse", {})).rejects.toMatchObject({ code: -32602, message: "bad params here" });
-    await expect(parent.sendRequest("break", {})).rejects.toMatchObject({ code: -32603, message: expect.stringContaining("disk on fire") });
+    await expect(parent.sendRequest("break", {})).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining("disk on fire"),
+    });
     await expect(parent.sendRequest("nope", {})).rejects.toMatchObject({ code: -32601 });
     parent.dispose();
     endpoint.dispose();
@@ -45,7 +63,11 @@ describe("the child's JSON-RPC endpoint", () => {
         done();
       },
     });
-    const endpoint = createRpcEndpoint(new BoundedMessageReader(toChild, 1 << 20), new FramedMessageWriter(toParent, { batch: "none" }), { warn: () => undefined });
+    const endpoint = createRpcEndpoint(
+      new BoundedMessageReader(toChild, 1 << 20),
+      new FramedMessageWriter(toParent, { batch: "none" }),
+      { warn: () => undefined },
+    );
     let release: (() => void) | undefined;
     endpoint.onRequest("wait", (params) => {
       events.push(`start ${(params as { n: number }).n}`);
@@ -56,7 +78,8 @@ describe("the child's JSON-RPC endpoint", () => {
       return "now";
     });
     endpoint.listen();
-    const frame = (n: number, method: string) => Buffer.from(frameText({ jsonrpc: "2.0", id: n, method, params: { n } } as never));
+    const frame = (n: number, method: string) =>
+      Buffer.from(frameText({ jsonrpc: "2.0", id: n, method, params: { n } } as never));
     toChild.write(Buffer.concat([frame(1, "wait"), frame(2, "now"), frame(3, "now")]));
     // The chunk is taken in the turn it arrives: 2 and 3 answered, each in a write of its own, before the next request starts.
     expect(events).toEqual(["start 1", "start 2", "write 2", "start 3", "write 3"]);
@@ -113,7 +136,10 @@ describe("the child's JSON-RPC endpoint", () => {
     toChild.write(Buffer.from(frameText({ jsonrpc: "2.0", id: 9, result: 1 } as never)));
     toChild.end();
     await expect.poll(() => closes).toBe(1);
-    expect(warnings).toEqual(["notification window/log ignored", "a message that is not a request or a notification was ignored"]);
+    expect(warnings).toEqual([
+      "notification window/log ignored",
+      "a message that is not a request or a notification was ignored",
+    ]);
     endpoint.dispose();
     expect(closes).toBe(1);
   });
@@ -132,8 +158,16 @@ describe("the parent's JSON-RPC client", () => {
   function paired() {
     const toChild = new PassThrough();
     const toParent = new PassThrough();
-    const endpoint = createRpcEndpoint(new BoundedMessageReader(toChild, 1 << 20), new FramedMessageWriter(toParent, { batch: "none" }), { warn: () => undefined });
-    const client = createRpcClient(new BoundedMessageReader(toParent, 1 << 20), new FramedMessageWriter(toChild, { batch: "tick" }), { warn: () => undefined });
+    const endpoint = createRpcEndpoint(
+      new BoundedMessageReader(toChild, 1 << 20),
+      new FramedMessageWriter(toParent, { batch: "none" }),
+      { warn: () => undefined },
+    );
+    const client = createRpcClient(
+      new BoundedMessageReader(toParent, 1 << 20),
+      new FramedMessageWriter(toChild, { batch: "tick" }),
+      { warn: () => undefined },
+    );
     client.listen();
     return { endpoint, client, toParent };
   }
@@ -144,7 +178,10 @@ describe("the parent's JSON-RPC client", () => {
     endpoint.onRequest("refuse", () => {
       throw new ResponseError(-32602, "no");
     });
-    endpoint.onRequest("slow", (_params, token) => new Promise((resolve) => token.onCancellationRequested(() => resolve("stopped"))));
+    endpoint.onRequest(
+      "slow",
+      (_params, token) => new Promise((resolve) => token.onCancellationRequested(() => resolve("stopped"))),
+    );
     endpoint.listen();
     await expect(ask(client, "echo", { a: 1 }).answer).resolves.toEqual({ a: 1 });
     await expect(ask(client, "refuse", {}).answer).rejects.toMatchObject({ code: -32602, message: "no" });
@@ -160,8 +197,16 @@ describe("the parent's JSON-RPC client", () => {
     const toChild = new PassThrough();
     const toParent = new PassThrough();
     const warnings: string[] = [];
-    const endpoint = createRpcEndpoint(new BoundedMessageReader(toChild, 1 << 20), new FramedMessageWriter(toParent, { batch: "none" }), { warn: () => undefined });
-    const client = createRpcClient(new BoundedMessageReader(toParent, 1 << 20), new FramedMessageWriter(toChild, { batch: "tick" }), { warn: (message) => warnings.push(message) });
+    const endpoint = createRpcEndpoint(
+      new BoundedMessageReader(toChild, 1 << 20),
+      new FramedMessageWriter(toParent, { batch: "none" }),
+      { warn: () => undefined },
+    );
+    const client = createRpcClient(
+      new BoundedMessageReader(toParent, 1 << 20),
+      new FramedMessageWriter(toChild, { batch: "tick" }),
+      { warn: (message) => warnings.push(message) },
+    );
     client.listen();
     endpoint.onRequest("echo", (params) => params);
     endpoint.listen();

@@ -4,7 +4,17 @@
  * and deleting a session folder never touches the library.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
@@ -27,7 +37,11 @@ function setup() {
 describe("session folder setup", () => {
   it("creates the link idempotently and indexes the library once", () => {
     const { library, folder, link } = setup();
-    const prepare = createSessionSetup({ link: { name: LINK, target: library }, library: { dir: library, locale: "zh" }, logger });
+    const prepare = createSessionSetup({
+      link: { name: LINK, target: library },
+      library: { dir: library, locale: "zh" },
+      logger,
+    });
     prepare(folder);
     prepare(folder);
     expect(readlinkSync(link)).toBe(library);
@@ -75,18 +89,25 @@ describe("session folder setup", () => {
   it("a git checkout gets the link name in .git/info/exclude once", () => {
     const { library, folder } = setup();
     execFileSync("git", ["init", "-q", folder]);
-    writeFileSync(join(folder, ".git", "info", "exclude"), "# git ls-files --others --exclude-from=.git/info/exclude\n*.log");
+    writeFileSync(
+      join(folder, ".git", "info", "exclude"),
+      "# git ls-files --others --exclude-from=.git/info/exclude\n*.log",
+    );
     const prepare = createSessionSetup({ link: { name: LINK, target: library }, logger });
     prepare(folder);
     prepare(folder);
     createSessionSetup({ link: { name: LINK, target: library }, logger })(folder);
-    expect(readFileSync(join(folder, ".git", "info", "exclude"), "utf8")).toBe(`# git ls-files --others --exclude-from=.git/info/exclude\n*.log\n/${LINK}\n`);
+    expect(readFileSync(join(folder, ".git", "info", "exclude"), "utf8")).toBe(
+      `# git ls-files --others --exclude-from=.git/info/exclude\n*.log\n/${LINK}\n`,
+    );
     expect(execFileSync("git", ["-C", folder, "status", "--porcelain"], { encoding: "utf8" })).toBe("");
   });
 
   it("deleting a session folder keeps the library's contents", () => {
     const { library, folder } = setup();
-    createSessionSetup({ link: { name: LINK, target: library }, library: { dir: library, locale: "zh" }, logger })(folder);
+    createSessionSetup({ link: { name: LINK, target: library }, library: { dir: library, locale: "zh" }, logger })(
+      folder,
+    );
     const before = readdirSync(library).sort();
     execFileSync("rm", ["-rf", join(folder, "..")]);
     expect(readdirSync(library).sort()).toEqual(before);

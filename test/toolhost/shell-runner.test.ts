@@ -35,14 +35,29 @@ function processesTagged(tag: string): number {
 }
 
 async function runBomb(runner: ShellRunner, cwd: string, tag: string) {
-  return runner.run({ command: forkBomb(tag), cwd, timeoutMs: 20_000, maxCaptureBytes: 4096, signal: new AbortController().signal });
+  return runner.run({
+    command: forkBomb(tag),
+    cwd,
+    timeoutMs: 20_000,
+    maxCaptureBytes: 4096,
+    signal: new AbortController().signal,
+  });
 }
 
 describe("shell runner teardown", () => {
   it("bwrap: the call returns only after every process of the pid namespace is gone", async () => {
     const home = tempDir();
     const runner = createShellRunner(
-      bwrapLauncher({ writable: [home], readOnly: [], home, network: false, tmpSizeBytes: 1 << 20, agentId: "teardown", memoryLimitBytes: 1 << 30, bwrapPath: "/usr/bin/bwrap" }),
+      bwrapLauncher({
+        writable: [home],
+        readOnly: [],
+        home,
+        network: false,
+        tmpSizeBytes: 1 << 20,
+        agentId: "teardown",
+        memoryLimitBytes: 1 << 30,
+        bwrapPath: "/usr/bin/bwrap",
+      }),
     );
     for (const round of [1, 2, 3]) {
       const tag = `teardown-bwrap-${round}-${process.pid}`;
@@ -56,7 +71,9 @@ describe("shell runner teardown", () => {
 
   it("none: background children in the group and setsid escapees are gone when the call returns", async () => {
     const home = tempDir();
-    const runner = createShellRunner(noneLauncher({ home, ownerPid: process.pid, agentId: "teardown", memoryLimitBytes: 1 << 30}));
+    const runner = createShellRunner(
+      noneLauncher({ home, ownerPid: process.pid, agentId: "teardown", memoryLimitBytes: 1 << 30 }),
+    );
     const tag = `teardown-none-${process.pid}`;
     const result = await runner.run({
       // bash -c '...; true' keeps a bash carrying the tag as $0 alive beside each sleep.

@@ -16,13 +16,19 @@ import { SWAPPER } from "../helpers/swapper.js";
 const RACE_SECONDS = 10;
 const isRoot = process.getuid?.() === 0;
 
-
 async function race(mode: "bwrap" | "none"): Promise<void> {
-  const workspace: RealWorkspace = await realWorkspace({ TOOLHOST_SANDBOX: mode, ALLOWED_COMMANDS: "python3,ln,mkdir", SHELL_MAX_TIMEOUT_MS: "60000" });
+  const workspace: RealWorkspace = await realWorkspace({
+    TOOLHOST_SANDBOX: mode,
+    ALLOWED_COMMANDS: "python3,ln,mkdir",
+    SHELL_MAX_TIMEOUT_MS: "60000",
+  });
   const { layout } = workspace;
   const bSkills = layout.agentTrees("b").skillsDir;
   mkdirSync(join(bSkills, "existing"), { recursive: true });
-  writeFileSync(join(bSkills, "existing", "SKILL.md"), "---\nname: existing\ndescription: B's own skill\n---\nB-SECRET-SKILL\n");
+  writeFileSync(
+    join(bSkills, "existing", "SKILL.md"),
+    "---\nname: existing\ndescription: B's own skill\n---\nB-SECRET-SKILL\n",
+  );
   const canary = tempDir("laoding-canary-");
   chmodSync(canary, 0o700);
   writeFileSync(join(canary, "root-only.txt"), "ROOT-ONLY-CANARY\n");
@@ -42,7 +48,10 @@ async function race(mode: "bwrap" | "none"): Promise<void> {
   const linked = await call("shell.exec", { command: `ln -s ${bSkills} l1 && ln -s ${canary} l2` });
   expect(linked, JSON.stringify(linked)).toMatchObject({ ok: true });
 
-  const swapper = call("shell.exec", { command: `python3 swap.py ${RACE_SECONDS}`, timeout_ms: (RACE_SECONDS + 20) * 1000 });
+  const swapper = call("shell.exec", {
+    command: `python3 swap.py ${RACE_SECONDS}`,
+    timeout_ms: (RACE_SECONDS + 20) * 1000,
+  });
   const outputs: string[] = [];
   let calls = 0;
   let writes = 0;
@@ -62,7 +71,9 @@ async function race(mode: "bwrap" | "none"): Promise<void> {
   await Promise.all([
     hammer(write("d1")),
     hammer(write("d2")),
-    hammer((round) => call("file.edit", { path: `d${1 + (round % 2)}/edit.txt`, old_string: "one", new_string: "one" })),
+    hammer((round) =>
+      call("file.edit", { path: `d${1 + (round % 2)}/edit.txt`, old_string: "one", new_string: "one" }),
+    ),
     hammer((round) => call("file.list", { path: `d${1 + (round % 2)}` })),
     hammer((round) => call("file.grep", { pattern: "SECRET|CANARY|name:", path: `d${1 + (round % 2)}` })),
     // While d1 is the link into B's skills, d1/existing/SKILL.md is B's; while d2 is the link, d2/root-only.txt is root's.
@@ -84,7 +95,11 @@ async function race(mode: "bwrap" | "none"): Promise<void> {
 
 describe("the folder-swap race (issue 8, finding 1)", () => {
   // As root the boundary is the agent's uid; without root, none mode is the documented trust mode.
-  it.runIf(isRoot)(`file.write, file.edit, file.list, file.grep and file.read never reach outside A's trees while A's shell swaps folders for ${RACE_SECONDS} s`, async () => {
-    await Promise.all([race("bwrap"), race("none")]);
-  }, (RACE_SECONDS + 60) * 1000);
+  it.runIf(isRoot)(
+    `file.write, file.edit, file.list, file.grep and file.read never reach outside A's trees while A's shell swaps folders for ${RACE_SECONDS} s`,
+    async () => {
+      await Promise.all([race("bwrap"), race("none")]);
+    },
+    (RACE_SECONDS + 60) * 1000,
+  );
 });

@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { fsError } from "../../src/toolhost/tools/file-access.js";
 
-const fsFailure = (code: string) => Object.assign(new Error(`${code}: failed, open '/srv/laoding/workspace/b/secret.txt'`), { code });
+const fsFailure = (code: string) =>
+  Object.assign(new Error(`${code}: failed, open '/srv/laoding/workspace/b/secret.txt'`), { code });
 
 describe("fs errors", () => {
   it.each([

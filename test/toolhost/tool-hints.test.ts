@@ -11,16 +11,29 @@ import { realClient, realWorkspace } from "../helpers/real-toolhost.js";
 
 describe("tool hints", () => {
   it("the real child announces every tool's hints, and shell.exec's deadline bounds from the agent's limits", async () => {
-    const workspace = await realWorkspace({ TOOLHOST_SANDBOX: "none", SHELL_TIMEOUT_MS: "7000", SHELL_MAX_TIMEOUT_MS: "90000", ALLOWED_COMMANDS: "ls" });
+    const workspace = await realWorkspace({
+      TOOLHOST_SANDBOX: "none",
+      SHELL_TIMEOUT_MS: "7000",
+      SHELL_MAX_TIMEOUT_MS: "90000",
+      ALLOWED_COMMANDS: "ls",
+    });
     const { client } = realClient(workspace, "a");
     const tools = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     for (const name of ["file.read", "file.list", "file.grep", "file.glob", "library.search"]) {
-      expect(byName.get(name)?.annotations, name).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+      expect(byName.get(name)?.annotations, name).toEqual({
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      });
     }
     expect(byName.get("file.write")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(byName.get("file.edit")?.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false });
-    expect(byName.get("shell.exec")).toMatchObject({ annotations: { readOnlyHint: false, openWorldHint: false }, deadline: { argument: "timeout_ms", defaultMs: 7000, maxMs: 90000 } });
+    expect(byName.get("shell.exec")).toMatchObject({
+      annotations: { readOnlyHint: false, openWorldHint: false },
+      deadline: { argument: "timeout_ms", defaultMs: 7000, maxMs: 90000 },
+    });
     expect(tools.filter((tool) => tool.deadline).map((tool) => tool.name)).toEqual(["shell.exec"]);
     const cwd = join(workspace.layout.agentTrees("a").workTree, "chat");
     expect(await client.callTool({ name: "shell.exec", args: { command: "ls" }, cwd })).toMatchObject({ ok: true });
@@ -42,7 +55,12 @@ describe("tool hints", () => {
 
   it("the deadline argument a tool declares is honoured within its bounds; other tools get the call deadline", async () => {
     const { client } = makeClient({ callTimeoutMs: 300 });
-    expect(await client.callTool({ name: "shell.exec", args: { sleepMs: 600, timeout_ms: 2_000 } })).toMatchObject({ ok: true });
-    expect(await client.callTool({ name: "file.read", args: { sleepMs: 600 } })).toMatchObject({ ok: false, error: { code: "TIMEOUT" } });
+    expect(await client.callTool({ name: "shell.exec", args: { sleepMs: 600, timeout_ms: 2_000 } })).toMatchObject({
+      ok: true,
+    });
+    expect(await client.callTool({ name: "file.read", args: { sleepMs: 600 } })).toMatchObject({
+      ok: false,
+      error: { code: "TIMEOUT" },
+    });
   });
 });

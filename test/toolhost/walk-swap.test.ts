@@ -17,7 +17,6 @@ import { SWAPPER } from "../helpers/swapper.js";
 const RACE_SECONDS = 6;
 const isRoot = process.getuid?.() === 0;
 
-
 /** Every name A's own folder holds (the session's link to its library too); anything else in an answer came from outside it. */
 const OWN_NAMES = new Set(["d1", "d2", "l1", "l2", "swap.py", "mine-1.txt", "sub", "mine-2.txt", EXPERIENCE_LINK_NAME]);
 
@@ -25,10 +24,22 @@ const OWN_NAMES = new Set(["d1", "d2", "l1", "l2", "swap.py", "mine-1.txt", "sub
 function namesShown(tool: string, output: string): string[] {
   return output
     .split("\n")
-    .filter((line) => line !== "" && !line.startsWith("…[") && !line.startsWith("no matches") && line !== "no files match" && !line.endsWith(" is empty"))
+    .filter(
+      (line) =>
+        line !== "" &&
+        !line.startsWith("…[") &&
+        !line.startsWith("no matches") &&
+        line !== "no files match" &&
+        !line.endsWith(" is empty"),
+    )
     .flatMap((line) => {
       // list: "<type> <name>  <size or -> target>"; grep: "<path>:<line>: <text>"; glob: "<path>".
-      const path = tool === "file.list" ? (line.slice(5).split("  ")[0] as string).replace(/\/$/, "") : tool === "file.grep" ? (line.split(":")[0] as string) : line;
+      const path =
+        tool === "file.list"
+          ? (line.slice(5).split("  ")[0] as string).replace(/\/$/, "")
+          : tool === "file.grep"
+            ? (line.split(":")[0] as string)
+            : line;
       return path.split("/");
     });
 }
@@ -45,14 +56,21 @@ function childNodePid(startedPid: number): number {
       // Gone meanwhile.
     }
   }
-  const descends = (pid: number): boolean => pid === startedPid || (pid > 1 && parents.has(pid) && descends(parents.get(pid) as number));
-  const found = [...parents.keys()].find((pid) => descends(pid) && /child-entry/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8")));
+  const descends = (pid: number): boolean =>
+    pid === startedPid || (pid > 1 && parents.has(pid) && descends(parents.get(pid) as number));
+  const found = [...parents.keys()].find(
+    (pid) => descends(pid) && /child-entry/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8")),
+  );
   if (found === undefined) throw new Error("no toolhost child process found");
   return found;
 }
 
 async function race(mode: "bwrap" | "none"): Promise<void> {
-  const workspace = await realWorkspace({ TOOLHOST_SANDBOX: mode, ALLOWED_COMMANDS: "python3,ln", SHELL_MAX_TIMEOUT_MS: "60000" });
+  const workspace = await realWorkspace({
+    TOOLHOST_SANDBOX: mode,
+    ALLOWED_COMMANDS: "python3,ln",
+    SHELL_MAX_TIMEOUT_MS: "60000",
+  });
   // A host folder the agent's uid may read: the leak is what its uid can see.
   const host = tempDir("laoding-host-");
   chmodSync(host, 0o755);
@@ -85,12 +103,16 @@ async function race(mode: "bwrap" | "none"): Promise<void> {
   const descriptors = () => readdirSync(`/proc/${nodePid}/fd`).length;
   const before = nodePid === undefined ? 0 : descriptors();
 
-  const swapper = call("shell.exec", { command: `python3 swap.py ${RACE_SECONDS}`, timeout_ms: (RACE_SECONDS + 20) * 1000 });
+  const swapper = call("shell.exec", {
+    command: `python3 swap.py ${RACE_SECONDS}`,
+    timeout_ms: (RACE_SECONDS + 20) * 1000,
+  });
   const answers: { name: string; result: ToolResult }[] = [];
   const deadline = Date.now() + RACE_SECONDS * 1000;
   await Promise.all(
     walks.map(async ([name, args]) => {
-      for (let round = 0; Date.now() < deadline; round += 1) answers.push({ name, result: await call(name, args(round)) });
+      for (let round = 0; Date.now() < deadline; round += 1)
+        answers.push({ name, result: await call(name, args(round)) });
     }),
   );
   const swapped = await swapper;
@@ -101,7 +123,9 @@ async function race(mode: "bwrap" | "none"): Promise<void> {
   for (const { name, result } of answers) {
     if (!result.ok) continue;
     const foreign = namesShown(name, result.output).filter((shown) => !OWN_NAMES.has(shown));
-    expect(foreign, `${mode}: ${name} answered names from outside A's folder:\n${result.output.slice(0, 500)}`).toEqual([]);
+    expect(foreign, `${mode}: ${name} answered names from outside A's folder:\n${result.output.slice(0, 500)}`).toEqual(
+      [],
+    );
   }
   if (nodePid !== undefined) expect(descriptors(), `${mode}: the child's open descriptors`).toBeLessThanOrEqual(before);
   await client.supervisor.stop();
@@ -109,7 +133,11 @@ async function race(mode: "bwrap" | "none"): Promise<void> {
 
 describe("a folder swapped for a link while list, glob and grep walk it (issue 32, item 8)", () => {
   // As root the boundary is the agent's uid; without root, none mode is the documented trust mode.
-  it.runIf(isRoot)(`no name from /etc or another host folder is ever answered while A's shell swaps folders for ${RACE_SECONDS} s`, async () => {
-    await Promise.all([race("bwrap"), race("none")]);
-  }, (RACE_SECONDS + 60) * 1000);
+  it.runIf(isRoot)(
+    `no name from /etc or another host folder is ever answered while A's shell swaps folders for ${RACE_SECONDS} s`,
+    async () => {
+      await Promise.all([race("bwrap"), race("none")]);
+    },
+    (RACE_SECONDS + 60) * 1000,
+  );
 });

@@ -24,7 +24,9 @@ describe("laoding init", () => {
       expect(existsSync(join(workspaceDir, path)), path).toBe(true);
     }
     expect(run.stdout).toContain("copied   skills/skill-builder/SKILL.md");
-    expect(readFileSync(join(workspaceDir, "skills/skill-builder/SKILL.md"), "utf8")).toMatch(/^---\nname: skill-builder\n/);
+    expect(readFileSync(join(workspaceDir, "skills/skill-builder/SKILL.md"), "utf8")).toMatch(
+      /^---\nname: skill-builder\n/,
+    );
   });
 
   it("copies nothing on a second run and says so", async () => {
@@ -55,7 +57,15 @@ describe("laoding init", () => {
   it("puts the share README into SHARE_DIR and creates every agent's trees", async () => {
     const repoRoot = fakeRepo();
     const workspaceDir = tempDir();
-    writeFileSync(join(repoRoot, "configs/agents.json"), JSON.stringify({ agents: [{ id: "ops", name: "Ops" }, { id: "dev", name: "Dev" }] }));
+    writeFileSync(
+      join(repoRoot, "configs/agents.json"),
+      JSON.stringify({
+        agents: [
+          { id: "ops", name: "Ops" },
+          { id: "dev", name: "Dev" },
+        ],
+      }),
+    );
     const run = await runLaoding(["init", "--workspace", workspaceDir], { repoRoot, env: { SHARE_DIR: "common" } });
     expect(run.code).toBe(0);
     expect(existsSync(join(workspaceDir, "common/README.md"))).toBe(true);

@@ -13,7 +13,16 @@ export class ApiError extends Error {
   }
 }
 
-export type AgentSummary = { id: string; name: string; libraryEnabled: boolean; documentCount: number; gapCount: number; openClusterCount: number; draftCount: number; lessonCounts: LessonCounts };
+export type AgentSummary = {
+  id: string;
+  name: string;
+  libraryEnabled: boolean;
+  documentCount: number;
+  gapCount: number;
+  openClusterCount: number;
+  draftCount: number;
+  lessonCounts: LessonCounts;
+};
 export type LessonStatus = "draft" | "active" | "deprecated";
 export type LessonCounts = Record<LessonStatus, number>;
 export type Lesson = {
@@ -32,14 +41,68 @@ export type Lesson = {
   deprecatedReason: string | null;
   createdAt: number;
 };
-export type LedgerEntry = { id: number; action: string; actor: string; reason: string | null; before: { status?: string } | null; after: { status?: string } | null; createdAt: number };
+export type LedgerEntry = {
+  id: number;
+  action: string;
+  actor: string;
+  reason: string | null;
+  before: { status?: string } | null;
+  after: { status?: string } | null;
+  createdAt: number;
+};
 export type Rate = { n: number; successes: number; rate: number | null };
-export type Comparison = { treatment: Rate; holdout: Rate; effect: number | null; interval: [number, number] | null; verdict: string };
-export type EffectReport = { agentId: string; overall: Comparison; byTag: ({ tag: string } & Comparison)[]; created: number; promoted: number; deprecated: number; phantomCitations: number; distillCalls: number; skipped: number; tokens: number };
-export type DocSummary = { fileName: string; title: string; keywords: string[]; summary: string; applicable: string; lastVerified: string; sizeBytes: number; updatedAt: string };
+export type Comparison = {
+  treatment: Rate;
+  holdout: Rate;
+  effect: number | null;
+  interval: [number, number] | null;
+  verdict: string;
+};
+export type EffectReport = {
+  agentId: string;
+  overall: Comparison;
+  byTag: ({ tag: string } & Comparison)[];
+  created: number;
+  promoted: number;
+  deprecated: number;
+  phantomCitations: number;
+  distillCalls: number;
+  skipped: number;
+  tokens: number;
+};
+export type DocSummary = {
+  fileName: string;
+  title: string;
+  keywords: string[];
+  summary: string;
+  applicable: string;
+  lastVerified: string;
+  sizeBytes: number;
+  updatedAt: string;
+};
 export type DocList = { enabled: boolean; docs: DocSummary[]; indexContent: string };
-export type DraftRow = { id: number; intentKey: string; status: string; skillName: string | null; path: string | null; clusterSize: number; reason: string | null; createdAt: number };
-export type GapCluster = { intentKey: string; reason: string; gapClass: string; count: number; sessions: number; users: number; firstSeen: number; lastSeen: number; samples: string[]; draft: DraftRow | null };
+export type DraftRow = {
+  id: number;
+  intentKey: string;
+  status: string;
+  skillName: string | null;
+  path: string | null;
+  clusterSize: number;
+  reason: string | null;
+  createdAt: number;
+};
+export type GapCluster = {
+  intentKey: string;
+  reason: string;
+  gapClass: string;
+  count: number;
+  sessions: number;
+  users: number;
+  firstSeen: number;
+  lastSeen: number;
+  samples: string[];
+  draft: DraftRow | null;
+};
 export type GapReport = { agent: string; sinceHours: number; clusters: GapCluster[]; drafts: DraftRow[] };
 export type DraftDetail = { name: string; intentKey: string; status: string; path: string; content: string };
 
@@ -51,7 +114,12 @@ export function createApi(token: () => string | null) {
     if (body !== undefined) headers["content-type"] = "application/json";
     let response: Response;
     try {
-      response = await fetch(path, { method, headers, cache: "no-store", ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      response = await fetch(path, {
+        method,
+        headers,
+        cache: "no-store",
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
     } catch (error) {
       throw new ApiError("NETWORK", (error as Error).message, 0);
     }
@@ -61,7 +129,12 @@ export function createApi(token: () => string | null) {
     } catch {
       throw new ApiError("BAD_ANSWER", `${method} ${path}: HTTP ${response.status}, not JSON`, response.status);
     }
-    if (envelope.ok !== true) throw new ApiError(envelope.error?.code ?? "UNKNOWN", envelope.error?.message ?? `HTTP ${response.status}`, response.status);
+    if (envelope.ok !== true)
+      throw new ApiError(
+        envelope.error?.code ?? "UNKNOWN",
+        envelope.error?.message ?? `HTTP ${response.status}`,
+        response.status,
+      );
     return envelope.data as T;
   };
   const agent = (id: string) => `/v1/agents/${encodeURIComponent(id)}`;
@@ -69,19 +142,44 @@ export function createApi(token: () => string | null) {
   const file = (name: string) => `file=${encodeURIComponent(name)}`;
   return {
     agents: () => call<AgentSummary[]>("GET", "/v1/agents"),
-    setLibrary: (id: string, enabled: boolean) => call<{ id: string; libraryEnabled: boolean }>("PATCH", library(id), { enabled }),
+    setLibrary: (id: string, enabled: boolean) =>
+      call<{ id: string; libraryEnabled: boolean }>("PATCH", library(id), { enabled }),
     docs: (id: string) => call<DocList>("GET", `${library(id)}/docs`),
-    readDoc: (id: string, name: string) => call<{ fileName: string; content: string }>("GET", `${library(id)}/docs/content?${file(name)}`),
-    writeDoc: (id: string, fileName: string, content: string) => call<{ fileName: string; created: boolean; sizeBytes: number; index: string }>("PUT", `${library(id)}/docs/content`, { fileName, content }),
-    deleteDoc: (id: string, name: string) => call<{ fileName: string; deleted: boolean; index: string }>("DELETE", `${library(id)}/docs?${file(name)}`),
-    rebuildIndex: (id: string) => call<{ report: string; documentCount: number }>("POST", `${library(id)}/index/rebuild`),
-    gaps: (id: string, sinceHours?: number) => call<GapReport>("GET", `${agent(id)}/capability-gaps${sinceHours === undefined ? "" : `?sinceHours=${sinceHours}`}`),
-    readDraft: (id: string, name: string) => call<DraftDetail>("GET", `${agent(id)}/skill-drafts/${encodeURIComponent(name)}`),
-    lessons: (id: string, status?: LessonStatus) => call<Lesson[]>("GET", `${agent(id)}/experiences${status ? `?status=${status}` : ""}`),
-    lesson: (id: string, lessonId: string) => call<{ lesson: Lesson; ledger: LedgerEntry[] }>("GET", `${agent(id)}/experiences/${encodeURIComponent(lessonId)}`),
-    lessonAction: (id: string, lessonId: string, action: "pin" | "unpin" | "restore") => call<Lesson>("POST", `${agent(id)}/experiences/${encodeURIComponent(lessonId)}/${action}`),
-    deprecateLesson: (id: string, lessonId: string, reason: string) => call<Lesson>("POST", `${agent(id)}/experiences/${encodeURIComponent(lessonId)}/deprecate`, { reason }),
+    readDoc: (id: string, name: string) =>
+      call<{ fileName: string; content: string }>("GET", `${library(id)}/docs/content?${file(name)}`),
+    writeDoc: (id: string, fileName: string, content: string) =>
+      call<{ fileName: string; created: boolean; sizeBytes: number; index: string }>(
+        "PUT",
+        `${library(id)}/docs/content`,
+        { fileName, content },
+      ),
+    deleteDoc: (id: string, name: string) =>
+      call<{ fileName: string; deleted: boolean; index: string }>("DELETE", `${library(id)}/docs?${file(name)}`),
+    rebuildIndex: (id: string) =>
+      call<{ report: string; documentCount: number }>("POST", `${library(id)}/index/rebuild`),
+    gaps: (id: string, sinceHours?: number) =>
+      call<GapReport>(
+        "GET",
+        `${agent(id)}/capability-gaps${sinceHours === undefined ? "" : `?sinceHours=${sinceHours}`}`,
+      ),
+    readDraft: (id: string, name: string) =>
+      call<DraftDetail>("GET", `${agent(id)}/skill-drafts/${encodeURIComponent(name)}`),
+    lessons: (id: string, status?: LessonStatus) =>
+      call<Lesson[]>("GET", `${agent(id)}/experiences${status ? `?status=${status}` : ""}`),
+    lesson: (id: string, lessonId: string) =>
+      call<{ lesson: Lesson; ledger: LedgerEntry[] }>(
+        "GET",
+        `${agent(id)}/experiences/${encodeURIComponent(lessonId)}`,
+      ),
+    lessonAction: (id: string, lessonId: string, action: "pin" | "unpin" | "restore") =>
+      call<Lesson>("POST", `${agent(id)}/experiences/${encodeURIComponent(lessonId)}/${action}`),
+    deprecateLesson: (id: string, lessonId: string, reason: string) =>
+      call<Lesson>("POST", `${agent(id)}/experiences/${encodeURIComponent(lessonId)}/deprecate`, { reason }),
     effectReport: (id: string) => call<EffectReport>("GET", `${agent(id)}/experiences-report`),
-    retireDraft: (id: string, name: string) => call<{ name: string; archivedTo: string | null }>("DELETE", `${agent(id)}/skill-drafts/${encodeURIComponent(name)}`),
+    retireDraft: (id: string, name: string) =>
+      call<{ name: string; archivedTo: string | null }>(
+        "DELETE",
+        `${agent(id)}/skill-drafts/${encodeURIComponent(name)}`,
+      ),
   };
 }

@@ -65,7 +65,16 @@ function renderSignIn(message?: string): void {
   const input = h("input", { id: "token", type: "password", autocomplete: "off", required: true, spellcheck: "false" });
   const error = h("p", { id: "sign-in-error", class: "error", role: "alert" }, message ?? "");
   const button = h("button", { type: "submit", class: "primary" }, t("signIn"));
-  const form = h("form", { class: "sign-in", "aria-labelledby": "sign-in-title" }, h("h1", { id: "sign-in-title" }, t("signInTitle")), h("p", {}, t("signInHelp")), h("label", { for: "token" }, t("token")), input, button, error);
+  const form = h(
+    "form",
+    { class: "sign-in", "aria-labelledby": "sign-in-title" },
+    h("h1", { id: "sign-in-title" }, t("signInTitle")),
+    h("p", {}, t("signInHelp")),
+    h("label", { for: "token" }, t("token")),
+    input,
+    button,
+    error,
+  );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const token = input.value.trim();
@@ -88,7 +97,15 @@ function renderSignIn(message?: string): void {
       },
     );
   });
-  root.replaceChildren(h("header", { class: "top" }, h("span", { class: "brand" }, t("appTitle")), languageSwitch(() => renderSignIn(message))), form);
+  root.replaceChildren(
+    h(
+      "header",
+      { class: "top" },
+      h("span", { class: "brand" }, t("appTitle")),
+      languageSwitch(() => renderSignIn(message)),
+    ),
+    form,
+  );
   input.focus();
 }
 
@@ -96,7 +113,9 @@ function languageSwitch(rerender: () => void): HTMLElement {
   const select = h(
     "select",
     { id: "locale", "aria-label": t("language") },
-    (["zh", "en"] as const).map((value) => h("option", { value, selected: value === locale() }, value === "zh" ? "中文" : "English")),
+    (["zh", "en"] as const).map((value) =>
+      h("option", { value, selected: value === locale() }, value === "zh" ? "中文" : "English"),
+    ),
   );
   select.addEventListener("change", () => {
     // Redrawing in the other language reloads the view: ask first when that would drop edits.
@@ -127,12 +146,27 @@ function agentOfHash(): string | null {
 
 function renderApp(): void {
   const agent = agentOfHash();
-  const link = (hash: string, label: string, active: boolean) => h("a", { href: hash, "aria-current": active ? "page" : undefined }, label);
+  const link = (hash: string, label: string, active: boolean) =>
+    h("a", { href: hash, "aria-current": active ? "page" : undefined }, label);
   const nav = h(
     "nav",
     { "aria-label": t("appTitle") },
     link("#/agents", t("agents"), agent === null),
-    agent ? [link(`#/library/${encodeURIComponent(agent)}`, `${t("library")} · ${agent}`, location.hash.startsWith("#/library/")), link(`#/gaps/${encodeURIComponent(agent)}`, `${t("gaps")} · ${agent}`, location.hash.startsWith("#/gaps/")), link(`#/lessons/${encodeURIComponent(agent)}`, `${t("lessons")} · ${agent}`, location.hash.startsWith("#/lessons/"))] : null,
+    agent
+      ? [
+          link(
+            `#/library/${encodeURIComponent(agent)}`,
+            `${t("library")} · ${agent}`,
+            location.hash.startsWith("#/library/"),
+          ),
+          link(`#/gaps/${encodeURIComponent(agent)}`, `${t("gaps")} · ${agent}`, location.hash.startsWith("#/gaps/")),
+          link(
+            `#/lessons/${encodeURIComponent(agent)}`,
+            `${t("lessons")} · ${agent}`,
+            location.hash.startsWith("#/lessons/"),
+          ),
+        ]
+      : null,
   );
   const signOutButton = h("button", { type: "button", id: "sign-out" }, t("signOut"));
   signOutButton.addEventListener("click", () => {
@@ -141,7 +175,14 @@ function renderApp(): void {
   });
   root.replaceChildren(
     skipLink(),
-    h("header", { class: "top" }, h("span", { class: "brand" }, t("appTitle")), nav, languageSwitch(renderApp), signOutButton),
+    h(
+      "header",
+      { class: "top" },
+      h("span", { class: "brand" }, t("appTitle")),
+      nav,
+      languageSwitch(renderApp),
+      signOutButton,
+    ),
     statusLine,
     main,
   );

@@ -27,7 +27,11 @@ export function describeError(error: unknown): string {
  * Runs one action: the button is disabled and marked busy while it runs, the status line
  * says it is working, then what happened or what went wrong.
  */
-export async function runAction(context: ViewContext, button: HTMLButtonElement | null, action: () => Promise<string | null>): Promise<boolean> {
+export async function runAction(
+  context: ViewContext,
+  button: HTMLButtonElement | null,
+  action: () => Promise<string | null>,
+): Promise<boolean> {
   if (button) {
     button.disabled = true;
     button.setAttribute("aria-busy", "true");
@@ -49,12 +53,19 @@ export async function runAction(context: ViewContext, button: HTMLButtonElement 
 }
 
 /** Loads a view's data with a visible "loading" and an error with a retry button. */
-export async function load<T>(context: ViewContext, fetcher: () => Promise<T>, render: (data: T) => void): Promise<void> {
+export async function load<T>(
+  context: ViewContext,
+  fetcher: () => Promise<T>,
+  render: (data: T) => void,
+): Promise<void> {
   context.main.replaceChildren(h("p", { class: "loading", "aria-busy": "true" }, t("loading")));
   try {
     render(await fetcher());
   } catch (error) {
     context.status.error(error);
-    context.main.replaceChildren(h("p", { class: "error", role: "alert" }, describeError(error)), h("button", { type: "button", onclick: () => void load(context, fetcher, render) }, t("retry")));
+    context.main.replaceChildren(
+      h("p", { class: "error", role: "alert" }, describeError(error)),
+      h("button", { type: "button", onclick: () => void load(context, fetcher, render) }, t("retry")),
+    );
   }
 }

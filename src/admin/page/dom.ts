@@ -2,13 +2,18 @@
 type Attributes = Record<string, string | number | boolean | undefined | ((event: Event) => void)>;
 export type Child = Node | string | number | null | undefined | false | Child[];
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Attributes = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Attributes = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
     if (value === undefined || value === false) continue;
     if (typeof value === "function") element.addEventListener(name.replace(/^on/, ""), value);
     else if (value === true) element.setAttribute(name, "");
-    else if (name === "value" && (element instanceof HTMLInputElement || element instanceof HTMLTextAreaElement)) element.value = String(value);
+    else if (name === "value" && (element instanceof HTMLInputElement || element instanceof HTMLTextAreaElement))
+      element.value = String(value);
     else element.setAttribute(name, String(value));
   }
   append(element, children);
@@ -35,5 +40,8 @@ export function formatBytes(bytes: number): string {
 }
 
 export function formatTime(epochMs: number, locale: string): string {
-  return new Date(epochMs).toLocaleString(locale === "zh" ? "zh-CN" : "en-GB", { dateStyle: "medium", timeStyle: "short" });
+  return new Date(epochMs).toLocaleString(locale === "zh" ? "zh-CN" : "en-GB", {
+    dateStyle: "medium",
+    timeStyle: "short",
+  });
 }

@@ -16,14 +16,23 @@ const EFFECT_X = 420;
 const EFFECT_W = 170;
 const WIDTH = EFFECT_X + EFFECT_W + 10;
 
-function el(tag: string, attributes: Record<string, string | number>, ...children: (SVGElement | string)[]): SVGElement {
+function el(
+  tag: string,
+  attributes: Record<string, string | number>,
+  ...children: (SVGElement | string)[]
+): SVGElement {
   const node = document.createElementNS(SVG, tag);
   for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
   for (const child of children) node.append(child);
   return node;
 }
 
-const VERDICTS: Record<string, MessageKey> = { helps: "verdictHelps", hurts: "verdictHurts", "no clear effect": "verdictNoClear", "insufficient data": "verdictInsufficient" };
+const VERDICTS: Record<string, MessageKey> = {
+  helps: "verdictHelps",
+  hurts: "verdictHurts",
+  "no clear effect": "verdictNoClear",
+  "insufficient data": "verdictInsufficient",
+};
 
 export function verdictText(verdict: string): string {
   const key = VERDICTS[verdict];
@@ -65,8 +74,20 @@ function row(label: string, comparison: Comparison, index: number): SVGElement {
     const spread = wilsonInterval(side.successes, side.n);
     const range = spread ? `, 95% ${percent(spread[0])}–${percent(spread[1])}` : "";
     return [
-      el("rect", { class: `bar ${kind}`, x: RATE_X, y: y + offset, width, height: 14, rx: 2 }, el("title", {}, `${t(kind)}: ${percent(side.rate)} (${side.successes}/${side.n}${range})`)),
-      spread ? el("line", { class: "whisker", x1: RATE_X + spread[0] * RATE_W, x2: RATE_X + spread[1] * RATE_W, y1: y + offset + 7, y2: y + offset + 7 }) : null,
+      el(
+        "rect",
+        { class: `bar ${kind}`, x: RATE_X, y: y + offset, width, height: 14, rx: 2 },
+        el("title", {}, `${t(kind)}: ${percent(side.rate)} (${side.successes}/${side.n}${range})`),
+      ),
+      spread
+        ? el("line", {
+            class: "whisker",
+            x1: RATE_X + spread[0] * RATE_W,
+            x2: RATE_X + spread[1] * RATE_W,
+            y1: y + offset + 7,
+            y2: y + offset + 7,
+          })
+        : null,
       el("text", { x: RATE_X + RATE_W + 6, y: y + offset + 11, class: "value" }, `${percent(side.rate)} n=${side.n}`),
     ].filter((node): node is SVGElement => node !== null);
   };
@@ -74,9 +95,23 @@ function row(label: string, comparison: Comparison, index: number): SVGElement {
   if (comparison.interval && comparison.effect !== null) {
     const [low, high] = comparison.interval;
     effect.push(
-      el("line", { class: `interval ${comparison.verdict.replaceAll(" ", "-")}`, x1: effectX(low), x2: effectX(high), y1: y + 18, y2: y + 18 }),
-      el("circle", { class: "effect", cx: effectX(comparison.effect), cy: y + 18, r: 4 }, el("title", {}, `${points(comparison.effect)} [${points(low)}, ${points(high)}] ${t("pointsUnit")}`)),
-      el("text", { x: EFFECT_X, y: y + 48, class: "value" }, `${points(comparison.effect)} [${points(low)}, ${points(high)}]`),
+      el("line", {
+        class: `interval ${comparison.verdict.replaceAll(" ", "-")}`,
+        x1: effectX(low),
+        x2: effectX(high),
+        y1: y + 18,
+        y2: y + 18,
+      }),
+      el(
+        "circle",
+        { class: "effect", cx: effectX(comparison.effect), cy: y + 18, r: 4 },
+        el("title", {}, `${points(comparison.effect)} [${points(low)}, ${points(high)}] ${t("pointsUnit")}`),
+      ),
+      el(
+        "text",
+        { x: EFFECT_X, y: y + 48, class: "value" },
+        `${points(comparison.effect)} [${points(low)}, ${points(high)}]`,
+      ),
     );
   } else {
     effect.push(el("text", { x: EFFECT_X, y: y + 22, class: "insufficient" }, verdictText(comparison.verdict)));
@@ -93,12 +128,26 @@ function row(label: string, comparison: Comparison, index: number): SVGElement {
 }
 
 export function effectChart(report: EffectReport): SVGElement {
-  const rows = [{ label: t("overall"), comparison: report.overall }, ...report.byTag.map((tag) => ({ label: tag.tag, comparison: tag }))];
+  const rows = [
+    { label: t("overall"), comparison: report.overall },
+    ...report.byTag.map((tag) => ({ label: tag.tag, comparison: tag })),
+  ];
   const height = 24 + rows.length * ROW;
-  const summary = rows.map((entry) => `${entry.label}: ${t("treatment")} ${percent(entry.comparison.treatment.rate)}, ${t("holdout")} ${percent(entry.comparison.holdout.rate)}, ${verdictText(entry.comparison.verdict)}`).join("; ");
+  const summary = rows
+    .map(
+      (entry) =>
+        `${entry.label}: ${t("treatment")} ${percent(entry.comparison.treatment.rate)}, ${t("holdout")} ${percent(entry.comparison.holdout.rate)}, ${verdictText(entry.comparison.verdict)}`,
+    )
+    .join("; ");
   return el(
     "svg",
-    { class: "effect-chart", viewBox: `0 0 ${WIDTH} ${height}`, role: "img", "aria-label": summary, preserveAspectRatio: "xMinYMin meet" },
+    {
+      class: "effect-chart",
+      viewBox: `0 0 ${WIDTH} ${height}`,
+      role: "img",
+      "aria-label": summary,
+      preserveAspectRatio: "xMinYMin meet",
+    },
     el("text", { x: RATE_X, y: 12, class: "head" }, `${t("successRate")} (0–100%)`),
     el("text", { x: EFFECT_X, y: 12, class: "head" }, `${t("effect")} (−100…+100 ${t("pointsUnit")})`),
     ...rows.map((entry, index) => row(entry.label, entry.comparison, index)),

@@ -8,7 +8,11 @@ export type FormField = (typeof FORM_FIELDS)[number];
 export type EditableDoc = { fields: Record<FormField, string>; otherLines: string[]; body: string };
 
 export function emptyDoc(): EditableDoc {
-  return { fields: { title: "", keywords: "", summary: "", applicable: "", last_verified: "" }, otherLines: [], body: "" };
+  return {
+    fields: { title: "", keywords: "", summary: "", applicable: "", last_verified: "" },
+    otherLines: [],
+    body: "",
+  };
 }
 
 export function splitDoc(text: string): EditableDoc {
@@ -27,7 +31,9 @@ export function splitDoc(text: string): EditableDoc {
 }
 
 export function joinDoc(doc: EditableDoc): string {
-  const lines = FORM_FIELDS.filter((key) => doc.fields[key].trim() !== "").map((key) => `${key}: ${quote(doc.fields[key].replace(/\s+/g, " ").trim())}`);
+  const lines = FORM_FIELDS.filter((key) => doc.fields[key].trim() !== "").map(
+    (key) => `${key}: ${quote(doc.fields[key].replace(/\s+/g, " ").trim())}`,
+  );
   const head = [...lines, ...doc.otherLines];
   const body = doc.body.endsWith("\n") || doc.body === "" ? doc.body : `${doc.body}\n`;
   return head.length === 0 ? body : `---\n${head.join("\n")}\n---\n${body}`;
@@ -42,7 +48,8 @@ function unquote(value: string): string {
       return trimmed.slice(1, -1);
     }
   }
-  if (trimmed.length >= 2 && trimmed.startsWith("'") && trimmed.endsWith("'")) return trimmed.slice(1, -1).replaceAll("''", "'");
+  if (trimmed.length >= 2 && trimmed.startsWith("'") && trimmed.endsWith("'"))
+    return trimmed.slice(1, -1).replaceAll("''", "'");
   return trimmed;
 }
 

@@ -7,7 +7,8 @@ export type Locale = "zh" | "en";
 const en = {
   appTitle: "LaodingBot admin",
   signInTitle: "Sign in",
-  signInHelp: "Enter the admin token (ADMIN_TOKEN in the server's configs/env). It is kept in this tab only and forgotten when you sign out or close the tab.",
+  signInHelp:
+    "Enter the admin token (ADMIN_TOKEN in the server's configs/env). It is kept in this tab only and forgotten when you sign out or close the tab.",
   token: "Admin token",
   signIn: "Sign in",
   signingIn: "Checking the token…",
@@ -78,7 +79,8 @@ const en = {
   noDraft: "none",
   openDraft: "Open SKILL.md",
   retire: "Retire",
-  confirmRetire: "Retire the draft {name}? Its folder moves to the archive and the gap loop will not draft this intent again.",
+  confirmRetire:
+    "Retire the draft {name}? Its folder moves to the archive and the gap loop will not draft this intent again.",
   retired: "Retired {name}; archived to {path}.",
   noClusters: "No capability gaps in the last {hours} hours.",
   allDrafts: "All drafts",
@@ -123,7 +125,8 @@ const en = {
   action: "Action",
   actor: "By",
   effectReport: "Effect report",
-  reportHelp: "Do lessons help? Tasks shown their lessons (treatment) against tasks whose lessons were held back (holdout), overall and per tag; the effect is the difference with its 95% interval. Under 10 tasks in either group there is no interval: insufficient data.",
+  reportHelp:
+    "Do lessons help? Tasks shown their lessons (treatment) against tasks whose lessons were held back (holdout), overall and per tag; the effect is the difference with its 95% interval. Under 10 tasks in either group there is no interval: insufficient data.",
   treatment: "Treatment",
   holdout: "Holdout",
   overall: "Overall",
@@ -134,7 +137,8 @@ const en = {
   verdictHurts: "hurts",
   verdictNoClear: "no clear effect",
   verdictInsufficient: "insufficient data",
-  reportTotals: "Lessons created {created} · promoted {promoted} · deprecated {deprecated} · distiller calls {calls} (skipped by the gates {skipped}) · tokens {tokens} · phantom citations {phantom}",
+  reportTotals:
+    "Lessons created {created} · promoted {promoted} · deprecated {deprecated} · distiller calls {calls} (skipped by the gates {skipped}) · tokens {tokens} · phantom citations {phantom}",
 };
 
 export type MessageKey = keyof typeof en;
@@ -258,7 +262,8 @@ const zh: Record<MessageKey, string> = {
   action: "操作",
   actor: "操作者",
   effectReport: "效果报告",
-  reportHelp: "教训有用吗?展示了教训的任务(实验组)与教训被保留不展示的任务(对照组)相比,总体和按标签;效果是两者之差及其 95% 区间。任一组少于 10 个任务时没有区间:数据不足。",
+  reportHelp:
+    "教训有用吗?展示了教训的任务(实验组)与教训被保留不展示的任务(对照组)相比,总体和按标签;效果是两者之差及其 95% 区间。任一组少于 10 个任务时没有区间:数据不足。",
   treatment: "实验组",
   holdout: "对照组",
   overall: "总体",
@@ -269,7 +274,8 @@ const zh: Record<MessageKey, string> = {
   verdictHurts: "有害",
   verdictNoClear: "效果不明确",
   verdictInsufficient: "数据不足",
-  reportTotals: "新建教训 {created} · 晋升 {promoted} · 弃用 {deprecated} · 蒸馏调用 {calls}(被门控跳过 {skipped})· token {tokens} · 虚假引用 {phantom}",
+  reportTotals:
+    "新建教训 {created} · 晋升 {promoted} · 弃用 {deprecated} · 蒸馏调用 {calls}(被门控跳过 {skipped})· token {tokens} · 虚假引用 {phantom}",
 };
 
 const LOCALE_KEY = "laoding-admin-locale";

@@ -11,7 +11,13 @@ import { t, type MessageKey } from "./i18n.js";
 
 /** The server's rule (docs/admin-api.md), checked here too so a typo is caught before sending. */
 const DOC_NAME = /^\d{4}-\d{2}-\d{2}-[\p{L}\p{N}-]+\.md$/u;
-const LABELS: Record<FormField, MessageKey> = { title: "title", keywords: "keywords", summary: "summary", applicable: "applicable", last_verified: "lastVerified" };
+const LABELS: Record<FormField, MessageKey> = {
+  title: "title",
+  keywords: "keywords",
+  summary: "summary",
+  applicable: "applicable",
+  last_verified: "lastVerified",
+};
 
 export function editorView(context: ViewContext, agentId: string, fileName: string | null): Promise<void> {
   if (fileName === null) {
@@ -21,14 +27,40 @@ export function editorView(context: ViewContext, agentId: string, fileName: stri
     renderEditor(context, agentId, null, `${today}-`, doc);
     return Promise.resolve();
   }
-  return load(context, () => context.api.readDoc(agentId, fileName), (read) => renderEditor(context, agentId, read.fileName, read.fileName, splitDoc(read.content)));
+  return load(
+    context,
+    () => context.api.readDoc(agentId, fileName),
+    (read) => renderEditor(context, agentId, read.fileName, read.fileName, splitDoc(read.content)),
+  );
 }
 
-function renderEditor(context: ViewContext, agentId: string, existing: string | null, initialName: string, doc: EditableDoc): void {
+function renderEditor(
+  context: ViewContext,
+  agentId: string,
+  existing: string | null,
+  initialName: string,
+  doc: EditableDoc,
+): void {
   const libraryHash = `#/library/${encodeURIComponent(agentId)}`;
-  const nameInput = h("input", { id: "field-fileName", name: "fileName", value: initialName, required: true, readonly: existing !== null, spellcheck: "false", "aria-describedby": "fileName-help" });
+  const nameInput = h("input", {
+    id: "field-fileName",
+    name: "fileName",
+    value: initialName,
+    required: true,
+    readonly: existing !== null,
+    spellcheck: "false",
+    "aria-describedby": "fileName-help",
+  });
   const inputs = Object.fromEntries(
-    FORM_FIELDS.map((field) => [field, h("input", { id: `field-${field}`, name: field, value: doc.fields[field], placeholder: field === "last_verified" ? "YYYY-MM-DD" : undefined })]),
+    FORM_FIELDS.map((field) => [
+      field,
+      h("input", {
+        id: `field-${field}`,
+        name: field,
+        value: doc.fields[field],
+        placeholder: field === "last_verified" ? "YYYY-MM-DD" : undefined,
+      }),
+    ]),
   ) as Record<FormField, HTMLInputElement>;
   const other = h("textarea", { id: "field-other", rows: 3, spellcheck: "false" }, doc.otherLines.join("\n"));
   const body = h("textarea", { id: "field-body", rows: 16 }, doc.body);
@@ -47,7 +79,15 @@ function renderEditor(context: ViewContext, agentId: string, existing: string | 
     h("label", { for: "field-fileName" }, t("fileName")),
     nameInput,
     h("small", { id: "fileName-help" }, t("fileNameHelp")),
-    FORM_FIELDS.map((field) => [h("label", { for: `field-${field}` }, t(LABELS[field]), field === "keywords" ? h("small", {}, ` (${t("keywordsHelp")})`) : null), inputs[field]]),
+    FORM_FIELDS.map((field) => [
+      h(
+        "label",
+        { for: `field-${field}` },
+        t(LABELS[field]),
+        field === "keywords" ? h("small", {}, ` (${t("keywordsHelp")})`) : null,
+      ),
+      inputs[field],
+    ]),
     doc.otherLines.length > 0 ? [h("label", { for: "field-other" }, t("otherFields")), other] : null,
     h("label", { for: "field-body" }, t("body")),
     body,
@@ -60,8 +100,10 @@ function renderEditor(context: ViewContext, agentId: string, existing: string | 
     event.preventDefault();
     const fileName = nameInput.value.trim();
     void runAction(context, save, async () => {
-      if (!DOC_NAME.test(fileName) || fileName === "INDEX.md") throw new Error(`${t("fileName")}: ${t("fileNameHelp")}`);
-      if (existing === null && (await exists(context, agentId, fileName))) throw new Error(t("docExists", { file: fileName }));
+      if (!DOC_NAME.test(fileName) || fileName === "INDEX.md")
+        throw new Error(`${t("fileName")}: ${t("fileNameHelp")}`);
+      if (existing === null && (await exists(context, agentId, fileName)))
+        throw new Error(t("docExists", { file: fileName }));
       const content = joinDoc(current());
       const result = await context.api.writeDoc(agentId, fileName, content);
       saved = content + "\u0000" + nameInput.value;

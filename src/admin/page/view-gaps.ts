@@ -5,14 +5,32 @@ import { formatTime, h, replaceChildren } from "./dom.js";
 import { locale, t } from "./i18n.js";
 
 export function gapsView(context: ViewContext, agentId: string, sinceHours?: number): Promise<void> {
-  return load(context, () => context.api.gaps(agentId, sinceHours), (report) => renderGaps(context, agentId, report));
+  return load(
+    context,
+    () => context.api.gaps(agentId, sinceHours),
+    (report) => renderGaps(context, agentId, report),
+  );
 }
 
 function renderGaps(context: ViewContext, agentId: string, report: GapReport): void {
   const viewer = h("section", { class: "draft-viewer", hidden: true, tabindex: -1, "aria-live": "polite" });
   const reload = () => gapsView(context, agentId, report.sinceHours);
-  const windowInput = h("input", { id: "gap-window", type: "number", min: 1, max: 87600, step: 1, value: report.sinceHours, class: "hours" });
-  const windowForm = h("form", { class: "toolbar" }, h("label", { for: "gap-window" }, t("windowHours")), windowInput, h("button", { type: "submit" }, t("apply")));
+  const windowInput = h("input", {
+    id: "gap-window",
+    type: "number",
+    min: 1,
+    max: 87600,
+    step: 1,
+    value: report.sinceHours,
+    class: "hours",
+  });
+  const windowForm = h(
+    "form",
+    { class: "toolbar" },
+    h("label", { for: "gap-window" }, t("windowHours")),
+    windowInput,
+    h("button", { type: "submit" }, t("apply")),
+  );
   windowForm.addEventListener("submit", (event) => {
     event.preventDefault();
     const hours = Number(windowInput.value);
@@ -31,7 +49,13 @@ function renderGaps(context: ViewContext, agentId: string, report: GapReport): v
           viewer.hidden = true;
           open.focus();
         });
-        replaceChildren(viewer, h("h2", {}, "SKILL.md · ", h("code", {}, detail.name)), h("p", { class: "file" }, detail.path), h("pre", { class: "skill" }, detail.content), close);
+        replaceChildren(
+          viewer,
+          h("h2", {}, "SKILL.md · ", h("code", {}, detail.name)),
+          h("p", { class: "file" }, detail.path),
+          h("pre", { class: "skill" }, detail.content),
+          close,
+        );
         viewer.hidden = false;
         viewer.focus();
         return null;
@@ -46,7 +70,14 @@ function renderGaps(context: ViewContext, agentId: string, report: GapReport): v
         return t("retired", { name: result.name, path: result.archivedTo ?? "-" });
       });
     });
-    return h("div", { class: "actions" }, h("code", {}, name), " ", h("span", { class: `badge ${draft.status}` }, draft.status), live ? [open, retire] : null);
+    return h(
+      "div",
+      { class: "actions" },
+      h("code", {}, name),
+      " ",
+      h("span", { class: `badge ${draft.status}` }, draft.status),
+      live ? [open, retire] : null,
+    );
   };
   const clusterRow = (cluster: GapCluster) =>
     h(
@@ -57,10 +88,19 @@ function renderGaps(context: ViewContext, agentId: string, report: GapReport): v
       h("td", { "data-label": t("count"), class: "num" }, cluster.count),
       h("td", { "data-label": t("sessions"), class: "num" }, cluster.sessions),
       h("td", { "data-label": t("lastSeen") }, formatTime(cluster.lastSeen, locale())),
-      h("td", { "data-label": t("samples") }, h("ul", { class: "samples" }, cluster.samples.map((sample) => h("li", {}, sample)))),
+      h(
+        "td",
+        { "data-label": t("samples") },
+        h(
+          "ul",
+          { class: "samples" },
+          cluster.samples.map((sample) => h("li", {}, sample)),
+        ),
+      ),
       h("td", { "data-label": t("draft") }, draftActions(cluster.draft)),
     );
-  replaceChildren(context.main,
+  replaceChildren(
+    context.main,
     h("h1", {}, t("gaps"), " · ", h("code", {}, agentId)),
     windowForm,
     report.clusters.length === 0
@@ -68,7 +108,17 @@ function renderGaps(context: ViewContext, agentId: string, report: GapReport): v
       : h(
           "table",
           { class: "cards gaps" },
-          h("thead", {}, h("tr", {}, [t("intent"), t("reason"), t("count"), t("sessions"), t("lastSeen"), t("samples"), t("draft")].map((label) => h("th", {}, label)))),
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              [t("intent"), t("reason"), t("count"), t("sessions"), t("lastSeen"), t("samples"), t("draft")].map(
+                (label) => h("th", {}, label),
+              ),
+            ),
+          ),
           h("tbody", {}, report.clusters.map(clusterRow)),
         ),
     viewer,
@@ -79,7 +129,15 @@ function renderGaps(context: ViewContext, agentId: string, report: GapReport): v
           h(
             "table",
             { class: "cards drafts" },
-            h("thead", {}, h("tr", {}, [t("intent"), t("status"), t("reason"), t("draft")].map((label) => h("th", {}, label)))),
+            h(
+              "thead",
+              {},
+              h(
+                "tr",
+                {},
+                [t("intent"), t("status"), t("reason"), t("draft")].map((label) => h("th", {}, label)),
+              ),
+            ),
             h(
               "tbody",
               {},

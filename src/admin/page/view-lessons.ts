@@ -10,7 +10,11 @@ import { effectChart } from "./effect-chart.js";
 import { locale, t, type MessageKey } from "./i18n.js";
 
 export const LESSON_STATUSES: readonly LessonStatus[] = ["draft", "active", "deprecated"];
-const STATUS_LABEL: Record<LessonStatus, MessageKey> = { draft: "statusDraft", active: "statusActive", deprecated: "statusDeprecated" };
+const STATUS_LABEL: Record<LessonStatus, MessageKey> = {
+  draft: "statusDraft",
+  active: "statusActive",
+  deprecated: "statusDeprecated",
+};
 
 export function lessonStatusLabel(status: LessonStatus): string {
   return t(STATUS_LABEL[status]);
@@ -24,7 +28,13 @@ export function lessonsView(context: ViewContext, agentId: string, status?: Less
   );
 }
 
-function renderLessons(context: ViewContext, agentId: string, status: LessonStatus | undefined, lessons: Lesson[], report: EffectReport): void {
+function renderLessons(
+  context: ViewContext,
+  agentId: string,
+  status: LessonStatus | undefined,
+  lessons: Lesson[],
+  report: EffectReport,
+): void {
   const base = `#/lessons/${encodeURIComponent(agentId)}`;
   const reload = () => lessonsView(context, agentId, status);
   /** After an action redraws the list, keyboard focus lands on the button that undoes it. */
@@ -33,9 +43,23 @@ function renderLessons(context: ViewContext, agentId: string, status: LessonStat
     context.main.querySelector<HTMLElement>(`tr[data-lesson="${lesson.id}"] button[data-action="${undo}"]`)?.focus();
     return message;
   };
-  const viewer = h("section", { class: "draft-viewer ledger-viewer", hidden: true, tabindex: -1, "aria-live": "polite" });
+  const viewer = h("section", {
+    class: "draft-viewer ledger-viewer",
+    hidden: true,
+    tabindex: -1,
+    "aria-live": "polite",
+  });
   const tab = (value: LessonStatus | undefined, label: string, count: number) =>
-    h("a", { href: value ? `${base}/${value}` : base, class: "button tab", "aria-current": value === status ? "page" : undefined, "data-status": value ?? "all" }, `${label} (${count})`);
+    h(
+      "a",
+      {
+        href: value ? `${base}/${value}` : base,
+        class: "button tab",
+        "aria-current": value === status ? "page" : undefined,
+        "data-status": value ?? "all",
+      },
+      `${label} (${count})`,
+    );
   const shown = lessons.filter((lesson) => !status || lesson.status === status);
 
   const actions = (lesson: Lesson) => {
@@ -50,11 +74,32 @@ function renderLessons(context: ViewContext, agentId: string, status: LessonStat
       return null;
     });
     const pin = lesson.pinned
-      ? act(t("unpin"), "unpin", async () => (await context.api.lessonAction(agentId, lesson.id, "unpin"), changed(lesson, "pin", t("unpinnedDone", { id: lesson.id }))))
-      : act(t("pin"), "pin", async () => (await context.api.lessonAction(agentId, lesson.id, "pin"), changed(lesson, "unpin", t("pinnedDone", { id: lesson.id }))));
+      ? act(
+          t("unpin"),
+          "unpin",
+          async () => (
+            await context.api.lessonAction(agentId, lesson.id, "unpin"),
+            changed(lesson, "pin", t("unpinnedDone", { id: lesson.id }))
+          ),
+        )
+      : act(
+          t("pin"),
+          "pin",
+          async () => (
+            await context.api.lessonAction(agentId, lesson.id, "pin"),
+            changed(lesson, "unpin", t("pinnedDone", { id: lesson.id }))
+          ),
+        );
     const change =
       lesson.status === "deprecated"
-        ? act(t("restore"), "restore", async () => (await context.api.lessonAction(agentId, lesson.id, "restore"), changed(lesson, "deprecate", t("restoredDone", { id: lesson.id }))))
+        ? act(
+            t("restore"),
+            "restore",
+            async () => (
+              await context.api.lessonAction(agentId, lesson.id, "restore"),
+              changed(lesson, "deprecate", t("restoredDone", { id: lesson.id }))
+            ),
+          )
         : act(
             t("deprecate"),
             "deprecate",
@@ -79,13 +124,33 @@ function renderLessons(context: ViewContext, agentId: string, status: LessonStat
         "td",
         { "data-label": t("summary") },
         lesson.summary,
-        lesson.deprecatedReason ? h("div", { class: "muted" }, `${t("deprecatedBecause")}: ${lesson.deprecatedReason}`) : null,
+        lesson.deprecatedReason
+          ? h("div", { class: "muted" }, `${t("deprecatedBecause")}: ${lesson.deprecatedReason}`)
+          : null,
       ),
       h("td", { "data-label": t("category") }, lesson.category),
-      h("td", { "data-label": t("status") }, h("span", { class: `badge ${lesson.status}` }, lessonStatusLabel(lesson.status)), lesson.pinned ? [" ", h("span", { class: "badge pinned" }, t("pinned"))] : null),
+      h(
+        "td",
+        { "data-label": t("status") },
+        h("span", { class: `badge ${lesson.status}` }, lessonStatusLabel(lesson.status)),
+        lesson.pinned ? [" ", h("span", { class: "badge pinned" }, t("pinned"))] : null,
+      ),
       h("td", { "data-label": t("confidence"), class: "num" }, lesson.confidence.toFixed(2)),
-      h("td", { "data-label": t("tags") }, lesson.tags.map((tag) => h("span", { class: "chip" }, tag))),
-      h("td", { "data-label": t("counters") }, t("countersValue", { shown: lesson.injectedCount, cited: lesson.usageCount, support: lesson.supportCount, contra: lesson.contradictCount })),
+      h(
+        "td",
+        { "data-label": t("tags") },
+        lesson.tags.map((tag) => h("span", { class: "chip" }, tag)),
+      ),
+      h(
+        "td",
+        { "data-label": t("counters") },
+        t("countersValue", {
+          shown: lesson.injectedCount,
+          cited: lesson.usageCount,
+          support: lesson.supportCount,
+          contra: lesson.contradictCount,
+        }),
+      ),
       h("td", {}, actions(lesson)),
     );
 
@@ -96,22 +161,61 @@ function renderLessons(context: ViewContext, agentId: string, status: LessonStat
       "nav",
       { class: "toolbar tabs", "aria-label": t("status") },
       tab(undefined, t("statusAll"), lessons.length),
-      LESSON_STATUSES.map((value) => tab(value, lessonStatusLabel(value), lessons.filter((lesson) => lesson.status === value).length)),
+      LESSON_STATUSES.map((value) =>
+        tab(value, lessonStatusLabel(value), lessons.filter((lesson) => lesson.status === value).length),
+      ),
     ),
     shown.length === 0
       ? h("p", {}, t("noLessons"))
       : h(
           "table",
           { class: "cards lessons" },
-          h("thead", {}, h("tr", {}, [t("lessonId"), t("summary"), t("category"), t("status"), t("confidence"), t("tags"), t("counters"), ""].map((label) => h("th", {}, label)))),
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              [
+                t("lessonId"),
+                t("summary"),
+                t("category"),
+                t("status"),
+                t("confidence"),
+                t("tags"),
+                t("counters"),
+                "",
+              ].map((label) => h("th", {}, label)),
+            ),
+          ),
           h("tbody", {}, shown.map(lessonRow)),
         ),
     viewer,
     h("h2", {}, t("effectReport")),
     h("p", { class: "hint" }, t("reportHelp")),
-    h("div", { class: "legend" }, h("span", { class: "swatch treatment" }), t("treatment"), " ", h("span", { class: "swatch holdout" }), t("holdout")),
+    h(
+      "div",
+      { class: "legend" },
+      h("span", { class: "swatch treatment" }),
+      t("treatment"),
+      " ",
+      h("span", { class: "swatch holdout" }),
+      t("holdout"),
+    ),
     h("figure", { class: "chart" }, effectChart(report)),
-    h("p", { class: "muted" }, t("reportTotals", { created: report.created, promoted: report.promoted, deprecated: report.deprecated, calls: report.distillCalls, skipped: report.skipped, tokens: report.tokens, phantom: report.phantomCitations })),
+    h(
+      "p",
+      { class: "muted" },
+      t("reportTotals", {
+        created: report.created,
+        promoted: report.promoted,
+        deprecated: report.deprecated,
+        calls: report.distillCalls,
+        skipped: report.skipped,
+        tokens: report.tokens,
+        phantom: report.phantomCitations,
+      }),
+    ),
   );
 }
 
@@ -133,7 +237,15 @@ function showHistory(viewer: HTMLElement, opener: HTMLButtonElement, lesson: Les
     h(
       "table",
       { class: "cards ledger" },
-      h("thead", {}, h("tr", {}, [t("when"), t("action"), t("actor"), t("status"), t("reason")].map((label) => h("th", {}, label)))),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          [t("when"), t("action"), t("actor"), t("status"), t("reason")].map((label) => h("th", {}, label)),
+        ),
+      ),
       h(
         "tbody",
         {},

@@ -5,7 +5,11 @@ import { formatBytes, h, replaceChildren } from "./dom.js";
 import { t } from "./i18n.js";
 
 export function libraryView(context: ViewContext, agentId: string): Promise<void> {
-  return load(context, () => context.api.docs(agentId), (list) => renderLibrary(context, agentId, list));
+  return load(
+    context,
+    () => context.api.docs(agentId),
+    (list) => renderLibrary(context, agentId, list),
+  );
 }
 
 /** Lowercased, width-folded (NFKC): "ＳＳＨ" finds "ssh"; Chinese matches as substrings. */
@@ -23,7 +27,12 @@ export function matches(doc: DocSummary, query: string): boolean {
 
 function renderLibrary(context: ViewContext, agentId: string, list: DocList): void {
   const encoded = encodeURIComponent(agentId);
-  const search = h("input", { type: "search", id: "doc-search", placeholder: t("searchPlaceholder"), autocomplete: "off" });
+  const search = h("input", {
+    type: "search",
+    id: "doc-search",
+    placeholder: t("searchPlaceholder"),
+    autocomplete: "off",
+  });
   const count = h("p", { class: "hint", "aria-live": "polite" });
   const results = h("div", {});
   const indexText = h("pre", { class: "index" }, list.indexContent);
@@ -38,13 +47,31 @@ function renderLibrary(context: ViewContext, agentId: string, list: DocList): vo
       h(
         "table",
         { class: "cards docs" },
-        h("thead", {}, h("tr", {}, [t("title"), t("keywords"), t("summary"), t("lastVerified"), t("size"), ""].map((label) => h("th", {}, label)))),
-        h("tbody", {}, shown.map((doc) => docRow(doc))),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            [t("title"), t("keywords"), t("summary"), t("lastVerified"), t("size"), ""].map((label) =>
+              h("th", {}, label),
+            ),
+          ),
+        ),
+        h(
+          "tbody",
+          {},
+          shown.map((doc) => docRow(doc)),
+        ),
       ),
     );
   };
   const docRow = (doc: DocSummary) => {
-    const remove = h("button", { type: "button", class: "danger", "aria-label": `${t("delete")} ${doc.fileName}` }, t("delete"));
+    const remove = h(
+      "button",
+      { type: "button", class: "danger", "aria-label": `${t("delete")} ${doc.fileName}` },
+      t("delete"),
+    );
     remove.addEventListener("click", () => {
       if (!confirm(t("confirmDelete", { file: doc.fileName }))) return;
       void runAction(context, remove, async () => {
@@ -56,12 +83,30 @@ function renderLibrary(context: ViewContext, agentId: string, list: DocList): vo
     return h(
       "tr",
       { "data-file": doc.fileName },
-      h("td", { "data-label": t("title") }, h("a", { href: `#/library/${encoded}/edit/${encodeURIComponent(doc.fileName)}` }, doc.title), h("div", { class: "file" }, doc.fileName)),
-      h("td", { "data-label": t("keywords") }, doc.keywords.map((keyword) => h("span", { class: "chip" }, keyword))),
+      h(
+        "td",
+        { "data-label": t("title") },
+        h("a", { href: `#/library/${encoded}/edit/${encodeURIComponent(doc.fileName)}` }, doc.title),
+        h("div", { class: "file" }, doc.fileName),
+      ),
+      h(
+        "td",
+        { "data-label": t("keywords") },
+        doc.keywords.map((keyword) => h("span", { class: "chip" }, keyword)),
+      ),
       h("td", { "data-label": t("summary") }, doc.summary),
       h("td", { "data-label": t("lastVerified") }, doc.lastVerified),
       h("td", { "data-label": t("size"), class: "num" }, formatBytes(doc.sizeBytes)),
-      h("td", {}, h("div", { class: "actions" }, h("a", { href: `#/library/${encoded}/edit/${encodeURIComponent(doc.fileName)}`, class: "button" }, t("open")), remove)),
+      h(
+        "td",
+        {},
+        h(
+          "div",
+          { class: "actions" },
+          h("a", { href: `#/library/${encoded}/edit/${encodeURIComponent(doc.fileName)}`, class: "button" }, t("open")),
+          remove,
+        ),
+      ),
     );
   };
   const refresh = async () => {
@@ -78,10 +123,18 @@ function renderLibrary(context: ViewContext, agentId: string, list: DocList): vo
     });
   });
   search.addEventListener("input", draw);
-  replaceChildren(context.main,
+  replaceChildren(
+    context.main,
     h("h1", {}, t("library"), " · ", h("code", {}, agentId)),
     list.enabled ? null : h("p", { class: "notice" }, t("libraryOff")),
-    h("div", { class: "toolbar" }, h("label", { for: "doc-search", class: "sr-only" }, t("searchLabel")), search, h("a", { href: `#/library/${encoded}/new`, class: "button primary" }, t("newDoc")), rebuild),
+    h(
+      "div",
+      { class: "toolbar" },
+      h("label", { for: "doc-search", class: "sr-only" }, t("searchLabel")),
+      search,
+      h("a", { href: `#/library/${encoded}/new`, class: "button primary" }, t("newDoc")),
+      rebuild,
+    ),
     count,
     results,
     h("details", {}, h("summary", {}, t("indexFile")), indexText),

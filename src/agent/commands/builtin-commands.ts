@@ -21,12 +21,18 @@ export function builtinCommands(options: {
       run: ({ message, locale }) =>
         text(locale, "help", { name: nameOf(message.agentId) }) +
         helpLines(options.registered(), locale, false) +
-        (message.isOperator && options.operatorCommandsListed() ? text(locale, "operatorHelp") + helpLines(options.registered(), locale, true) : ""),
+        (message.isOperator && options.operatorCommandsListed()
+          ? text(locale, "operatorHelp") + helpLines(options.registered(), locale, true)
+          : ""),
     },
     {
       name: "start",
       operatorOnly: false,
-      run: ({ message, locale }) => text(locale, "start", { name: nameOf(message.agentId), description: describedIn(locale, options.agent(message.agentId)?.description) }).replace(/ \n/, "\n"),
+      run: ({ message, locale }) =>
+        text(locale, "start", {
+          name: nameOf(message.agentId),
+          description: describedIn(locale, options.agent(message.agentId)?.description),
+        }).replace(/ \n/, "\n"),
     },
     {
       name: "new",
@@ -43,7 +49,9 @@ export function builtinCommands(options: {
         const manifest = options.lastPrompt(sessionKey);
         if (!manifest) return text(locale, "noContext");
         const skills = text(locale, "contextSkills", { skills: manifest.skills.join(", ") || "-" });
-        return [text(locale, "contextHeader", { total: manifest.totalChars, skills }), ...manifestLines(manifest)].join("\n");
+        return [text(locale, "contextHeader", { total: manifest.totalChars, skills }), ...manifestLines(manifest)].join(
+          "\n",
+        );
       },
     },
   ];

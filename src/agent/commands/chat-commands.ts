@@ -35,13 +35,21 @@ export function parseCommand(input: string): { name: string; args: string } | un
   return { name: (match[1] as string).toLowerCase(), args: (match[2] ?? "").trim() };
 }
 
-export function runCommand(commands: ReadonlyMap<string, ChatCommand>, parsed: { name: string; args: string }, context: Omit<CommandContext, "args">): Promise<string> | string {
+export function runCommand(
+  commands: ReadonlyMap<string, ChatCommand>,
+  parsed: { name: string; args: string },
+  context: Omit<CommandContext, "args">,
+): Promise<string> | string {
   const command = commands.get(parsed.name);
   if (!command) return text(context.locale, "unknownCommand", { command: `/${parsed.name}` });
   if (command.operatorOnly && !context.message.isOperator) {
     // The refused user learns their own id and the exact command that admits them (docs/channels.md, "Operators").
     const userId = `${context.message.channel}:${context.message.userId}`;
-    return text(context.locale, "operatorOnly", { command: `/${parsed.name}`, userId, agentId: context.message.agentId });
+    return text(context.locale, "operatorOnly", {
+      command: `/${parsed.name}`,
+      userId,
+      agentId: context.message.agentId,
+    });
   }
   return command.run({ ...context, args: parsed.args });
 }

@@ -22,7 +22,15 @@ export function gapCommands(options: {
     {
       name: "capability_gaps",
       operatorOnly: true,
-      run: ({ message, locale }) => formatClusters(options.clusters, message.agentId, options.sinceMs(), options.now(), options.lookbackHours, locale),
+      run: ({ message, locale }) =>
+        formatClusters(
+          options.clusters,
+          message.agentId,
+          options.sinceMs(),
+          options.now(),
+          options.lookbackHours,
+          locale,
+        ),
     },
     {
       name: "reload_skills",
@@ -31,7 +39,13 @@ export function gapCommands(options: {
         const catalog = options.catalog(message.agentId);
         const changes = catalog.reload();
         options.afterReload?.(message.agentId);
-        return formatReload(changes, catalog.snapshot.version, catalog.snapshot.skills.length, locale, options.workspaceDir);
+        return formatReload(
+          changes,
+          catalog.snapshot.version,
+          catalog.snapshot.skills.length,
+          locale,
+          options.workspaceDir,
+        );
       },
     },
   ];
@@ -70,7 +84,10 @@ export async function formatClusters(
       reason: gapReasonWords(locale, cluster.reason),
       class: gapClassWords(locale, cluster.gapClass),
       count: cluster.count,
-      sessions: cluster.sessions === 1 ? text(locale, "gapsSession") : text(locale, "gapsSessions", { count: cluster.sessions }),
+      sessions:
+        cluster.sessions === 1
+          ? text(locale, "gapsSession")
+          : text(locale, "gapsSessions", { count: cluster.sessions }),
       last: ago(now - cluster.lastSeen, locale),
       draft: state,
     });
@@ -78,22 +95,38 @@ export async function formatClusters(
       lines.push(line);
       continue;
     }
-    const samples = (await clusters.samples(cluster, sinceMs, 3)).flatMap((sample) => (sample.userText ? [`"${sample.userText.replace(/\s+/g, " ").slice(0, 80)}"`] : []));
+    const samples = (await clusters.samples(cluster, sinceMs, 3)).flatMap((sample) =>
+      sample.userText ? [`"${sample.userText.replace(/\s+/g, " ").slice(0, 80)}"`] : [],
+    );
     const users = cluster.users === 1 ? text(locale, "gapsUser") : text(locale, "gapsUsers", { count: cluster.users });
     const detail = text(locale, "gapsDetail", { users, first: ago(now - cluster.firstSeen, locale) });
-    lines.push(`${line}\n   ${detail}${samples.length > 0 ? text(locale, "gapsSamples", { samples: samples.join("; ") }) : ""}`);
+    lines.push(
+      `${line}\n   ${detail}${samples.length > 0 ? text(locale, "gapsSamples", { samples: samples.join("; ") }) : ""}`,
+    );
   }
   return [text(locale, "gapsHeader", { hours, count: top.length }), ...lines].join("\n");
 }
 
-export function formatReload(changes: SkillChanges, version: number, total: number, locale: Locale, workspaceDir: string): string {
+export function formatReload(
+  changes: SkillChanges,
+  version: number,
+  total: number,
+  locale: Locale,
+  workspaceDir: string,
+): string {
   if (changes.error) return text(locale, "reloadFailed", { reason: changes.error });
   const lines = [text(locale, "reloadDone", { version, total })];
   if (changes.added.length > 0) lines.push(text(locale, "reloadAdded", { names: changes.added.join(", ") }));
   if (changes.changed.length > 0) lines.push(text(locale, "reloadChanged", { names: changes.changed.join(", ") }));
   if (changes.removed.length > 0) lines.push(text(locale, "reloadRemoved", { names: changes.removed.join(", ") }));
   if (changes.invalid.length > 0) {
-    lines.push(text(locale, "reloadInvalid", { items: changes.invalid.map((problem) => `${relative(workspaceDir, problem.path)}: ${problem.reason}`).join("; ") }));
+    lines.push(
+      text(locale, "reloadInvalid", {
+        items: changes.invalid
+          .map((problem) => `${relative(workspaceDir, problem.path)}: ${problem.reason}`)
+          .join("; "),
+      }),
+    );
   }
   if (lines.length === 1) lines.push(text(locale, "reloadUnchanged"));
   return lines.join("\n");

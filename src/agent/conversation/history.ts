@@ -43,7 +43,10 @@ export async function summarize(options: {
           role: "system",
           content: `Summarise a conversation for later reference in at most ${SUMMARY_MAX_CHARS} characters. Keep facts, decisions, names, paths and open tasks. Write in the conversation's language.`,
         },
-        { role: "user", content: `${options.previous ? `Summary so far:\n${options.previous}\n\n` : ""}Messages to add:\n${transcript}` },
+        {
+          role: "user",
+          content: `${options.previous ? `Summary so far:\n${options.previous}\n\n` : ""}Messages to add:\n${transcript}`,
+        },
       ],
     });
     const text = response.content?.trim();

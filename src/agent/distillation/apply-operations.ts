@@ -8,7 +8,12 @@
  * (HOLD). A lesson shown to this very task is never reinforced or re-added by it: a
  * lesson cannot learn from its own injection.
  */
-import { EXPERIENCE_CATEGORIES, type Experience, type ExperienceCategory, type ExperienceSource } from "../../store/experiences-store.js";
+import {
+  EXPERIENCE_CATEGORIES,
+  type Experience,
+  type ExperienceCategory,
+  type ExperienceSource,
+} from "../../store/experiences-store.js";
 import type { Store } from "../../store/store.js";
 import { MAX_OPERATIONS, type RawOperation } from "./distiller.js";
 import { holdLesson } from "./lesson-hold.js";
@@ -47,21 +52,30 @@ export type ApplyInput = {
 /** What a lesson write reads first (duplicates, the lesson's state): replicas take turns on an agent's lessons. */
 export const lessonsLock = (agentId: string) => `lessons:${agentId}`;
 
-export async function applyOperations(input: ApplyInput): Promise<{ applied: AppliedOperation[]; refused: RefusedOperation[] }> {
+export async function applyOperations(
+  input: ApplyInput,
+): Promise<{ applied: AppliedOperation[]; refused: RefusedOperation[] }> {
   const applied: AppliedOperation[] = [];
   const refused: RefusedOperation[] = [];
   const touched = new Set<number>();
   // One operation at a time, in order, each in a transaction of its own: it sees what the ones
   // before it wrote, and its duplicate check and its write are one step.
   for (const [index, operation] of input.operations.entries()) {
-    const outcome = await input.store.transaction(() => applyOne(input, operation, index, touched), { lock: lessonsLock(input.agentId) });
+    const outcome = await input.store.transaction(() => applyOne(input, operation, index, touched), {
+      lock: lessonsLock(input.agentId),
+    });
     if ("reason" in outcome) refused.push({ index, reason: outcome.reason });
     else applied.push(outcome);
   }
   return { applied, refused };
 }
 
-async function applyOne(input: ApplyInput, operation: RawOperation, index: number, touched: Set<number>): Promise<AppliedOperation | { reason: string }> {
+async function applyOne(
+  input: ApplyInput,
+  operation: RawOperation,
+  index: number,
+  touched: Set<number>,
+): Promise<AppliedOperation | { reason: string }> {
   const { store } = input;
   const refuse = (reason: string) => ({ reason });
   if (index >= MAX_OPERATIONS) return refuse(`more than ${MAX_OPERATIONS} operations`);
@@ -69,9 +83,16 @@ async function applyOne(input: ApplyInput, operation: RawOperation, index: numbe
   if (op === "ADD") {
     const lesson = validateAdd(operation, input);
     if (!lesson.ok) return refuse(lesson.reason);
-    const same = (await store.experiences.byHash(input.agentId, lesson.hash)) ?? (input.dangerouslySkipChecks ? undefined : (await store.experiences.list(input.agentId)).find((other) => other.status !== "deprecated" && isNearDuplicate(lesson.summary, other.summary)));
+    const same =
+      (await store.experiences.byHash(input.agentId, lesson.hash)) ??
+      (input.dangerouslySkipChecks
+        ? undefined
+        : (await store.experiences.list(input.agentId)).find(
+            (other) => other.status !== "deprecated" && isNearDuplicate(lesson.summary, other.summary),
+          ));
     if (same) {
-      if (input.injectedIds.has(same.id) && !input.dangerouslySkipChecks) return refuse(`repeats ${same.id}, which this task was shown`);
+      if (input.injectedIds.has(same.id) && !input.dangerouslySkipChecks)
+        return refuse(`repeats ${same.id}, which this task was shown`);
       if (same.status === "deprecated") return refuse(`repeats deprecated lesson ${same.id}`);
       if (touched.has(same.id)) return refuse("a second operation on the same lesson");
       touched.add(same.id);
@@ -93,7 +114,9 @@ async function applyOne(input: ApplyInput, operation: RawOperation, index: numbe
       return lesson.hold ? holdLesson(store, stored, lesson.hold, input.actor) : stored;
     });
     touched.add(created.id);
-    return lesson.hold ? { op: "HOLD", experienceId: created.id, why: lesson.hold } : { op: "ADD", experienceId: created.id };
+    return lesson.hold
+      ? { op: "HOLD", experienceId: created.id, why: lesson.hold }
+      : { op: "ADD", experienceId: created.id };
   }
   if (op === "REINFORCE" || op === "CONTRADICT") {
     const alias = typeof operation.target === "string" ? operation.target.trim().toUpperCase() : "";
@@ -102,11 +125,13 @@ async function applyOne(input: ApplyInput, operation: RawOperation, index: numbe
     if (touched.has(target.id)) return refuse("a second operation on the same lesson");
     touched.add(target.id);
     if (op === "REINFORCE") {
-      if (input.injectedIds.has(target.id) && !input.dangerouslySkipChecks) return refuse(`${alias} was shown to this task; its citations already count`);
+      if (input.injectedIds.has(target.id) && !input.dangerouslySkipChecks)
+        return refuse(`${alias} was shown to this task; its citations already count`);
       await reinforce(input, target);
       return { op: "REINFORCE", experienceId: target.id };
     }
-    const reason = typeof operation.reason === "string" ? operation.reason.slice(0, 200) : "contradicted by a later task";
+    const reason =
+      typeof operation.reason === "string" ? operation.reason.slice(0, 200) : "contradicted by a later task";
     const current = (await store.experiences.get(target.id)) as Experience;
     await store.experiences.change(
       target.id,
@@ -118,7 +143,17 @@ async function applyOne(input: ApplyInput, operation: RawOperation, index: numbe
   return refuse(`unknown operation "${String(operation.op)}"; use ADD, REINFORCE or CONTRADICT`);
 }
 
-type ValidLesson = { ok: true; summary: string; category: ExperienceCategory; confidence: number; tags: string[]; hash: string; hold?: string } | { ok: false; reason: string };
+type ValidLesson =
+  | {
+      ok: true;
+      summary: string;
+      category: ExperienceCategory;
+      confidence: number;
+      tags: string[];
+      hash: string;
+      hold?: string;
+    }
+  | { ok: false; reason: string };
 
 function validateAdd(operation: RawOperation, input: ApplyInput): ValidLesson {
   if (typeof operation.summary !== "string") return { ok: false, reason: "ADD needs a summary" };
@@ -129,13 +164,30 @@ function validateAdd(operation: RawOperation, input: ApplyInput): ValidLesson {
   const hold = !check.ok && check.hold && !skip ? check.reason : undefined;
   const given = typeof operation.category === "string" ? operation.category.trim().toLowerCase() : "";
   const category = skip && !(EXPERIENCE_CATEGORIES as readonly string[]).includes(given) ? "pattern" : given;
-  if (!(EXPERIENCE_CATEGORIES as readonly string[]).includes(category)) return { ok: false, reason: `category "${String(operation.category)}" is not one of ${EXPERIENCE_CATEGORIES.join(", ")}` };
-  const confidence = typeof operation.confidence === "number" && Number.isFinite(operation.confidence) ? operation.confidence : DEFAULT_CONFIDENCE;
+  if (!(EXPERIENCE_CATEGORIES as readonly string[]).includes(category))
+    return {
+      ok: false,
+      reason: `category "${String(operation.category)}" is not one of ${EXPERIENCE_CATEGORIES.join(", ")}`,
+    };
+  const confidence =
+    typeof operation.confidence === "number" && Number.isFinite(operation.confidence)
+      ? operation.confidence
+      : DEFAULT_CONFIDENCE;
   if (confidence < 0 || confidence > 1) return { ok: false, reason: `confidence ${confidence} is outside 0-1` };
-  const modelTags = Array.isArray(operation.tags) ? operation.tags.filter((tag): tag is string => typeof tag === "string") : [];
+  const modelTags = Array.isArray(operation.tags)
+    ? operation.tags.filter((tag): tag is string => typeof tag === "string")
+    : [];
   // The task's tags always come first: they are what later tasks are matched on.
   const tags = [...new Set([...input.taskTags, ...normalizeTags(modelTags)])].slice(0, MAX_TAGS).sort();
-  return { ok: true, summary, category: category as ExperienceCategory, confidence: round(skip ? confidence : Math.min(confidence, MODEL_CONFIDENCE_CAP)), tags, hash: contentHash(summary), ...(hold ? { hold } : {}) };
+  return {
+    ok: true,
+    summary,
+    category: category as ExperienceCategory,
+    confidence: round(skip ? confidence : Math.min(confidence, MODEL_CONFIDENCE_CAP)),
+    tags,
+    hash: contentHash(summary),
+    ...(hold ? { hold } : {}),
+  };
 }
 
 async function reinforce(input: ApplyInput, lesson: Experience, reason?: string): Promise<void> {
@@ -143,8 +195,15 @@ async function reinforce(input: ApplyInput, lesson: Experience, reason?: string)
   const cap = current.status === "active" ? 0.9 : MODEL_CONFIDENCE_CAP;
   await input.store.experiences.change(
     lesson.id,
-    { supportCount: current.supportCount + 1, confidence: round(Math.min(cap, Math.max(current.confidence, current.confidence + 0.05))) },
-    { action: "reinforce", reason: `${reason ?? "supported by a later task"} (task ${input.traceId})`, actor: input.actor },
+    {
+      supportCount: current.supportCount + 1,
+      confidence: round(Math.min(cap, Math.max(current.confidence, current.confidence + 0.05))),
+    },
+    {
+      action: "reinforce",
+      reason: `${reason ?? "supported by a later task"} (task ${input.traceId})`,
+      actor: input.actor,
+    },
   );
 }
 

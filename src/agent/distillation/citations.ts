@@ -5,7 +5,8 @@
  */
 import { parseExperienceId } from "../../store/experiences-store.js";
 
-const CITATION_LINE = /^[ \t>*_-]*(?:lessons? used|参考了|参考)\s*[:：]?\s*((?:exp-\d+)(?:\s*(?:,|，|、|and|和|\s)\s*exp-\d+)*)[ \t.。*_]*$/gim;
+const CITATION_LINE =
+  /^[ \t>*_-]*(?:lessons? used|参考了|参考)\s*[:：]?\s*((?:exp-\d+)(?:\s*(?:,|，|、|and|和|\s)\s*exp-\d+)*)[ \t.。*_]*$/gim;
 
 export type Citations = { answer: string; cited: number[] };
 
@@ -25,6 +26,8 @@ export function extractCitations(answer: string): Citations {
 export function withoutLessonLines(text: string): string {
   return text
     .split("\n")
-    .filter((line) => !new RegExp(CITATION_LINE.source, "i").test(line) && !/\[exp-\d+\]/i.test(line) && !/═══/.test(line))
+    .filter(
+      (line) => !new RegExp(CITATION_LINE.source, "i").test(line) && !/\[exp-\d+\]/i.test(line) && !/═══/.test(line),
+    )
     .join("\n");
 }

@@ -17,11 +17,18 @@ export type CurateChange = { experienceId: number; from: string; to: string; rea
 /** Confidence a lesson gets when evidence (citations in real tasks) promotes it. */
 export const PROMOTED_CONFIDENCE = 0.7;
 
-export async function curateLessons(store: Store, lessons: readonly Experience[], now: number, actor = "lifecycle"): Promise<CurateChange[]> {
+export async function curateLessons(
+  store: Store,
+  lessons: readonly Experience[],
+  now: number,
+  actor = "lifecycle",
+): Promise<CurateChange[]> {
   const changes: CurateChange[] = [];
   for (const lesson of lessons) {
     // One lesson at a time, read and changed in one transaction: a lesson curated twice at once changes once.
-    const change = await store.transaction(() => curateOne(store, lesson.id, now, actor), { lock: lessonsLock(lesson.agentId) });
+    const change = await store.transaction(() => curateOne(store, lesson.id, now, actor), {
+      lock: lessonsLock(lesson.agentId),
+    });
     if (change) changes.push(change);
   }
   return changes;
@@ -34,7 +41,12 @@ async function curateOne(store: Store, id: number, now: number, actor: string): 
   if (!check.ok && !(check.hold && current.approvedBy !== null)) {
     const reason = check.hold ? check.reason : `refused by today's lesson checks: ${check.reason}`;
     if (check.hold) await holdLesson(store, current, reason, actor);
-    else await store.experiences.change(current.id, { status: "deprecated", deprecatedReason: reason }, { action: "refuse", reason, actor });
+    else
+      await store.experiences.change(
+        current.id,
+        { status: "deprecated", deprecatedReason: reason },
+        { action: "refuse", reason, actor },
+      );
     return { experienceId: current.id, from: current.status, to: "deprecated", reason };
   }
   const transition = nextTransition(current, await lessonStats(store, current, now));
@@ -49,6 +61,16 @@ async function curateOne(store: Store, id: number, now: number, actor: string): 
   return { experienceId: current.id, from: current.status, to: transition.to, reason: transition.reason };
 }
 
-export async function curateAgent(store: Store, agentId: string, now: number, actor = "lifecycle"): Promise<CurateChange[]> {
-  return curateLessons(store, (await store.experiences.list(agentId)).filter((lesson) => lesson.status !== "deprecated"), now, actor);
+export async function curateAgent(
+  store: Store,
+  agentId: string,
+  now: number,
+  actor = "lifecycle",
+): Promise<CurateChange[]> {
+  return curateLessons(
+    store,
+    (await store.experiences.list(agentId)).filter((lesson) => lesson.status !== "deprecated"),
+    now,
+    actor,
+  );
 }

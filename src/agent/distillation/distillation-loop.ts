@@ -8,7 +8,14 @@
  */
 import { curateAgent, type CurateChange } from "./curate.js";
 import { settleTask } from "./settle-task.js";
-import { MAX_PENDING_TASKS, newTask, type DistillationOptions, type SettleResult, type TaskBook, type TaskState } from "./task-state.js";
+import {
+  MAX_PENDING_TASKS,
+  newTask,
+  type DistillationOptions,
+  type SettleResult,
+  type TaskBook,
+  type TaskState,
+} from "./task-state.js";
 import { createTurnLessons } from "./turn-lessons.js";
 import type { TurnLessons, TurnReport } from "../turn/turn-context.js";
 
@@ -48,10 +55,20 @@ export function createDistillationLoop(options: DistillationOptions): Distillati
   return {
     lessons: createTurnLessons(options, book),
     afterTurn(report) {
-      const task = book.tasks.get(report.traceId) ?? newTask({ agentId: report.message.agentId, traceId: report.traceId, sessionKey: report.sessionKey, userText: report.message.text });
+      const task =
+        book.tasks.get(report.traceId) ??
+        newTask({
+          agentId: report.message.agentId,
+          traceId: report.traceId,
+          sessionKey: report.sessionKey,
+          userText: report.message.text,
+        });
       task.report = report;
       task.endedAt = clock.now();
-      if (options.skills && report.message.isOperator && DISTIL_REQUEST.test(report.message.text)) void track(distillAsked(options, report.message.agentId)).catch((error: unknown) => logger.error({ err: error }, "asked skill distillation failed"));
+      if (options.skills && report.message.isOperator && DISTIL_REQUEST.test(report.message.text))
+        void track(distillAsked(options, report.message.agentId)).catch((error: unknown) =>
+          logger.error({ err: error }, "asked skill distillation failed"),
+        );
       const previous = waiting.get(report.sessionKey);
       // Registering the task is instant: the previous one settles in the background.
       if (previous && previous !== task) void book.settleInBackground(previous);
@@ -102,7 +119,9 @@ function createTaskBook(options: DistillationOptions, track: <T>(promise: Promis
       let recorded!: () => void;
       const untilRecorded = new Promise<void>((resolve) => (recorded = resolve));
       void track(settleTask(options, book, task, recorded))
-        .catch((error: unknown) => options.logger.error({ err: error, traceId: task.traceId }, "settling a task failed"))
+        .catch((error: unknown) =>
+          options.logger.error({ err: error, traceId: task.traceId }, "settling a task failed"),
+        )
         .finally(recorded);
       return untilRecorded;
     },
@@ -113,8 +132,13 @@ function createTaskBook(options: DistillationOptions, track: <T>(promise: Promis
 /** The chat request: every tag with at least 3 live lessons, debounce waived. */
 async function distillAsked(options: DistillationOptions, agentId: string): Promise<void> {
   const counts = new Map<string, number>();
-  for (const lesson of await options.store.experiences.list(agentId)) if (lesson.status !== "deprecated") for (const tag of lesson.tags) counts.set(tag, (counts.get(tag) ?? 0) + 1);
+  for (const lesson of await options.store.experiences.list(agentId))
+    if (lesson.status !== "deprecated") for (const tag of lesson.tags) counts.set(tag, (counts.get(tag) ?? 0) + 1);
   for (const [tag, count] of [...counts].sort((left, right) => right[1] - left[1] || left[0].localeCompare(right[0]))) {
-    if (count >= 3) options.logger.info({ agentId, tag, ...(await options.skills?.distill(agentId, tag, { asked: true })) }, "skill distillation asked in chat");
+    if (count >= 3)
+      options.logger.info(
+        { agentId, tag, ...(await options.skills?.distill(agentId, tag, { asked: true })) },
+        "skill distillation asked in chat",
+      );
   }
 }

@@ -39,13 +39,18 @@ const rawOperation = z
   .partial();
 export type RawOperation = z.infer<typeof rawOperation>;
 
-export type DistillReply = { ok: true; operations: RawOperation[]; tokens: number } | { ok: false; error: string; tokens: number };
+export type DistillReply =
+  | { ok: true; operations: RawOperation[]; tokens: number }
+  | { ok: false; error: string; tokens: number };
 
 export function aliasLessons(lessons: readonly Experience[]): Map<string, Experience> {
   return new Map(lessons.slice(0, MAX_ALIASES).map((lesson, index) => [`E${index + 1}`, lesson]));
 }
 
-export function distillMessages(task: DistillTask, aliases: ReadonlyMap<string, Experience>): { system: string; user: string } {
+export function distillMessages(
+  task: DistillTask,
+  aliases: ReadonlyMap<string, Experience>,
+): { system: string; user: string } {
   const system = [
     "You keep a team's lessons from finished chat-bot tasks. Propose at most 3 operations as JSON:",
     '{"operations": [{"op": "ADD", "summary": "...", "category": "pitfall|best_practice|pattern|anti_pattern", "tags": ["..."], "confidence": 0.5},',
@@ -55,7 +60,9 @@ export function distillMessages(task: DistillTask, aliases: ReadonlyMap<string, 
     "Do not capture: environment or provider failures, transient errors, one-off stories, unresolved failures, or claims that a tool is broken unless you name what to do instead.",
     "REINFORCE or CONTRADICT only the existing lessons listed, by their E-number. Never invent an id.",
   ].join("\n");
-  const existing = [...aliases].map(([alias, lesson]) => `${alias}: ${lesson.summary} [${lesson.category}; tags ${lesson.tags.join(", ")}]`);
+  const existing = [...aliases].map(
+    ([alias, lesson]) => `${alias}: ${lesson.summary} [${lesson.category}; tags ${lesson.tags.join(", ")}]`,
+  );
   const user = [
     `Task outcome: ${task.outcome}. Source: ${task.source}. Tags: ${task.tags.join(", ") || "-"}.`,
     ...(task.evidence.length > 0 ? ["Evidence:", ...task.evidence.map((line) => `- ${line}`)] : []),
@@ -67,7 +74,11 @@ export function distillMessages(task: DistillTask, aliases: ReadonlyMap<string, 
   return { system, user };
 }
 
-export async function proposeOperations(model: ChatModel, task: DistillTask, aliases: ReadonlyMap<string, Experience>): Promise<DistillReply> {
+export async function proposeOperations(
+  model: ChatModel,
+  task: DistillTask,
+  aliases: ReadonlyMap<string, Experience>,
+): Promise<DistillReply> {
   const { system, user } = distillMessages(task, aliases);
   let tokens = 0;
   try {
@@ -91,7 +102,10 @@ export async function proposeOperations(model: ChatModel, task: DistillTask, ali
 export function parseOperations(text: string): { ok: true; operations: RawOperation[] } | { ok: false; error: string } {
   const start = text.indexOf("{");
   const end = text.lastIndexOf("}");
-  if (start < 0 || end < start) return text.trim() === "" || /^\s*\[\s*\]\s*$/.test(text) ? { ok: true, operations: [] } : { ok: false, error: "the distiller's reply has no JSON object" };
+  if (start < 0 || end < start)
+    return text.trim() === "" || /^\s*\[\s*\]\s*$/.test(text)
+      ? { ok: true, operations: [] }
+      : { ok: false, error: "the distiller's reply has no JSON object" };
   let value: unknown;
   try {
     value = JSON.parse(text.slice(start, end + 1));
@@ -99,5 +113,7 @@ export function parseOperations(text: string): { ok: true; operations: RawOperat
     return { ok: false, error: `the distiller's reply is not valid JSON: ${(error as Error).message}` };
   }
   const parsed = z.object({ operations: z.array(rawOperation) }).safeParse(value);
-  return parsed.success ? { ok: true, operations: parsed.data.operations } : { ok: false, error: 'the distiller\'s reply needs {"operations": [...]}' };
+  return parsed.success
+    ? { ok: true, operations: parsed.data.operations }
+    : { ok: false, error: 'the distiller\'s reply needs {"operations": [...]}' };
 }

@@ -10,13 +10,28 @@ import type { Store } from "../../store/store.js";
 export const MIN_GROUP_SIZE = 10;
 
 export type Rate = { n: number; successes: number; rate: number | null };
-export type Comparison = { treatment: Rate; holdout: Rate; effect: number | null; interval: [number, number] | null; verdict: string };
+export type Comparison = {
+  treatment: Rate;
+  holdout: Rate;
+  effect: number | null;
+  interval: [number, number] | null;
+  verdict: string;
+};
 
 export type EffectReport = {
   agentId: string;
   overall: Comparison;
   byTag: ({ tag: string } & Comparison)[];
-  lessons: { id: string; status: string; summary: string; injected: number; cited: number; adoption: number | null; citingSuccess: Rate; comparison: Comparison }[];
+  lessons: {
+    id: string;
+    status: string;
+    summary: string;
+    injected: number;
+    cited: number;
+    adoption: number | null;
+    citingSuccess: Rate;
+    comparison: Comparison;
+  }[];
   phantomCitations: number;
   created: number;
   promoted: number;
@@ -37,7 +52,9 @@ export function compare(treatment: Rate, holdout: Rate, minGroupSize = MIN_GROUP
     return { treatment, holdout, effect: null, interval: null, verdict: "insufficient data" };
   }
   const effect = treatment.rate - holdout.rate;
-  const se = Math.sqrt((treatment.rate * (1 - treatment.rate)) / treatment.n + (holdout.rate * (1 - holdout.rate)) / holdout.n);
+  const se = Math.sqrt(
+    (treatment.rate * (1 - treatment.rate)) / treatment.n + (holdout.rate * (1 - holdout.rate)) / holdout.n,
+  );
   const interval: [number, number] = [round(effect - 1.96 * se), round(effect + 1.96 * se)];
   const verdict = interval[0] > 0 ? "helps" : interval[1] < 0 ? "hurts" : "no clear effect";
   return { treatment, holdout, effect: round(effect), interval, verdict };
@@ -49,7 +66,12 @@ export async function effectReport(store: Store, agentId: string, sinceMs = 0): 
   const rows = (await store.injections.byAgent(agentId, sinceMs)).filter((row) => row.outcome !== null);
   const tasks = new Map<string, TaskArm>();
   for (const row of rows) {
-    const task = tasks.get(row.traceId) ?? { traceId: row.traceId, arm: row.arm, outcome: row.outcome as string, experienceIds: [] };
+    const task = tasks.get(row.traceId) ?? {
+      traceId: row.traceId,
+      arm: row.arm,
+      outcome: row.outcome as string,
+      experienceIds: [],
+    };
     task.experienceIds.push(row.experienceId);
     tasks.set(row.traceId, task);
   }
@@ -57,7 +79,10 @@ export async function effectReport(store: Store, agentId: string, sinceMs = 0): 
   const tagsOf = new Map(runs.map((run) => [run.traceId, run.tags.split(" ").filter(Boolean)]));
   const group = (filter: (task: TaskArm) => boolean) => {
     const chosen = [...tasks.values()].filter(filter);
-    return compare(rate(chosen.filter((task) => task.arm === "treatment").map((task) => task.outcome)), rate(chosen.filter((task) => task.arm === "holdout").map((task) => task.outcome)));
+    return compare(
+      rate(chosen.filter((task) => task.arm === "treatment").map((task) => task.outcome)),
+      rate(chosen.filter((task) => task.arm === "holdout").map((task) => task.outcome)),
+    );
   };
   const tags = [...new Set([...tasks.keys()].flatMap((traceId) => tagsOf.get(traceId) ?? []))].sort();
   const lessons = (await store.experiences.list(agentId)).map((lesson) => {
@@ -72,7 +97,10 @@ export async function effectReport(store: Store, agentId: string, sinceMs = 0): 
       cited: cited.length,
       adoption: treatment.length === 0 ? null : round(cited.length / treatment.length),
       citingSuccess: rate(cited.map((row) => row.outcome as string)),
-      comparison: compare(rate(treatment.map((row) => row.outcome as string)), rate(own.filter((row) => row.arm === "holdout").map((row) => row.outcome as string))),
+      comparison: compare(
+        rate(treatment.map((row) => row.outcome as string)),
+        rate(own.filter((row) => row.arm === "holdout").map((row) => row.outcome as string)),
+      ),
     };
   });
   const ledger = (await store.ledger.byAgent(agentId, sinceMs)).filter((entry) => entry.subject === "experience");
@@ -94,7 +122,10 @@ export async function effectReport(store: Store, agentId: string, sinceMs = 0): 
 
 export function formatComparison(comparison: Comparison): string {
   const side = (label: string, value: Rate) => `${label} ${value.rate === null ? "-" : pct(value.rate)} (n=${value.n})`;
-  const effect = comparison.effect === null || !comparison.interval ? comparison.verdict : `${signed(comparison.effect)} [${signed(comparison.interval[0])}, ${signed(comparison.interval[1])}] ${comparison.verdict}`;
+  const effect =
+    comparison.effect === null || !comparison.interval
+      ? comparison.verdict
+      : `${signed(comparison.effect)} [${signed(comparison.interval[0])}, ${signed(comparison.interval[1])}] ${comparison.verdict}`;
   return `${side("treatment", comparison.treatment)} · ${side("holdout", comparison.holdout)} · effect ${effect}`;
 }
 

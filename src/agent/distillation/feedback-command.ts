@@ -6,7 +6,14 @@ import type { ChatCommand } from "../commands/chat-commands.js";
 import { text } from "../texts.js";
 import type { DistillationLoop } from "./distillation-loop.js";
 
-const VERDICTS: Record<string, "good" | "bad"> = { good: "good", bad: "bad", "好": "good", "差": "bad", "+": "good", "-": "bad" };
+const VERDICTS: Record<string, "good" | "bad"> = {
+  good: "good",
+  bad: "bad",
+  好: "good",
+  差: "bad",
+  "+": "good",
+  "-": "bad",
+};
 
 export function feedbackCommand(loop: Pick<DistillationLoop, "feedback">): ChatCommand {
   return {

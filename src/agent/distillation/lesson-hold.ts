@@ -19,5 +19,9 @@ export function isHeld(lesson: Pick<Experience, "status" | "deprecatedReason">):
 /** Holds a lesson just stored; ledgered as `hold` with why. */
 export function holdLesson(store: Store, lesson: Experience, why: string, actor: string): Promise<Experience> {
   const reason = `${HOLD_REASON_PREFIX}${why}; \`laoding experiences restore ${formatExperienceId(lesson.id)}\` approves it, \`deprecate\` rejects it`;
-  return store.experiences.change(lesson.id, { status: "deprecated", deprecatedReason: reason }, { action: "hold", reason, actor });
+  return store.experiences.change(
+    lesson.id,
+    { status: "deprecated", deprecatedReason: reason },
+    { action: "hold", reason, actor },
+  );
 }

@@ -30,8 +30,10 @@ const INSTRUCTION_PATTERNS: RegExp[] = [
   /(泄露|发送|打印).{0,10}(密钥|密码|令牌|token)/i,
 ];
 
-const NEGATIVE_TOOL_CLAIM = /\b(is|are)\s+(broken|useless|unusable|unreliable)\b|\b(doesn'?t|does not|don'?t|do not|never|cannot|can'?t)\s+work\b|\bnever use\b|\bavoid (using )?(the )?\w+ tool\b|(坏了|不可用|不能用|用不了|无法使用|不要用|别用|永远不要)/i;
-const REMEDY = /\b(instead|use|pass|add|set|run|retry|switch|with|then|fix|workaround|by)\b|(改用|换用|加上|设置|先用|重试|通过|代替|而是)/i;
+const NEGATIVE_TOOL_CLAIM =
+  /\b(is|are)\s+(broken|useless|unusable|unreliable)\b|\b(doesn'?t|does not|don'?t|do not|never|cannot|can'?t)\s+work\b|\bnever use\b|\bavoid (using )?(the )?\w+ tool\b|(坏了|不可用|不能用|用不了|无法使用|不要用|别用|永远不要)/i;
+const REMEDY =
+  /\b(instead|use|pass|add|set|run|retry|switch|with|then|fix|workaround|by)\b|(改用|换用|加上|设置|先用|重试|通过|代替|而是)/i;
 
 /** `hold`: the text is fine but names a command run from the network; an operator decides. */
 export type TextCheck = { ok: true } | { ok: false; reason: string; hold?: true };
@@ -41,10 +43,13 @@ export function checkLessonText(summary: string): TextCheck {
   const unsafe = unsafeText(summary);
   if (unsafe && !unsafe.hold) return { ok: false, reason: unsafe.reason };
   const length = [...summary].length;
-  if (length < SUMMARY_MIN_CHARS || length > SUMMARY_MAX_CHARS) return { ok: false, reason: `summary is ${length} characters; ${SUMMARY_MIN_CHARS}-${SUMMARY_MAX_CHARS} allowed` };
+  if (length < SUMMARY_MIN_CHARS || length > SUMMARY_MAX_CHARS)
+    return { ok: false, reason: `summary is ${length} characters; ${SUMMARY_MIN_CHARS}-${SUMMARY_MAX_CHARS} allowed` };
   if (/[\r\n]/.test(summary)) return { ok: false, reason: "summary spans several lines" };
-  if (INSTRUCTION_PATTERNS.some((pattern) => pattern.test(summary))) return { ok: false, reason: "reads like an instruction to the model, not a lesson" };
-  if (NEGATIVE_TOOL_CLAIM.test(summary) && !remedyAfterClaim(summary)) return { ok: false, reason: "a negative claim about a tool without a remedy" };
+  if (INSTRUCTION_PATTERNS.some((pattern) => pattern.test(summary)))
+    return { ok: false, reason: "reads like an instruction to the model, not a lesson" };
+  if (NEGATIVE_TOOL_CLAIM.test(summary) && !remedyAfterClaim(summary))
+    return { ok: false, reason: "a negative claim about a tool without a remedy" };
   // Only a lesson that passes everything else is worth an operator's time.
   if (unsafe) return { ok: false, hold: true, reason: unsafe.reason };
   return { ok: true };
@@ -87,7 +92,11 @@ export function normalizeTags(raw: readonly string[]): string[] {
 
 /** The same lesson written with other spacing, case or punctuation has the same hash. */
 export function contentHash(summary: string): string {
-  const canonical = summary.normalize("NFKC").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+  const canonical = summary
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim();
   return createHash("sha256").update(canonical).digest("hex").slice(0, 32);
 }
 

@@ -9,7 +9,9 @@ import { isConflicting } from "./lesson-rules.js";
 import { LIFECYCLE, type LessonStats } from "./lifecycle.js";
 
 export async function statusSince(store: Store, lesson: Experience): Promise<number> {
-  const changes = (await store.ledger.bySubject("experience", formatExperienceId(lesson.id))).filter((entry) => ["promote", "restore", "rollback"].includes(entry.action) || entry.action.startsWith("manual"));
+  const changes = (await store.ledger.bySubject("experience", formatExperienceId(lesson.id))).filter(
+    (entry) => ["promote", "restore", "rollback"].includes(entry.action) || entry.action.startsWith("manual"),
+  );
   return changes.at(-1)?.createdAt ?? 0;
 }
 
@@ -24,7 +26,12 @@ export async function lessonStats(store: Store, lesson: Experience, now: number)
   const allHoldout = await store.injections.holdoutTasks(lesson.agentId);
   const onTags = allHoldout.filter((task) => task.tags.some((tag) => tags.has(tag)));
   const holdout = onTags.length >= LIFECYCLE.harmfulMinN ? onTags : allHoldout;
-  const conflicting = lesson.status === "draft" ? (await store.experiences.list(lesson.agentId, "active")).find((other) => other.id !== lesson.id && isConflicting(other.summary, lesson.summary)) : undefined;
+  const conflicting =
+    lesson.status === "draft"
+      ? (await store.experiences.list(lesson.agentId, "active")).find(
+          (other) => other.id !== lesson.id && isConflicting(other.summary, lesson.summary),
+        )
+      : undefined;
   return {
     ...(conflicting ? { conflictingActive: formatExperienceId(conflicting.id) } : {}),
     injected: treatment.length,
@@ -32,7 +39,10 @@ export async function lessonStats(store: Store, lesson: Experience, now: number)
     citedTasks: new Set(citing.map((row) => row.traceId)).size,
     injectedRecent: recent.length,
     citedRecent: recent.filter((row) => row.cited === 1).length,
-    citing: { n: citing.filter((row) => row.outcome).length, successes: citing.filter((row) => row.outcome === "success").length },
+    citing: {
+      n: citing.filter((row) => row.outcome).length,
+      successes: citing.filter((row) => row.outcome === "success").length,
+    },
     holdout: { n: holdout.length, successes: holdout.filter((task) => task.outcome === "success").length },
   };
 }

@@ -39,39 +39,75 @@ export type LessonStats = {
 
 export type Transition = { to: ExperienceStatus; action: "promote" | "deprecate"; reason: string };
 
-export function nextTransition(lesson: Pick<Experience, "status" | "pinned" | "source" | "supportCount" | "contradictCount">, stats: LessonStats): Transition | undefined {
+export function nextTransition(
+  lesson: Pick<Experience, "status" | "pinned" | "source" | "supportCount" | "contradictCount">,
+  stats: LessonStats,
+): Transition | undefined {
   if (lesson.pinned || lesson.source === "manual" || lesson.status === "deprecated") return undefined;
   const adoption = stats.injected === 0 ? 0 : stats.cited / stats.injected;
   if (lesson.contradictCount >= LIFECYCLE.contradictionsToDeprecate && lesson.contradictCount > lesson.supportCount) {
-    return { to: "deprecated", action: "deprecate", reason: `contradicted ${lesson.contradictCount} times, supported ${lesson.supportCount}` };
+    return {
+      to: "deprecated",
+      action: "deprecate",
+      reason: `contradicted ${lesson.contradictCount} times, supported ${lesson.supportCount}`,
+    };
   }
   // A contradicted lesson whose every citing task failed: the evidence is already in.
   if (lesson.contradictCount >= 1 && stats.citing.n >= LIFECYCLE.failedCitingTasks && stats.citing.successes === 0) {
-    return { to: "deprecated", action: "deprecate", reason: `contradicted, and all ${stats.citing.n} tasks that cited it failed` };
+    return {
+      to: "deprecated",
+      action: "deprecate",
+      reason: `contradicted, and all ${stats.citing.n} tasks that cited it failed`,
+    };
   }
   if (stats.citing.n >= LIFECYCLE.harmfulMinN && stats.holdout.n >= LIFECYCLE.harmfulMinN) {
     const citingRate = stats.citing.successes / stats.citing.n;
     const holdoutRate = stats.holdout.successes / stats.holdout.n;
     if (citingRate <= holdoutRate - LIFECYCLE.harmfulGap) {
-      return { to: "deprecated", action: "deprecate", reason: `tasks citing it succeed ${pct(citingRate)} vs ${pct(holdoutRate)} in the holdout` };
+      return {
+        to: "deprecated",
+        action: "deprecate",
+        reason: `tasks citing it succeed ${pct(citingRate)} vs ${pct(holdoutRate)} in the holdout`,
+      };
     }
   }
   if (lesson.status === "draft") {
     // Only a draft the evidence already went against: a good draft is never retired by a conflicting active one.
-    if (stats.conflictingActive && lesson.contradictCount >= 1) return { to: "deprecated", action: "deprecate", reason: `conflicts with ${stats.conflictingActive}, which evidence promoted` };
+    if (stats.conflictingActive && lesson.contradictCount >= 1)
+      return {
+        to: "deprecated",
+        action: "deprecate",
+        reason: `conflicts with ${stats.conflictingActive}, which evidence promoted`,
+      };
     if (stats.citedTasks >= LIFECYCLE.promoteMinCitedTasks && adoption > LIFECYCLE.promoteMinAdoption) {
-      return { to: "active", action: "promote", reason: `cited in ${stats.citedTasks} tasks, adoption ${pct(adoption)}` };
+      return {
+        to: "active",
+        action: "promote",
+        reason: `cited in ${stats.citedTasks} tasks, adoption ${pct(adoption)}`,
+      };
     }
     if (stats.injected >= LIFECYCLE.draftIgnoredMinInjections && adoption < LIFECYCLE.lowAdoption) {
-      return { to: "deprecated", action: "deprecate", reason: `draft shown ${stats.injected} times, adoption ${pct(adoption)}` };
+      return {
+        to: "deprecated",
+        action: "deprecate",
+        reason: `draft shown ${stats.injected} times, adoption ${pct(adoption)}`,
+      };
     }
     return undefined;
   }
   if (stats.injectedRecent >= LIFECYCLE.staleMinInjections && stats.citedRecent === 0) {
-    return { to: "deprecated", action: "deprecate", reason: `shown ${stats.injectedRecent} times in 30 days and never cited` };
+    return {
+      to: "deprecated",
+      action: "deprecate",
+      reason: `shown ${stats.injectedRecent} times in 30 days and never cited`,
+    };
   }
   if (stats.injected >= LIFECYCLE.lowAdoptionMinInjections && adoption < LIFECYCLE.lowAdoption) {
-    return { to: "deprecated", action: "deprecate", reason: `adoption ${pct(adoption)} over ${stats.injected} injections` };
+    return {
+      to: "deprecated",
+      action: "deprecate",
+      reason: `adoption ${pct(adoption)} over ${stats.injected} injections`,
+    };
   }
   return undefined;
 }

@@ -21,7 +21,13 @@ export type RuleCandidate = { id: string; text: string; evidence: string };
 
 export async function ruleCandidates(store: Store, agentId: string, now: number): Promise<RuleCandidate[]> {
   const active = new Set((await store.rules.active(agentId)).map((rule) => rule.text));
-  const versions = await store.sql.all<{ skillName: string; version: number; content: string; trialUses: number; trialSuccesses: number }>(
+  const versions = await store.sql.all<{
+    skillName: string;
+    version: number;
+    content: string;
+    trialUses: number;
+    trialSuccesses: number;
+  }>(
     "SELECT skill_name AS skillName, version, content, trial_uses AS trialUses, trial_successes AS trialSuccesses FROM skill_versions WHERE agent_id = ? AND status = 'active'",
     [agentId],
   );
@@ -38,11 +44,18 @@ export async function ruleCandidates(store: Store, agentId: string, now: number)
   const withStats: { lesson: Experience; stats: LessonStats }[] = [];
   for (const lesson of shown) withStats.push({ lesson, stats: await lessonStats(store, lesson, now) });
   const fromLessons = withStats
-    .filter(({ stats }) => stats.citedTasks >= RULE_CANDIDATE_MIN_CITED_TASKS && stats.citing.n > 0 && stats.citing.successes / stats.citing.n >= RULE_CANDIDATE_MIN_SUCCESS)
+    .filter(
+      ({ stats }) =>
+        stats.citedTasks >= RULE_CANDIDATE_MIN_CITED_TASKS &&
+        stats.citing.n > 0 &&
+        stats.citing.successes / stats.citing.n >= RULE_CANDIDATE_MIN_SUCCESS,
+    )
     .map(({ lesson, stats }) => ({
       id: formatExperienceId(lesson.id),
       text: lesson.summary,
       evidence: `cited in ${stats.citedTasks} tasks, ${stats.citing.successes}/${stats.citing.n} succeeded; holdout ${stats.holdout.successes}/${stats.holdout.n}`,
     }));
-  return [...fromSkills.filter((candidate) => unsafeText(candidate.text) === undefined), ...fromLessons].filter((candidate) => candidate.text.length > 0 && !active.has(candidate.text));
+  return [...fromSkills.filter((candidate) => unsafeText(candidate.text) === undefined), ...fromLessons].filter(
+    (candidate) => candidate.text.length > 0 && !active.has(candidate.text),
+  );
 }

@@ -36,7 +36,11 @@ export function selectLessons(userText: string, lessons: readonly Experience[]):
   const active = scored.filter((candidate) => candidate.lesson.status === "active").slice(0, MAX_ACTIVE_INJECTED);
   // A draft that contradicts a shown active lesson would only confuse the task; it waits.
   const draft = scored
-    .filter((candidate) => candidate.lesson.status === "draft" && !active.some((shown) => isConflicting(shown.lesson.summary, candidate.lesson.summary)))
+    .filter(
+      (candidate) =>
+        candidate.lesson.status === "draft" &&
+        !active.some((shown) => isConflicting(shown.lesson.summary, candidate.lesson.summary)),
+    )
     .slice(0, MAX_DRAFT_INJECTED);
   return [...active, ...draft];
 }

@@ -17,9 +17,21 @@ import { gateTask, taskOutcome, type TaskFacts } from "./task-gates.js";
 import type { DistillationOptions, SettleResult, TaskBook, TaskState } from "./task-state.js";
 import { distillTranscript } from "./transcript.js";
 
-type RunBase = { agentId: string; traceId: string; promptVersion: number; outcome: "success" | "failure"; tags: string[]; phantomCitations: number };
+type RunBase = {
+  agentId: string;
+  traceId: string;
+  promptVersion: number;
+  outcome: "success" | "failure";
+  tags: string[];
+  phantomCitations: number;
+};
 
-export async function settleTask(options: DistillationOptions, book: Pick<TaskBook, "tasks" | "waiting">, task: TaskState, beforeDistillerCall?: () => void): Promise<SettleResult> {
+export async function settleTask(
+  options: DistillationOptions,
+  book: Pick<TaskBook, "tasks" | "waiting">,
+  task: TaskState,
+  beforeDistillerCall?: () => void,
+): Promise<SettleResult> {
   const { store, settings } = options;
   book.waiting.delete(task.sessionKey);
   book.tasks.delete(task.traceId);
@@ -36,17 +48,30 @@ export async function settleTask(options: DistillationOptions, book: Pick<TaskBo
   const outcome = taskOutcome(facts);
   const tags = taskTags(report);
   const gate = gateTask(facts);
-  const runBase: RunBase = { agentId: task.agentId, traceId: task.traceId, promptVersion: DISTILL_PROMPT_VERSION, outcome, tags, phantomCitations: task.phantom };
+  const runBase: RunBase = {
+    agentId: task.agentId,
+    traceId: task.traceId,
+    promptVersion: DISTILL_PROMPT_VERSION,
+    outcome,
+    tags,
+    phantomCitations: task.phantom,
+  };
   await store.injections.settle(task.traceId, outcome);
   const distilledSkills = (report.route?.skills ?? []).filter((name) => name.startsWith("distilled-"));
-  if (options.skills && distilledSkills.length > 0) await options.skills.recordUse(task.agentId, distilledSkills, outcome === "success");
+  if (options.skills && distilledSkills.length > 0)
+    await options.skills.recordUse(task.agentId, distilledSkills, outcome === "success");
   const skipGates = settings.dangerouslySkipGates === true && !facts.alreadyDistilled;
   if ((!gate.distill && !skipGates) || !options.model) {
     const reason = gate.distill ? "no model configured" : gate.reason;
     if (!facts.alreadyDistilled) await store.distillRuns.record({ ...runBase, status: "skipped", skipReason: reason });
     return { traceId: task.traceId, outcome, skipped: reason, curated: await curateShown(options, task) };
   }
-  return distillTask(options, options.model, { task, facts, runBase, source: gate.distill ? gate.source : "task_completion" }, beforeDistillerCall);
+  return distillTask(
+    options,
+    options.model,
+    { task, facts, runBase, source: gate.distill ? gate.source : "task_completion" },
+    beforeDistillerCall,
+  );
 }
 
 /** The distiller's call for a task that passed the gates, and its operations checked and applied. */
@@ -65,31 +90,84 @@ async function distillTask(
   const aliases = aliasLessons([...shown, ...similar]);
   const injectedIds = new Set(task.arm === "treatment" ? task.selected : []);
   const messages = await store.messages.byTrace(task.traceId);
-  const transcript = distillTranscript(messages, shown.filter((lesson) => injectedIds.has(lesson.id)).map((lesson) => lesson.summary), task.correction);
+  const transcript = distillTranscript(
+    messages,
+    shown.filter((lesson) => injectedIds.has(lesson.id)).map((lesson) => lesson.summary),
+    task.correction,
+  );
   const evidence = [
-    ...(task.correction !== undefined ? [`the user's next message corrected the answer: ${task.correction.slice(0, 300)}`] : []),
-    ...(task.feedback ? [`the user's feedback: ${task.feedback.verdict}${task.feedback.text ? ` — ${task.feedback.text.slice(0, 300)}` : ""}`] : []),
+    ...(task.correction !== undefined
+      ? [`the user's next message corrected the answer: ${task.correction.slice(0, 300)}`]
+      : []),
+    ...(task.feedback
+      ? [
+          `the user's feedback: ${task.feedback.verdict}${task.feedback.text ? ` — ${task.feedback.text.slice(0, 300)}` : ""}`,
+        ]
+      : []),
     ...(facts.toolCalls.some((call) => !call.ok) ? ["a tool call failed during the task"] : []),
   ];
   beforeDistillerCall?.();
-  const reply = await proposeOperations(model, { agentId: task.agentId, traceId: task.traceId, source, outcome, tags, transcript, evidence }, aliases);
+  const reply = await proposeOperations(
+    model,
+    { agentId: task.agentId, traceId: task.traceId, source, outcome, tags, transcript, evidence },
+    aliases,
+  );
   if (!reply.ok) {
     // Recorded in distill_runs for operators (`laoding experiences`); at info, so a chat
     // user on the console who just typed /feedback never sees an internal warning.
     logger.info({ traceId: task.traceId, problem: reply.error }, "distillation failed");
-    await store.distillRuns.record({ ...runBase, status: "failed", skipReason: reply.error, source, tokens: reply.tokens });
+    await store.distillRuns.record({
+      ...runBase,
+      status: "failed",
+      skipReason: reply.error,
+      source,
+      tokens: reply.tokens,
+    });
     return { traceId: task.traceId, outcome, skipped: reply.error, curated: await curateShown(options, task) };
   }
-  const result = await applyOperations({ store, agentId: task.agentId, traceId: task.traceId, source, taskTags: tags, aliases, injectedIds, operations: reply.operations, actor: "distiller", ...(settings.dangerouslySkipGates ? { dangerouslySkipChecks: true } : {}) });
-  await store.distillRuns.record({ ...runBase, status: "distilled", source, operations: result.applied.length, refused: result.refused.length, tokens: reply.tokens });
-  if (result.refused.length > 0) logger.info({ traceId: task.traceId, refused: result.refused }, "distiller operations refused");
+  const result = await applyOperations({
+    store,
+    agentId: task.agentId,
+    traceId: task.traceId,
+    source,
+    taskTags: tags,
+    aliases,
+    injectedIds,
+    operations: reply.operations,
+    actor: "distiller",
+    ...(settings.dangerouslySkipGates ? { dangerouslySkipChecks: true } : {}),
+  });
+  await store.distillRuns.record({
+    ...runBase,
+    status: "distilled",
+    source,
+    operations: result.applied.length,
+    refused: result.refused.length,
+    tokens: reply.tokens,
+  });
+  if (result.refused.length > 0)
+    logger.info({ traceId: task.traceId, refused: result.refused }, "distiller operations refused");
   // Listed for operators (`laoding experiences list --status held`, the admin page): info, as above.
-  for (const held of result.applied.filter((op) => op.op === "HOLD")) logger.info({ traceId: task.traceId, lesson: formatExperienceId(held.experienceId), why: held.why }, "lesson held for an operator's approval");
-  logger.info({ traceId: task.traceId, applied: result.applied.map((op) => `${op.op} ${formatExperienceId(op.experienceId)}`) }, "task distilled");
+  for (const held of result.applied.filter((op) => op.op === "HOLD"))
+    logger.info(
+      { traceId: task.traceId, lesson: formatExperienceId(held.experienceId), why: held.why },
+      "lesson held for an operator's approval",
+    );
+  logger.info(
+    { traceId: task.traceId, applied: result.applied.map((op) => `${op.op} ${formatExperienceId(op.experienceId)}`) },
+    "task distilled",
+  );
   if (options.skills && result.applied.some((op) => op.op === "ADD")) {
-    for (const outcomeOfSkill of await options.skills.maybeTrigger(task.agentId, tags)) logger.info({ traceId: task.traceId, ...outcomeOfSkill }, "skill distillation");
+    for (const outcomeOfSkill of await options.skills.maybeTrigger(task.agentId, tags))
+      logger.info({ traceId: task.traceId, ...outcomeOfSkill }, "skill distillation");
   }
-  return { traceId: task.traceId, outcome, applied: result.applied.length, refused: result.refused.map((refusal) => refusal.reason), curated: await curateShown(options, task) };
+  return {
+    traceId: task.traceId,
+    outcome,
+    applied: result.applied.length,
+    refused: result.refused.map((refusal) => refusal.reason),
+    curated: await curateShown(options, task),
+  };
 }
 
 /** The lessons with these ids that still exist, in the order given. */
@@ -106,17 +184,24 @@ async function curateShown(options: DistillationOptions, task: TaskState): Promi
   return curateLessons(options.store, await lessonsById(options, task.selected), options.clock.now());
 }
 
-async function similarLessons(options: DistillationOptions, agentId: string, text: string, exclude: readonly Experience[]): Promise<Experience[]> {
+async function similarLessons(
+  options: DistillationOptions,
+  agentId: string,
+  text: string,
+  exclude: readonly Experience[],
+): Promise<Experience[]> {
   const excluded = new Set(exclude.map((lesson) => lesson.id));
   const query = terms(text);
-  return (await options.store.experiences.list(agentId))
-    // The distiller's prompt is a prompt too: a lesson the gate would not show is not an alias.
-    .filter((lesson) => lesson.status !== "deprecated" && !excluded.has(lesson.id) && lessonMayBeShown(lesson))
-    .map((lesson) => ({ lesson, score: relevance(query, lesson) }))
-    .filter((candidate) => candidate.score > 0)
-    .sort((left, right) => right.score - left.score || left.lesson.id - right.lesson.id)
-    .slice(0, MAX_ALIASES)
-    .map((candidate) => candidate.lesson);
+  return (
+    (await options.store.experiences.list(agentId))
+      // The distiller's prompt is a prompt too: a lesson the gate would not show is not an alias.
+      .filter((lesson) => lesson.status !== "deprecated" && !excluded.has(lesson.id) && lessonMayBeShown(lesson))
+      .map((lesson) => ({ lesson, score: relevance(query, lesson) }))
+      .filter((candidate) => candidate.score > 0)
+      .sort((left, right) => right.score - left.score || left.lesson.id - right.lesson.id)
+      .slice(0, MAX_ALIASES)
+      .map((candidate) => candidate.lesson)
+  );
 }
 
 /** Tags a task shares with its lessons: the routed intent's words, else the message's first words. */

@@ -29,7 +29,9 @@ export function skillCommands(options: { store: Store; skills: SkillLoop }): Cha
         const tag = args.trim().toLowerCase();
         if (!tag) return text(locale, "distillUsage");
         // The usual answer, worded here: the loop's own reasons for skipping are English detail.
-        const tagged = (await options.store.experiences.list(message.agentId)).some((lesson) => lesson.status !== "deprecated" && lesson.tags.includes(tag));
+        const tagged = (await options.store.experiences.list(message.agentId)).some(
+          (lesson) => lesson.status !== "deprecated" && lesson.tags.includes(tag),
+        );
         if (!tagged) return text(locale, "distillNoLessons", { tag });
         return describeSkillOutcome(await options.skills.distill(message.agentId, tag, { asked: true }), locale);
       },
@@ -46,11 +48,24 @@ export function skillCommands(options: { store: Store; skills: SkillLoop }): Cha
         if (action === "activate") {
           const wanted = versions.find((row) => String(row.version) === version);
           if (!wanted) return text(locale, "skillNoSuchVersion", { skill: name, version: version ?? "?" });
-          const live = await options.skills.activate(message.agentId, name, wanted.version, `operator ${message.userId}`);
+          const live = await options.skills.activate(
+            message.agentId,
+            name,
+            wanted.version,
+            `operator ${message.userId}`,
+          );
           return text(locale, "skillVersionLive", { skill: name, version: live.version });
         }
         return versions
-          .map((row) => text(locale, "skillVersionLine", { version: row.version, status: text(locale, STATUS_WORDS[row.status]), bullets: row.bullets, successes: row.trialSuccesses, uses: row.trialUses }))
+          .map((row) =>
+            text(locale, "skillVersionLine", {
+              version: row.version,
+              status: text(locale, STATUS_WORDS[row.status]),
+              bullets: row.bullets,
+              successes: row.trialSuccesses,
+              uses: row.trialUses,
+            }),
+          )
           .join("\n");
       },
     },
@@ -60,9 +75,15 @@ export function skillCommands(options: { store: Store; skills: SkillLoop }): Cha
 export function describeSkillOutcome(outcome: SkillOutcome, locale: Locale): string {
   switch (outcome.action) {
     case "skipped":
-      return text(locale, "skillNothingWritten", { why: outcome.words ? text(locale, outcome.words.key, outcome.words.values) : outcome.why });
+      return text(locale, "skillNothingWritten", {
+        why: outcome.words ? text(locale, outcome.words.key, outcome.words.values) : outcome.why,
+      });
     case "rejected":
-      return text(locale, "skillRejected", { skill: outcome.skillName, version: outcome.version, why: outcome.words ? text(locale, outcome.words.key, outcome.words.values) : outcome.why });
+      return text(locale, "skillRejected", {
+        skill: outcome.skillName,
+        version: outcome.version,
+        why: outcome.words ? text(locale, outcome.words.key, outcome.words.values) : outcome.why,
+      });
     default:
       return text(locale, outcome.action === "drafted" ? "skillDrafted" : "skillPublished", {
         skill: outcome.skillName,

@@ -17,9 +17,19 @@ import type { Locale } from "../texts.js";
 import { lessonMayBeShown } from "./lesson-rules.js";
 import { judgeCandidate, trialVerdict } from "./skill-ratchet.js";
 import { allBullets } from "./skill-sections.js";
-import { distilledSkillName, gateDistilledSkill, renderDistilledTemplate, writeSkillWithModel } from "./skill-writer.js";
+import {
+  distilledSkillName,
+  gateDistilledSkill,
+  renderDistilledTemplate,
+  writeSkillWithModel,
+} from "./skill-writer.js";
 
-export const SKILL_TRIGGER = { liveLessons: 5, failures: 3, failureWindowMs: 14 * 86_400_000, debounceMs: 86_400_000 } as const;
+export const SKILL_TRIGGER = {
+  liveLessons: 5,
+  failures: 3,
+  failureWindowMs: 14 * 86_400_000,
+  debounceMs: 86_400_000,
+} as const;
 
 export type SkillOutcome =
   | { action: "drafted" | "published"; skillName: string; version: number; author: "model" | "template" }
@@ -27,7 +37,10 @@ export type SkillOutcome =
   | { action: "skipped"; why: string; words?: OutcomeWords };
 
 /** The reason as people read it (a locale text key and its values); `why` stays for logs and the ledger. */
-export type OutcomeWords = { key: "ratchetDropsBullets" | "ratchetCoversLess" | "skillDebounced"; values: Record<string, number> };
+export type OutcomeWords = {
+  key: "ratchetDropsBullets" | "ratchetCoversLess" | "skillDebounced";
+  values: Record<string, number>;
+};
 
 export type SkillLoop = {
   /** Distils the tag's lessons now (operators and the chat request pass `asked`). */
@@ -64,7 +77,11 @@ export function createSkillLoop(options: SkillLoopOptions): SkillLoop {
       const runs = await store.distillRuns.byAgent(agentId, since);
       for (const tag of tags) {
         const failures = runs.filter((run) => run.outcome === "failure" && run.tags.split(" ").includes(tag)).length;
-        if ((await liveLessons(options, agentId, tag)).length >= SKILL_TRIGGER.liveLessons || failures >= SKILL_TRIGGER.failures) outcomes.push(await distill(options, agentId, tag));
+        if (
+          (await liveLessons(options, agentId, tag)).length >= SKILL_TRIGGER.liveLessons ||
+          failures >= SKILL_TRIGGER.failures
+        )
+          outcomes.push(await distill(options, agentId, tag));
       }
       return outcomes;
     },
@@ -76,7 +93,9 @@ export function createSkillLoop(options: SkillLoopOptions): SkillLoop {
 
 async function liveLessons(options: SkillLoopOptions, agentId: string, tag: string): Promise<Experience[]> {
   // A skill is shown in prompts: only lessons the read-time gate would show may feed it.
-  return (await options.store.experiences.list(agentId)).filter((lesson) => lesson.status !== "deprecated" && lesson.tags.includes(tag) && lessonMayBeShown(lesson));
+  return (await options.store.experiences.list(agentId)).filter(
+    (lesson) => lesson.status !== "deprecated" && lesson.tags.includes(tag) && lessonMayBeShown(lesson),
+  );
 }
 
 /** Per recorded task of the tag, the lessons it produced or was shown: the offline evidence. */
@@ -84,17 +103,35 @@ async function taskLessons(options: SkillLoopOptions, agentId: string, tag: stri
   const lessons = await liveLessons(options, agentId, tag);
   const byTrace = new Map<string, Set<number>>();
   for (const lesson of lessons) {
-    if (lesson.taskTraceId) byTrace.set(lesson.taskTraceId, new Set([...(byTrace.get(lesson.taskTraceId) ?? []), lesson.id]));
-    for (const row of await options.store.injections.byExperience(lesson.id)) if (row.cited) byTrace.set(row.traceId, new Set([...(byTrace.get(row.traceId) ?? []), lesson.id]));
+    if (lesson.taskTraceId)
+      byTrace.set(lesson.taskTraceId, new Set([...(byTrace.get(lesson.taskTraceId) ?? []), lesson.id]));
+    for (const row of await options.store.injections.byExperience(lesson.id))
+      if (row.cited) byTrace.set(row.traceId, new Set([...(byTrace.get(row.traceId) ?? []), lesson.id]));
   }
   return [...byTrace.values()].map((ids) => [...ids]);
 }
 
-async function writeText(options: SkillLoopOptions, agentId: string, name: string, tag: string, lessons: Experience[], previous: string | undefined): Promise<{ text: string; author: "model" | "template" } | { error: string }> {
+async function writeText(
+  options: SkillLoopOptions,
+  agentId: string,
+  name: string,
+  tag: string,
+  lessons: Experience[],
+  previous: string | undefined,
+): Promise<{ text: string; author: "model" | "template" } | { error: string }> {
   const created = new Date(options.clock.now()).toISOString().slice(0, 10);
   const expected = { name, tag, locale: options.locale, lessonIds: new Set(lessons.map((lesson) => lesson.id)) };
   if (options.model) {
-    const written = await writeSkillWithModel({ model: options.model, name, tag, lessons, locale: options.locale, created, agentId, ...(previous ? { previous } : {}) });
+    const written = await writeSkillWithModel({
+      model: options.model,
+      name,
+      tag,
+      lessons,
+      locale: options.locale,
+      created,
+      agentId,
+      ...(previous ? { previous } : {}),
+    });
     const gate = written.ok ? gateDistilledSkill(written.text, expected) : written;
     if (gate.ok) return { text: gate.text, author: "model" };
     options.logger.warn({ agentId, tag, problem: gate.error }, "the model's skill failed the gate; using the template");
@@ -106,48 +143,125 @@ async function writeText(options: SkillLoopOptions, agentId: string, name: strin
 
 /** Success rate of the tag's recent settled tasks: the baseline a new version must not fall below. */
 async function tagRate(options: SkillLoopOptions, agentId: string, tag: string): Promise<number | null> {
-  const runs = (await options.store.distillRuns.byAgent(agentId)).filter((run) => run.outcome && run.tags.split(" ").includes(tag)).slice(-20);
+  const runs = (await options.store.distillRuns.byAgent(agentId))
+    .filter((run) => run.outcome && run.tags.split(" ").includes(tag))
+    .slice(-20);
   return runs.length === 0 ? null : runs.filter((run) => run.outcome === "success").length / runs.length;
 }
 
-async function distill(options: SkillLoopOptions, agentId: string, tag: string, request: { asked?: boolean; forceActive?: boolean } = {}): Promise<SkillOutcome> {
+async function distill(
+  options: SkillLoopOptions,
+  agentId: string,
+  tag: string,
+  request: { asked?: boolean; forceActive?: boolean } = {},
+): Promise<SkillOutcome> {
   const { store, logger, clock } = options;
   const name = distilledSkillName(tag);
   const versions = await store.skillVersions.versions(agentId, name);
   const last = versions.at(-1);
-  if (!request.asked && last && clock.now() - last.createdAt < SKILL_TRIGGER.debounceMs) return { action: "skipped", why: "a version was written in the last 24 hours", words: { key: "skillDebounced", values: { hours: 24 } } };
+  if (!request.asked && last && clock.now() - last.createdAt < SKILL_TRIGGER.debounceMs)
+    return {
+      action: "skipped",
+      why: "a version was written in the last 24 hours",
+      words: { key: "skillDebounced", values: { hours: 24 } },
+    };
   const lessons = await liveLessons(options, agentId, tag);
   if (lessons.length === 0) return { action: "skipped", why: `no live lessons tagged ${tag}` };
   const active = await store.skillVersions.active(agentId, name);
   const written = await writeText(options, agentId, name, tag, lessons, active?.content);
   if ("error" in written) return { action: "skipped", why: written.error };
-  const candidate = await store.skillVersions.add({ agentId, skillName: name, tag, content: written.text, bullets: allBullets(written.text).length, actor: written.author === "model" ? "skill-distiller" : "skill-template" });
-  const verdict = request.forceActive ? ({ accept: true } as const) : judgeCandidate({ candidate: written.text, active: active?.content, taskLessons: await taskLessons(options, agentId, tag) });
+  const candidate = await store.skillVersions.add({
+    agentId,
+    skillName: name,
+    tag,
+    content: written.text,
+    bullets: allBullets(written.text).length,
+    actor: written.author === "model" ? "skill-distiller" : "skill-template",
+  });
+  const verdict = request.forceActive
+    ? ({ accept: true } as const)
+    : judgeCandidate({
+        candidate: written.text,
+        active: active?.content,
+        taskLessons: await taskLessons(options, agentId, tag),
+      });
   if (!verdict.accept) {
-    await store.skillVersions.setStatus(candidate.id, "rejected", { action: "reject", reason: verdict.reason, actor: "ratchet" });
-    logger.info({ agentId, skill: name, version: candidate.version, why: verdict.reason }, "distilled skill version rejected by the ratchet");
-    return { action: "rejected", skillName: name, version: candidate.version, why: verdict.reason, words: verdict.words };
+    await store.skillVersions.setStatus(candidate.id, "rejected", {
+      action: "reject",
+      reason: verdict.reason,
+      actor: "ratchet",
+    });
+    logger.info(
+      { agentId, skill: name, version: candidate.version, why: verdict.reason },
+      "distilled skill version rejected by the ratchet",
+    );
+    return {
+      action: "rejected",
+      skillName: name,
+      version: candidate.version,
+      why: verdict.reason,
+      words: verdict.words,
+    };
   }
   if (!active && versions.length === 0) {
     const result = await options.writeDraft(agentId, name, written.text);
     if (!result.written) {
-      await store.skillVersions.setStatus(candidate.id, "rejected", { action: "reject", reason: result.reason, actor: "ratchet" });
+      await store.skillVersions.setStatus(candidate.id, "rejected", {
+        action: "reject",
+        reason: result.reason,
+        actor: "ratchet",
+      });
       return { action: "rejected", skillName: name, version: candidate.version, why: result.reason };
     }
   } else await options.publishSkill(agentId, name, written.text);
-  const baseline = active && active.trialUses > 0 ? active.trialSuccesses / active.trialUses : await tagRate(options, agentId, tag);
+  const baseline =
+    active && active.trialUses > 0 ? active.trialSuccesses / active.trialUses : await tagRate(options, agentId, tag);
   // The switch of live version is one step: nobody reads the skill with no version live.
   await store.transaction(async () => {
-    if (active) await store.skillVersions.setStatus(active.id, "retired", { action: "retire", reason: `replaced by v${candidate.version}`, actor: "ratchet" });
-    await store.skillVersions.setStatus(candidate.id, "active", { action: request.forceActive ? "force-activate" : "activate", reason: request.forceActive ? "forced active by an operator" : "passed the ratchet", actor: request.forceActive ? "operator" : "ratchet" }, { baselineRate: baseline });
-    for (const lesson of lessons) if (lesson.skillName !== name) await store.experiences.change(lesson.id, { skillName: name }, { action: "distilled-into-skill", reason: `${name} v${candidate.version}`, actor: "skill-distiller" });
+    if (active)
+      await store.skillVersions.setStatus(active.id, "retired", {
+        action: "retire",
+        reason: `replaced by v${candidate.version}`,
+        actor: "ratchet",
+      });
+    await store.skillVersions.setStatus(
+      candidate.id,
+      "active",
+      {
+        action: request.forceActive ? "force-activate" : "activate",
+        reason: request.forceActive ? "forced active by an operator" : "passed the ratchet",
+        actor: request.forceActive ? "operator" : "ratchet",
+      },
+      { baselineRate: baseline },
+    );
+    for (const lesson of lessons)
+      if (lesson.skillName !== name)
+        await store.experiences.change(
+          lesson.id,
+          { skillName: name },
+          { action: "distilled-into-skill", reason: `${name} v${candidate.version}`, actor: "skill-distiller" },
+        );
   });
   options.catalog(agentId).reload();
-  logger.info({ agentId, skill: name, version: candidate.version, author: written.author, lessons: lessons.length }, "distilled skill version published");
-  return { action: versions.length === 0 ? "drafted" : "published", skillName: name, version: candidate.version, author: written.author };
+  logger.info(
+    { agentId, skill: name, version: candidate.version, author: written.author, lessons: lessons.length },
+    "distilled skill version published",
+  );
+  return {
+    action: versions.length === 0 ? "drafted" : "published",
+    skillName: name,
+    version: candidate.version,
+    author: written.author,
+  };
 }
 
-async function activate(options: SkillLoopOptions, agentId: string, skillName: string, version: number, actor: string): Promise<SkillVersion> {
+async function activate(
+  options: SkillLoopOptions,
+  agentId: string,
+  skillName: string,
+  version: number,
+  actor: string,
+): Promise<SkillVersion> {
   const { store } = options;
   const target = (await store.skillVersions.versions(agentId, skillName)).find((row) => row.version === version);
   if (!target) throw new Error(`no version ${version} of ${skillName}`);
@@ -155,37 +269,65 @@ async function activate(options: SkillLoopOptions, agentId: string, skillName: s
   if (active?.id === target.id) return target;
   await options.publishSkill(agentId, skillName, target.content);
   const live = await store.transaction(async () => {
-    if (active) await store.skillVersions.setStatus(active.id, "retired", { action: "retire", reason: `v${version} activated by ${actor}`, actor });
-    return store.skillVersions.setStatus(target.id, "active", { action: "activate", reason: `activated by ${actor}`, actor }, { baselineRate: target.baselineRate });
+    if (active)
+      await store.skillVersions.setStatus(active.id, "retired", {
+        action: "retire",
+        reason: `v${version} activated by ${actor}`,
+        actor,
+      });
+    return store.skillVersions.setStatus(
+      target.id,
+      "active",
+      { action: "activate", reason: `activated by ${actor}`, actor },
+      { baselineRate: target.baselineRate },
+    );
   });
   options.catalog(agentId).reload();
   return live;
 }
 
 /** One settled task's use of a distilled skill on trial; a failed trial rolls the version back. */
-async function recordTrialUse(options: SkillLoopOptions, agentId: string, name: string, success: boolean): Promise<void> {
+async function recordTrialUse(
+  options: SkillLoopOptions,
+  agentId: string,
+  name: string,
+  success: boolean,
+): Promise<void> {
   const { store } = options;
   // The use is counted and a failed trial rolled back in one step, so two tasks settling at once
   // never roll the same version back twice; the skill file is published after the commit.
-  const rollback = await store.transaction(async () => {
-    const active = await store.skillVersions.active(agentId, name);
-    if (!active || active.trialUses >= 10 || trialVerdict(active) !== "continue") return undefined;
-    const updated = await store.skillVersions.recordTrialUse(active.id, success);
-    if (trialVerdict(updated) !== "rollback") return undefined;
-    const previous = (await store.skillVersions.versions(agentId, name)).filter((row) => row.version < updated.version && row.status === "retired").at(-1);
-    const reason = `${updated.trialSuccesses}/${updated.trialUses} successes on trial vs ${Math.round((updated.baselineRate ?? 0) * 100)}% before`;
-    await store.skillVersions.setStatus(updated.id, "rolled_back", { action: "rollback", reason, actor: "ratchet" });
-    return { updated, previous, reason };
-  }, { lock: `skill:${agentId}:${name}` });
+  const rollback = await store.transaction(
+    async () => {
+      const active = await store.skillVersions.active(agentId, name);
+      if (!active || active.trialUses >= 10 || trialVerdict(active) !== "continue") return undefined;
+      const updated = await store.skillVersions.recordTrialUse(active.id, success);
+      if (trialVerdict(updated) !== "rollback") return undefined;
+      const previous = (await store.skillVersions.versions(agentId, name))
+        .filter((row) => row.version < updated.version && row.status === "retired")
+        .at(-1);
+      const reason = `${updated.trialSuccesses}/${updated.trialUses} successes on trial vs ${Math.round((updated.baselineRate ?? 0) * 100)}% before`;
+      await store.skillVersions.setStatus(updated.id, "rolled_back", { action: "rollback", reason, actor: "ratchet" });
+      return { updated, previous, reason };
+    },
+    { lock: `skill:${agentId}:${name}` },
+  );
   if (!rollback) return;
   const { updated, previous, reason } = rollback;
   if (previous) {
     await options.publishSkill(agentId, name, previous.content);
-    await store.skillVersions.setStatus(previous.id, "active", { action: "reactivate", reason: `v${updated.version} rolled back`, actor: "ratchet" }, { baselineRate: previous.baselineRate });
+    await store.skillVersions.setStatus(
+      previous.id,
+      "active",
+      { action: "reactivate", reason: `v${updated.version} rolled back`, actor: "ratchet" },
+      { baselineRate: previous.baselineRate },
+    );
   } else {
     // Nothing earlier to go back to: the skill stays on disk, deprecated, so routing skips it.
     await options.publishSkill(agentId, name, updated.content.replace(/^status: \w+$/m, "status: deprecated"));
   }
   options.catalog(agentId).reload();
-  options.logger.warn({ agentId, skill: name, version: updated.version, reason }, "distilled skill version rolled back");
+  options.logger.warn(
+    { agentId, skill: name, version: updated.version, reason },
+    "distilled skill version rolled back",
+  );
 }

@@ -19,7 +19,14 @@ export type DistillationSettings = {
   dangerouslySkipGates?: boolean;
 };
 
-export type DistillationOptions = { store: Store; model: ChatModel | undefined; settings: DistillationSettings; logger: Logger; clock: { now(): number }; skills?: SkillLoop };
+export type DistillationOptions = {
+  store: Store;
+  model: ChatModel | undefined;
+  settings: DistillationSettings;
+  logger: Logger;
+  clock: { now(): number };
+  skills?: SkillLoop;
+};
 
 /** Tasks waiting for their outcome; beyond this the oldest settle at once. */
 export const MAX_PENDING_TASKS = 1_000;
@@ -39,7 +46,14 @@ export type TaskState = {
   feedback?: { verdict: "good" | "bad"; text: string };
 };
 
-export type SettleResult = { traceId: string; outcome: "success" | "failure"; skipped?: string; applied?: number; refused?: string[]; curated: CurateChange[] };
+export type SettleResult = {
+  traceId: string;
+  outcome: "success" | "failure";
+  skipped?: string;
+  applied?: number;
+  refused?: string[];
+  curated: CurateChange[];
+};
 
 /** The loop's tasks: by trace id (chosen, not yet ended) and by chat (ended, waiting for an outcome). */
 export type TaskBook = {

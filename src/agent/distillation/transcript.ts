@@ -15,19 +15,33 @@ const TOOL_RESULT_MAX_CHARS = 300;
 /** A line this close to an injected lesson is the lesson echoed back. */
 const ECHO_JACCARD = 0.5;
 
-export function distillTranscript(messages: readonly Pick<MessageRow, "role" | "kind" | "content" | "toolCalls">[], injectedSummaries: readonly string[], nextUserMessage?: string): string {
+export function distillTranscript(
+  messages: readonly Pick<MessageRow, "role" | "kind" | "content" | "toolCalls">[],
+  injectedSummaries: readonly string[],
+  nextUserMessage?: string,
+): string {
   const injected = injectedSummaries.map((summary) => ({ summary: normalize(summary), terms: terms(summary) }));
   // Only the bot's own words can echo a lesson; what users and tools said is evidence.
-  const echoes = (line: string) => injected.some((lesson) => normalize(line).includes(lesson.summary) || jaccard(terms(line), lesson.terms) >= ECHO_JACCARD || sentenceEcho(line, lesson.terms));
+  const echoes = (line: string) =>
+    injected.some(
+      (lesson) =>
+        normalize(line).includes(lesson.summary) ||
+        jaccard(terms(line), lesson.terms) >= ECHO_JACCARD ||
+        sentenceEcho(line, lesson.terms),
+    );
   const lines: string[] = [];
   for (const message of messages) {
     if (message.kind === "command") continue;
     if (message.role === "tool") lines.push(`tool result: ${oneLine(message.content, TOOL_RESULT_MAX_CHARS)}`);
     else if (message.toolCalls) {
-      const calls = (JSON.parse(message.toolCalls) as { name: string; arguments: string }[]).map((call) => `${call.name}(${oneLine(call.arguments, 200)})`);
+      const calls = (JSON.parse(message.toolCalls) as { name: string; arguments: string }[]).map(
+        (call) => `${call.name}(${oneLine(call.arguments, 200)})`,
+      );
       lines.push(`assistant calls: ${calls.join(", ")}`);
     } else if (message.role === "assistant") {
-      const kept = withoutLessonLines(message.content).split("\n").filter((line) => !echoes(line));
+      const kept = withoutLessonLines(message.content)
+        .split("\n")
+        .filter((line) => !echoes(line));
       lines.push(`assistant: ${kept.join("\n")}`);
     } else lines.push(`${message.role}: ${withoutLessonLines(message.content)}`);
   }

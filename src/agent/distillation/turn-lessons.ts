@@ -36,17 +36,34 @@ export function createTurnLessons(options: DistillationOptions, book: TaskBook):
       const previous = await settlePrevious(current);
       // A correction follows up the previous task; it is not a new task to show lessons to.
       if (previous && previous.correction === task.userText) return undefined;
-      const chosen = selectLessons(task.userText, (await store.experiences.list(task.agentId)).filter((lesson) => lesson.status !== "deprecated"));
+      const chosen = selectLessons(
+        task.userText,
+        (await store.experiences.list(task.agentId)).filter((lesson) => lesson.status !== "deprecated"),
+      );
       if (chosen.length === 0) return undefined;
       current.selected = chosen.map((candidate) => candidate.lesson.id);
       current.arm = isHoldout(task.traceId, settings.holdoutPercent) ? "holdout" : "treatment";
       await store.transaction(async () => {
-        await store.injections.record(task.agentId, task.traceId, current.arm as "treatment" | "holdout", current.selected);
+        await store.injections.record(
+          task.agentId,
+          task.traceId,
+          current.arm as "treatment" | "holdout",
+          current.selected,
+        );
         // In id order: two turns counting overlapping lessons lock their rows in one order (no deadlock on PostgreSQL).
-        if (current.arm === "treatment") for (const id of [...current.selected].sort((a, b) => a - b)) await store.experiences.countInjected(id);
+        if (current.arm === "treatment")
+          for (const id of [...current.selected].sort((a, b) => a - b)) await store.experiences.countInjected(id);
       });
-      logger.info({ traceId: task.traceId, arm: current.arm, lessons: current.selected.map(formatExperienceId) }, current.arm === "holdout" ? "lessons held out" : "lessons injected");
-      return current.arm === "treatment" ? lessonsSection(chosen.map((candidate) => candidate.lesson), settings.locale) : undefined;
+      logger.info(
+        { traceId: task.traceId, arm: current.arm, lessons: current.selected.map(formatExperienceId) },
+        current.arm === "holdout" ? "lessons held out" : "lessons injected",
+      );
+      return current.arm === "treatment"
+        ? lessonsSection(
+            chosen.map((candidate) => candidate.lesson),
+            settings.locale,
+          )
+        : undefined;
     },
     async strip(task, answer) {
       const { answer: clean, cited } = extractCitations(answer);
@@ -61,7 +78,11 @@ export function createTurnLessons(options: DistillationOptions, book: TaskBook):
         current.cited = real;
         current.phantom = cited.length - real.length;
       }
-      if (real.length < cited.length) logger.info({ traceId: task.traceId, phantom: cited.filter((id) => !real.includes(id)).map(formatExperienceId) }, "phantom lesson citations ignored");
+      if (real.length < cited.length)
+        logger.info(
+          { traceId: task.traceId, phantom: cited.filter((id) => !real.includes(id)).map(formatExperienceId) },
+          "phantom lesson citations ignored",
+        );
       return clean;
     },
   };

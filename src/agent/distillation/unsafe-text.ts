@@ -14,7 +14,8 @@
  * characters other than tab and newline (a newline has its own check), private-use code
  * points and lone surrogates carry nothing a lesson needs either.
  */
-const HIDDEN = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Co}\p{Cs}\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u2800]/u;
+const HIDDEN =
+  /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Co}\p{Cs}\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u2800]/u;
 
 /** Any `scheme://`, and a bare `www.` host. */
 const URL = /(?<![\p{L}\p{N}])[a-z][a-z0-9+.-]{0,30}:\/\/[^\s`'")\]]*|(?<![\p{L}\p{N}.])www\.[^\s`'")\]]+/iu;
@@ -25,22 +26,37 @@ const INTERPRETERS = String.raw`(?:ba|z|k|c|tc|da|a|fi|yash|mk)?sh|python(?:[23]
  * A pipe (not `||`) into an interpreter, through `sudo [flags]`, `env` or an absolute
  * path: `| sh`, `|bash`, `| sudo -E bash -s`, `| /usr/bin/env python3`, `| iex`.
  */
-const PIPE_INTO_SHELL = new RegExp(String.raw`(?<!\|)\|(?!\|)\s*(?:sudo(?:\s+-[^\s|;&]*(?:\s+(?!-)[^\s|;&]+)?)*\s+)?(?:(?:/usr)?(?:/local)?/bin/)?(?:env\s+)?(?:(?:/usr)?(?:/local)?/bin/)?(?:${INTERPRETERS}|source)(?![\w-]|\.[a-z])`, "i");
+const PIPE_INTO_SHELL = new RegExp(
+  String.raw`(?<!\|)\|(?!\|)\s*(?:sudo(?:\s+-[^\s|;&]*(?:\s+(?!-)[^\s|;&]+)?)*\s+)?(?:(?:/usr)?(?:/local)?/bin/)?(?:env\s+)?(?:(?:/usr)?(?:/local)?/bin/)?(?:${INTERPRETERS}|source)(?![\w-]|\.[a-z])`,
+  "i",
+);
 
 const WORD_START = String.raw`(?<![\w.-])`;
 const WORD_END = String.raw`(?![\w-])`;
 
 /** Tools whose job is to fetch from the network. */
-const DOWNLOADER = new RegExp(`${WORD_START}(?:curl|wget2?|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod|certutil|bitsadmin|start-bitstransfer)${WORD_END}`, "i");
+const DOWNLOADER = new RegExp(
+  `${WORD_START}(?:curl|wget2?|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod|certutil|bitsadmin|start-bitstransfer)${WORD_END}`,
+  "i",
+);
 
 /** Running something: an interpreter, `chmod +x`, `./file`, `. file`, `source <(…)`. */
-const RUNS = new RegExp(`${WORD_START}(?:${INTERPRETERS}|exec|start-process)${WORD_END}|${WORD_START}source\\s+(?:<\\(|\\S+\\.(?:sh|bash|ps1|py))|chmod\\s+(?:[ugoa]*\\+\\w*x|[0-7]{3,4})|(?:^|[\\s;&|(\`'"])\\.{1,2}/[\\w.-]+|(?:^|[;&|]\\s*)\\.\\s+[\\w./~-]`, "i");
+const RUNS = new RegExp(
+  `${WORD_START}(?:${INTERPRETERS}|exec|start-process)${WORD_END}|${WORD_START}source\\s+(?:<\\(|\\S+\\.(?:sh|bash|ps1|py))|chmod\\s+(?:[ugoa]*\\+\\w*x|[0-7]{3,4})|(?:^|[\\s;&|(\`'"])\\.{1,2}/[\\w.-]+|(?:^|[;&|]\\s*)\\.\\s+[\\w./~-]`,
+  "i",
+);
 
 /** Commands that download and run a package in one step. */
-const RUN_FROM_REGISTRY = new RegExp(`${WORD_START}(?:npx|pnpx|bunx|uvx)${WORD_END}|${WORD_START}(?:pnpm|yarn|bun)\\s+dlx${WORD_END}|${WORD_START}pipx\\s+run${WORD_END}`, "i");
+const RUN_FROM_REGISTRY = new RegExp(
+  `${WORD_START}(?:npx|pnpx|bunx|uvx)${WORD_END}|${WORD_START}(?:pnpm|yarn|bun)\\s+dlx${WORD_END}|${WORD_START}pipx\\s+run${WORD_END}`,
+  "i",
+);
 
 /** A package manager told to install or run from a URL, a VCS reference or another index. */
-const INSTALL_FROM_URL = new RegExp(`${WORD_START}(?:pip3?|uv\\s+pip|npm|pnpm|yarn|bun|gem|go|cargo|deno|composer)\\s+(?:install|add|i|get|run)${WORD_END}[^;&|\\n]*?(?:[a-z][\\w+.-]*://|git\\+|www\\.|--(?:extra-)?index-url|--git${WORD_END})`, "i");
+const INSTALL_FROM_URL = new RegExp(
+  `${WORD_START}(?:pip3?|uv\\s+pip|npm|pnpm|yarn|bun|gem|go|cargo|deno|composer)\\s+(?:install|add|i|get|run)${WORD_END}[^;&|\\n]*?(?:[a-z][\\w+.-]*://|git\\+|www\\.|--(?:extra-)?index-url|--git${WORD_END})`,
+  "i",
+);
 
 /** `U+200B`: how a refusal names a code point. */
 export function codePointName(char: string): string {
@@ -86,13 +102,20 @@ export type UnsafeText = { reason: string; hold?: true };
  */
 export function unsafeText(text: string): UnsafeText | undefined {
   const hidden = hiddenCharacter(text);
-  if (hidden) return { reason: `contains ${hidden.codePoint} at character ${hidden.position}, an invisible or format character that hides text from whoever reads it` };
+  if (hidden)
+    return {
+      reason: `contains ${hidden.codePoint} at character ${hidden.position}, an invisible or format character that hides text from whoever reads it`,
+    };
   const pipe = pipeIntoShell(text);
-  if (pipe) return { reason: `pipes into a shell interpreter ("${quote(pipe)}"); learned text never tells the bot to run a download` };
+  if (pipe)
+    return {
+      reason: `pipes into a shell interpreter ("${quote(pipe)}"); learned text never tells the bot to run a download`,
+    };
   const network = networkCommand(text);
   if (network) return { hold: true, reason: `names a command that runs code from the network ("${quote(network)}")` };
   const url = urlIn(text);
-  if (url) return { reason: `contains a URL ("${quote(url)}"); learned text names commands, flags and paths, not links` };
+  if (url)
+    return { reason: `contains a URL ("${quote(url)}"); learned text names commands, flags and paths, not links` };
   return undefined;
 }
 

@@ -38,7 +38,11 @@ export function classifyGap(reason: GapReason, details: { errorCode?: string; de
     case "tool_failure":
       if (details.errorCode && ENVIRONMENT_TOOL_CODES.has(details.errorCode)) return "environment";
       // A program the host does not have is the machine's problem, not the bot's know-how.
-      if (details.errorCode === "EXIT_NONZERO" && /command not found|exit(ed with)? code 127/i.test(details.detail ?? "")) return "environment";
+      if (
+        details.errorCode === "EXIT_NONZERO" &&
+        /command not found|exit(ed with)? code 127/i.test(details.detail ?? "")
+      )
+        return "environment";
       return "capability";
     default:
       return "capability";

@@ -31,13 +31,20 @@ export async function writeDraftWithModel(options: {
     `Intent: ${evidence.intentKey}. Failure reason: ${evidence.reason}. ${evidence.count} failures in ${evidence.sessions} sessions.`,
     "What users asked:",
     ...evidence.samples.map((sample) => `- ${sample.slice(0, 300)}`),
-    ...(evidence.errors.length > 0 ? ["Errors seen:", ...evidence.errors.map((error) => `- ${error.slice(0, 300)}`)] : []),
+    ...(evidence.errors.length > 0
+      ? ["Errors seen:", ...evidence.errors.map((error) => `- ${error.slice(0, 300)}`)]
+      : []),
   ].join("\n");
   return askForSkillFile(options.model, options.agentId, system, user);
 }
 
 /** One model call that returns a whole SKILL.md (code fences stripped); shared by gap drafts and distilled skills. */
-export async function askForSkillFile(model: ChatModel, agentId: string, system: string, user: string): Promise<ParseResult<string>> {
+export async function askForSkillFile(
+  model: ChatModel,
+  agentId: string,
+  system: string,
+  user: string,
+): Promise<ParseResult<string>> {
   try {
     const response = await model.complete({
       purpose: "draft",
@@ -48,7 +55,10 @@ export async function askForSkillFile(model: ChatModel, agentId: string, system:
         { role: "user", content: user },
       ],
     });
-    const text = (response.content ?? "").trim().replace(/^```(?:markdown|md)?\s*\n/i, "").replace(/\n```\s*$/, "");
+    const text = (response.content ?? "")
+      .trim()
+      .replace(/^```(?:markdown|md)?\s*\n/i, "")
+      .replace(/\n```\s*$/, "");
     return text ? { ok: true, value: `${text}\n` } : { ok: false, error: "the model returned no file" };
   } catch (error) {
     return { ok: false, error: `the model could not write the file: ${(error as Error).message}` };

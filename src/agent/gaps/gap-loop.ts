@@ -9,7 +9,14 @@
 import type { Logger } from "pino";
 import type { SkillCatalog } from "../../knowledge/skill-catalog.js";
 import { overlap, terms } from "../../knowledge/keywords.js";
-import { draftSkillName, gateDraft, renderDraftTemplate, type DraftEvidence, type DraftLocale, type DraftWrite } from "../../knowledge/skill-draft.js";
+import {
+  draftSkillName,
+  gateDraft,
+  renderDraftTemplate,
+  type DraftEvidence,
+  type DraftLocale,
+  type DraftWrite,
+} from "../../knowledge/skill-draft.js";
 import type { Skill } from "../../knowledge/skill.js";
 import type { ChatModel } from "../../llm/chat-model.js";
 import type { ClusterStats } from "../../store/gap-clusters-store.js";
@@ -83,7 +90,8 @@ export function createGapLoop(options: GapLoopOptions): GapLoop {
     const stats = await store.clusters.cluster({ agentId, intentKey, reason }, sinceMs());
     if (!stats) return { action: "skipped", why: "no gaps in the lookback window" };
     if (stats.gapClass !== "capability") return { action: "skipped", why: "environment gaps are never drafted" };
-    if (stats.count < settings.triggerCount) return { action: "skipped", why: `${stats.count} of ${settings.triggerCount} events` };
+    if (stats.count < settings.triggerCount)
+      return { action: "skipped", why: `${stats.count} of ${settings.triggerCount} events` };
     if (stats.sessions < 2) return { action: "skipped", why: "all events come from one session" };
     // One draft decision per agent at a time: two crossings of one cluster give one draft.
     return draftQueue.run(agentId, () => decide(parts, stats));
@@ -96,13 +104,18 @@ export function createGapLoop(options: GapLoopOptions): GapLoop {
     async afterTurn(turn) {
       const gaps = pending.get(turn.traceId) ?? [];
       pending.delete(turn.traceId);
-      const clusters = new Map(gaps.filter((gap) => gap.gapClass === "capability").map((gap) => [`${gap.intentKey}\u0000${gap.reason}`, gap]));
+      const clusters = new Map(
+        gaps.filter((gap) => gap.gapClass === "capability").map((gap) => [`${gap.intentKey}\u0000${gap.reason}`, gap]),
+      );
       const outcomes: DraftOutcome[] = [];
       for (const gap of clusters.values()) {
         try {
           outcomes.push(await evaluate(gap.agentId, gap.intentKey, gap.reason));
         } catch (error) {
-          logger.error({ err: error, traceId: turn.traceId, intentKey: gap.intentKey }, "gap cluster evaluation failed");
+          logger.error(
+            { err: error, traceId: turn.traceId, intentKey: gap.intentKey },
+            "gap cluster evaluation failed",
+          );
         }
       }
       return outcomes;
@@ -122,12 +135,22 @@ async function decide(parts: DraftParts, stats: ClusterStats): Promise<DraftOutc
   const sameName = catalog.snapshot.get(name);
   const similar = sameName ?? overlappingSkill(catalog.snapshot.skills, intentKey);
   if (similar) {
-    if (!(await store.clusters.claimDraft(agentId, intentKey, similar.name, stats.count))) return { action: "skipped", why: "another turn decided first" };
-    await store.clusters.settleDraft(agentId, intentKey, { status: "linked", skillName: similar.name, reason: "an existing skill covers this intent" });
+    if (!(await store.clusters.claimDraft(agentId, intentKey, similar.name, stats.count)))
+      return { action: "skipped", why: "another turn decided first" };
+    await store.clusters.settleDraft(agentId, intentKey, {
+      status: "linked",
+      skillName: similar.name,
+      reason: "an existing skill covers this intent",
+    });
     log.info({ skill: similar.name }, "gap cluster linked to an existing skill instead of drafting a near-duplicate");
-    return { action: "linked", skillName: similar.name, why: sameName ? "a skill of that name exists" : "an existing skill overlaps strongly" };
+    return {
+      action: "linked",
+      skillName: similar.name,
+      why: sameName ? "a skill of that name exists" : "an existing skill overlaps strongly",
+    };
   }
-  if (!(await store.clusters.claimDraft(agentId, intentKey, name, stats.count))) return { action: "skipped", why: "another turn decided first" };
+  if (!(await store.clusters.claimDraft(agentId, intentKey, name, stats.count)))
+    return { action: "skipped", why: "another turn decided first" };
   try {
     return await draftSkill(parts, stats, { name, catalog, log });
   } catch (error) {
@@ -137,7 +160,11 @@ async function decide(parts: DraftParts, stats: ClusterStats): Promise<DraftOutc
 }
 
 /** Writes the claimed cluster's draft (the model's when it passes the structure gate, else the template) and reloads the catalog. */
-async function draftSkill(parts: DraftParts, stats: ClusterStats, draft: { name: string; catalog: SkillCatalog; log: Logger }): Promise<DraftOutcome> {
+async function draftSkill(
+  parts: DraftParts,
+  stats: ClusterStats,
+  draft: { name: string; catalog: SkillCatalog; log: Logger },
+): Promise<DraftOutcome> {
   const { store, settings } = parts;
   const { agentId, intentKey } = stats;
   const { name, catalog, log } = draft;
@@ -147,12 +174,23 @@ async function draftSkill(parts: DraftParts, stats: ClusterStats, draft: { name:
   let author: "model" | "template" = "template";
   let text: string | undefined;
   if (parts.model) {
-    const written = await writeDraftWithModel({ model: parts.model, name, evidence, locale: settings.locale, created, agentId });
+    const written = await writeDraftWithModel({
+      model: parts.model,
+      name,
+      evidence,
+      locale: settings.locale,
+      created,
+      agentId,
+    });
     const gate = written.ok ? gateDraft(written.value, expected) : written;
     if (gate.ok && written.ok) {
       text = written.value;
       author = "model";
-    } else log.warn({ problem: gate.ok ? "" : gate.error }, "the model's draft failed the structure gate; using the template");
+    } else
+      log.warn(
+        { problem: gate.ok ? "" : gate.error },
+        "the model's draft failed the structure gate; using the template",
+      );
   }
   text ??= renderDraftTemplate(name, evidence, settings.locale, created);
   const gate = gateDraft(text, expected);
@@ -168,13 +206,31 @@ async function draftSkill(parts: DraftParts, stats: ClusterStats, draft: { name:
   }
   await store.clusters.settleDraft(agentId, intentKey, { status: "drafted", skillName: name, path: result.path });
   const changes = catalog.reload();
-  log.info({ skill: name, path: result.path, author, clusterSize: stats.count, sessions: stats.sessions, catalogVersion: catalog.snapshot.version, added: changes.added }, "skill drafted from a capability gap cluster");
+  log.info(
+    {
+      skill: name,
+      path: result.path,
+      author,
+      clusterSize: stats.count,
+      sessions: stats.sessions,
+      catalogVersion: catalog.snapshot.version,
+      added: changes.added,
+    },
+    "skill drafted from a capability gap cluster",
+  );
   return { action: "drafted", skillName: name, path: result.path, author };
 }
 
 /** The cluster's size and up to 8 samples: what users asked, and how the tools failed. */
 async function draftEvidence(parts: DraftParts, stats: ClusterStats): Promise<DraftEvidence> {
-  const evidence: DraftEvidence = { intentKey: stats.intentKey, reason: stats.reason, count: stats.count, sessions: stats.sessions, samples: [], errors: [] };
+  const evidence: DraftEvidence = {
+    intentKey: stats.intentKey,
+    reason: stats.reason,
+    count: stats.count,
+    sessions: stats.sessions,
+    samples: [],
+    errors: [],
+  };
   for (const sample of await parts.store.clusters.samples(stats, parts.sinceMs(), 8)) {
     if (sample.userText && !evidence.samples.includes(sample.userText)) evidence.samples.push(sample.userText);
     const error = [sample.tool, sample.errorCode, sample.detail].filter(Boolean).join(": ");

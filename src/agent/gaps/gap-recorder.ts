@@ -33,13 +33,19 @@ export function createGapRecorder(options: {
   const { gaps, logger } = options;
   return async (event) => {
     try {
-      const gapClass = classifyGap(event.reason, { ...(event.errorCode ? { errorCode: event.errorCode } : {}), ...(event.detail ? { detail: event.detail } : {}) });
+      const gapClass = classifyGap(event.reason, {
+        ...(event.errorCode ? { errorCode: event.errorCode } : {}),
+        ...(event.detail ? { detail: event.detail } : {}),
+      });
       const store = async () => {
         const intentKey = (await options.canonicalKey?.(event.agentId, event.intentKey)) ?? event.intentKey;
         return { intentKey, id: await gaps.record({ ...event, intentKey, rawIntentKey: event.intentKey, gapClass }) };
       };
       const { intentKey, id } = options.atomically ? await options.atomically(store) : await store();
-      logger.info({ traceId: event.traceId, agentId: event.agentId, gapId: id, reason: event.reason, gapClass, intentKey }, "capability gap recorded");
+      logger.info(
+        { traceId: event.traceId, agentId: event.agentId, gapId: id, reason: event.reason, gapClass, intentKey },
+        "capability gap recorded",
+      );
       options.onRecorded?.({ ...event, intentKey, rawIntentKey: event.intentKey, id, gapClass });
       return id;
     } catch (error) {

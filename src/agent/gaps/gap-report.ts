@@ -11,13 +11,19 @@ const REPORT_SAMPLES = 5;
 export type GapClusterReport = ClusterStats & { samples: string[]; draft: DraftRow | null };
 export type AgentGapReport = { agent: string; clusters: GapClusterReport[]; drafts: DraftRow[] };
 
-export async function agentGapReport(clusters: GapClustersStore, agentId: string, sinceMs: number): Promise<AgentGapReport> {
+export async function agentGapReport(
+  clusters: GapClustersStore,
+  agentId: string,
+  sinceMs: number,
+): Promise<AgentGapReport> {
   const drafts = await clusters.drafts(agentId);
   const reports: GapClusterReport[] = [];
   for (const cluster of await clusters.top(agentId, sinceMs, REPORT_CLUSTER_LIMIT)) {
     reports.push({
       ...cluster,
-      samples: (await clusters.samples(cluster, sinceMs, REPORT_SAMPLES)).flatMap((sample) => (sample.userText ? [sample.userText] : [])),
+      samples: (await clusters.samples(cluster, sinceMs, REPORT_SAMPLES)).flatMap((sample) =>
+        sample.userText ? [sample.userText] : [],
+      ),
       draft: drafts.find((draft) => draft.intentKey === cluster.intentKey) ?? null,
     });
   }

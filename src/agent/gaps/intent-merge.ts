@@ -23,14 +23,27 @@ function stem(word: string): string {
 }
 
 /** The canonical key for `intentKey` among the agent's known keys; remembers it. */
-export async function canonicalIntentKey(clusters: GapClustersStore, agentId: string, intentKey: string, sinceMs: number): Promise<string> {
+export async function canonicalIntentKey(
+  clusters: GapClustersStore,
+  agentId: string,
+  intentKey: string,
+  sinceMs: number,
+): Promise<string> {
   const own = signature(intentKey);
-  const chosen = (await clusters.keyWithSignature(agentId, own)) ?? (await similarKnownKey(clusters, agentId, intentKey, sinceMs)) ?? intentKey;
+  const chosen =
+    (await clusters.keyWithSignature(agentId, own)) ??
+    (await similarKnownKey(clusters, agentId, intentKey, sinceMs)) ??
+    intentKey;
   await clusters.rememberKey(agentId, chosen, signature(chosen));
   return chosen;
 }
 
-async function similarKnownKey(clusters: GapClustersStore, agentId: string, intentKey: string, sinceMs: number): Promise<string | undefined> {
+async function similarKnownKey(
+  clusters: GapClustersStore,
+  agentId: string,
+  intentKey: string,
+  sinceMs: number,
+): Promise<string | undefined> {
   const words = new Set(keyWords(intentKey));
   if (words.size < 2) return undefined;
   for (const known of await clusters.recentKeys(agentId, sinceMs)) {

@@ -18,7 +18,13 @@ import { MAX_ROUTED_SKILLS, type RouteDecision } from "../routing/route-message.
 import type { Locale } from "../texts.js";
 import { LIBRARY_SIGNPOST_SECTION } from "./library-signpost.js";
 import { agentAreaSection, MAX_MOVE_LINES } from "./share-area-section.js";
-import { buildSystemPrompt, skillsSection, toolGuidanceSection, type PromptManifest, type PromptSection } from "./system-prompt.js";
+import {
+  buildSystemPrompt,
+  skillsSection,
+  toolGuidanceSection,
+  type PromptManifest,
+  type PromptSection,
+} from "./system-prompt.js";
 
 /** Where the prompt's parts come from beyond the turn itself (the orchestrator's options). */
 export type PromptSources = {
@@ -64,7 +70,9 @@ export const PROMPT_SECTIONS: readonly PromptSectionSpec[] = [
     name: "rules",
     source: "operator-accepted rules (laoding rules accept), read every turn",
     budget: "every active rule; unsafe ones dropped",
-    build: async (sources, turn) => [{ name: "rules", content: rulesSection((await sources.rules?.(turn.agent.id)) ?? []) }],
+    build: async (sources, turn) => [
+      { name: "rules", content: rulesSection((await sources.rules?.(turn.agent.id)) ?? []) },
+    ],
   },
   {
     name: "skills",
@@ -91,7 +99,8 @@ export const PROMPT_SECTIONS: readonly PromptSectionSpec[] = [
     name: "extra",
     source: "more sections named by their producers (distilled experiences)",
     budget: "set by each producer",
-    build: async (sources, turn) => (await sources.extraSections?.({ agentId: turn.agent.id, userText: turn.userText })) ?? [],
+    build: async (sources, turn) =>
+      (await sources.extraSections?.({ agentId: turn.agent.id, userText: turn.userText })) ?? [],
   },
   {
     name: "tool-use",
@@ -103,18 +112,25 @@ export const PROMPT_SECTIONS: readonly PromptSectionSpec[] = [
     name: "private-folder",
     source: "the agent's private folder and its recent share moves (data folder)",
     budget: `at most ${MAX_MOVE_LINES} moves`,
-    build: (sources, turn) => [agentAreaSection({ layout: sources.layout, agentId: turn.agent.id, nowMs: (sources.now ?? Date.now)() })],
+    build: (sources, turn) => [
+      agentAreaSection({ layout: sources.layout, agentId: turn.agent.id, nowMs: (sources.now ?? Date.now)() }),
+    ],
   },
   {
     name: "conversation-summary",
     source: "the session's rolling summary of messages older than the history budget",
     budget: `about ${SUMMARY_MAX_CHARS} characters`,
-    build: (_sources, turn) => [{ name: "conversation-summary", content: turn.summary ? `## Earlier in this conversation\n${turn.summary}` : "" }],
+    build: (_sources, turn) => [
+      { name: "conversation-summary", content: turn.summary ? `## Earlier in this conversation\n${turn.summary}` : "" },
+    ],
   },
 ];
 
 /** The system prompt from `PROMPT_SECTIONS`, and its manifest (what `/context` shows). */
-export async function composePrompt(sources: PromptSources, turn: PromptTurn): Promise<{ text: string; manifest: PromptManifest }> {
+export async function composePrompt(
+  sources: PromptSources,
+  turn: PromptTurn,
+): Promise<{ text: string; manifest: PromptManifest }> {
   const sections: PromptSection[] = [];
   for (const spec of PROMPT_SECTIONS) sections.push(...(await spec.build(sources, turn)));
   return buildSystemPrompt(sections, turn.route.skills);
@@ -131,9 +147,15 @@ function readPersona(sources: PromptSources, agent: AgentDefinition): string {
     // Checked again per turn: bot_context/ may have changed since start-up.
     const file = personaFile(sources.layout.botContextDir, agent);
     if (file) return readFileSync(file, "utf8");
-    sources.logger.warn({ persona: agent.persona ?? "soul.md", agentId: agent.id }, "persona file missing; using a plain one");
+    sources.logger.warn(
+      { persona: agent.persona ?? "soul.md", agentId: agent.id },
+      "persona file missing; using a plain one",
+    );
   } catch (error) {
-    sources.logger.error({ agentId: agent.id, reason: (error as Error).message }, "persona file refused; using a plain one");
+    sources.logger.error(
+      { agentId: agent.id, reason: (error as Error).message },
+      "persona file refused; using a plain one",
+    );
   }
   return plain;
 }

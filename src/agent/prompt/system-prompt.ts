@@ -6,12 +6,19 @@
 export type PromptSection = { name: string; content: string };
 export type PromptManifest = { sections: { name: string; chars: number }[]; totalChars: number; skills: string[] };
 
-export function buildSystemPrompt(sections: PromptSection[], skills: string[]): { text: string; manifest: PromptManifest } {
+export function buildSystemPrompt(
+  sections: PromptSection[],
+  skills: string[],
+): { text: string; manifest: PromptManifest } {
   const present = sections.filter((section) => section.content.trim().length > 0);
   const text = present.map((section) => section.content.trim()).join("\n\n");
   return {
     text,
-    manifest: { sections: present.map((section) => ({ name: section.name, chars: section.content.trim().length })), totalChars: text.length, skills },
+    manifest: {
+      sections: present.map((section) => ({ name: section.name, chars: section.content.trim().length })),
+      totalChars: text.length,
+      skills,
+    },
   };
 }
 
@@ -24,7 +31,9 @@ export function toolGuidanceSection(options: { cwd: string; locale: "zh" | "en" 
       "Use the tools to look things up and act instead of guessing. Read a file before editing it.",
       "A failed tool call comes back as ERROR_CODE=...; TOOL=...; REASON=... — read the reason and adjust; do not repeat the same failing call.",
       "When you have what the user needs, answer without calling more tools.",
-      options.locale === "zh" ? "Answer in the user's language (default: Chinese)." : "Answer in the user's language (default: English).",
+      options.locale === "zh"
+        ? "Answer in the user's language (default: Chinese)."
+        : "Answer in the user's language (default: English).",
     ].join("\n"),
   };
 }
@@ -33,6 +42,12 @@ export function skillsSection(skills: { name: string; body: string; status: stri
   if (skills.length === 0) return { name: "skills", content: "" };
   return {
     name: "skills",
-    content: ["## Skills for this request", ...skills.map((skill) => `### ${skill.name}${skill.status === "draft" ? " (draft: verify its steps as you go)" : ""}\n${skill.body}`)].join("\n\n"),
+    content: [
+      "## Skills for this request",
+      ...skills.map(
+        (skill) =>
+          `### ${skill.name}${skill.status === "draft" ? " (draft: verify its steps as you go)" : ""}\n${skill.body}`,
+      ),
+    ].join("\n\n"),
   };
 }

@@ -45,10 +45,19 @@ export async function runReactLoop(input: ReactLoopInput): Promise<ReactLoopResu
     });
     if (response.toolCalls.length === 0) {
       const answer = response.content ?? "";
-      await push({ role: "assistant", content: answer, ...(response.reasoning ? { reasoning: response.reasoning } : {}) });
+      await push({
+        role: "assistant",
+        content: answer,
+        ...(response.reasoning ? { reasoning: response.reasoning } : {}),
+      });
       return { stop: "final", answer, steps: step, messages };
     }
-    await push({ role: "assistant", content: response.content, toolCalls: response.toolCalls, ...(response.reasoning ? { reasoning: response.reasoning } : {}) });
+    await push({
+      role: "assistant",
+      content: response.content,
+      toolCalls: response.toolCalls,
+      ...(response.reasoning ? { reasoning: response.reasoning } : {}),
+    });
     for (const call of response.toolCalls) {
       toolsUsed.push(call.name);
       const observation = await input.executeTool(call);

@@ -9,7 +9,12 @@ import { formatFailure, type ToolErrorCode } from "../../toolhost/protocol.js";
 import type { ToolhostClient } from "../../toolhost/client/toolhost-client.js";
 import type { ToolObservation } from "./react-loop.js";
 
-export type ToolFailureReport = { kind: "parse_failure" | "tool_failure"; tool: string; code: ToolErrorCode; reason: string };
+export type ToolFailureReport = {
+  kind: "parse_failure" | "tool_failure";
+  tool: string;
+  code: ToolErrorCode;
+  reason: string;
+};
 
 export function createToolExecutor(options: {
   client: ToolhostClient;
@@ -38,9 +43,17 @@ export function createToolExecutor(options: {
       return { ok: false, content: formatFailure({ code: "INVALID_ARGS", tool, reason }) };
     }
     options.onCall?.(tool);
-    const result = await options.client.callTool({ name: tool, args: call.arguments.value, traceId: options.traceId, cwd: options.cwd, sessionId: options.sessionId, ...(options.signal ? { signal: options.signal } : {}) });
+    const result = await options.client.callTool({
+      name: tool,
+      args: call.arguments.value,
+      traceId: options.traceId,
+      cwd: options.cwd,
+      sessionId: options.sessionId,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
     if (result.ok) return { ok: true, content: result.output.length > 0 ? result.output : "(empty)" };
-    const kind = result.error.code === "INVALID_ARGS" || result.error.code === "UNKNOWN_TOOL" ? "parse_failure" : "tool_failure";
+    const kind =
+      result.error.code === "INVALID_ARGS" || result.error.code === "UNKNOWN_TOOL" ? "parse_failure" : "tool_failure";
     await options.onFailure({ kind, tool, code: result.error.code, reason: result.error.reason });
     const line = formatFailure(result.error);
     return { ok: false, content: result.output ? `${line}\n${result.output}` : line };

@@ -45,19 +45,42 @@ export type RouteInput = {
 };
 
 export async function routeMessage(input: RouteInput): Promise<RouteDecision> {
-  const candidates = shortlistSkills(input.snapshot.skills, [...input.recent.map((message) => message.content), input.userText].join("\n"), { keep: FALLBACK_SKILL });
+  const candidates = shortlistSkills(
+    input.snapshot.skills,
+    [...input.recent.map((message) => message.content), input.userText].join("\n"),
+    { keep: FALLBACK_SKILL },
+  );
   const messages: ChatMessage[] = [
-    { role: "system", content: routingInstructions(candidates.map((skill) => `- ${skill.name} [${skill.status}]: ${skill.description}`)) },
+    {
+      role: "system",
+      content: routingInstructions(
+        candidates.map((skill) => `- ${skill.name} [${skill.status}]: ${skill.description}`),
+      ),
+    },
     { role: "user", content: routingQuestion(input.recent, input.userText) },
   ];
   let parsed = await ask(input, messages);
   if (!parsed.ok) {
     input.logger.warn({ reply: parsed.raw.slice(0, 200) }, "routing reply was not valid JSON; asking once more");
-    messages.push({ role: "assistant", content: parsed.raw }, { role: "user", content: 'That was not valid JSON. Answer with only the JSON object {"skills": [...], "intent_key": "...", "confidence": 0.0}.' });
+    messages.push(
+      { role: "assistant", content: parsed.raw },
+      {
+        role: "user",
+        content:
+          'That was not valid JSON. Answer with only the JSON object {"skills": [...], "intent_key": "...", "confidence": 0.0}.',
+      },
+    );
     parsed = await ask(input, messages);
   }
   if (!parsed.ok) {
-    return { skills: [FALLBACK_SKILL], intentKey: normalizeIntentKey("", input.userText), confidence: 0, gap: "parse_failure", dropped: [], unparsed: parsed.raw.slice(0, 500) };
+    return {
+      skills: [FALLBACK_SKILL],
+      intentKey: normalizeIntentKey("", input.userText),
+      confidence: 0,
+      gap: "parse_failure",
+      dropped: [],
+      unparsed: parsed.raw.slice(0, 500),
+    };
   }
   const known = new Set(candidates.map((skill) => skill.name));
   const requested = [...new Set(parsed.value.skills.map((name) => name.trim()))];
@@ -67,13 +90,29 @@ export async function routeMessage(input: RouteInput): Promise<RouteDecision> {
   const intentKey = normalizeIntentKey(parsed.value.intent_key, input.userText);
   const usable = skills.filter((name) => name !== FALLBACK_SKILL);
   if (usable.length === 0) {
-    return { skills: input.snapshot.get(FALLBACK_SKILL) ? [FALLBACK_SKILL] : [], intentKey, confidence: parsed.value.confidence, gap: "no_skill", dropped };
+    return {
+      skills: input.snapshot.get(FALLBACK_SKILL) ? [FALLBACK_SKILL] : [],
+      intentKey,
+      confidence: parsed.value.confidence,
+      gap: "no_skill",
+      dropped,
+    };
   }
   return { skills: usable, intentKey, confidence: parsed.value.confidence, dropped };
 }
 
-async function ask(input: RouteInput, messages: ChatMessage[]): Promise<{ ok: true; value: z.output<typeof routeReply> } | { ok: false; raw: string }> {
-  const response = await input.model.complete({ messages, purpose: "route", traceId: input.traceId, agentId: input.agentId, maxTokens: 300, ...(input.signal ? { signal: input.signal } : {}) });
+async function ask(
+  input: RouteInput,
+  messages: ChatMessage[],
+): Promise<{ ok: true; value: z.output<typeof routeReply> } | { ok: false; raw: string }> {
+  const response = await input.model.complete({
+    messages,
+    purpose: "route",
+    traceId: input.traceId,
+    agentId: input.agentId,
+    maxTokens: 300,
+    ...(input.signal ? { signal: input.signal } : {}),
+  });
   const raw = response.content ?? "";
   const json = extractJsonObject(raw);
   if (json === undefined) return { ok: false, raw };

@@ -12,19 +12,45 @@ import type { TurnContext } from "./turn-context.js";
 export type TurnAnswer = { answer: string; route: RouteDecision; kind: "answered" | "step_budget" };
 
 /** The answer the loop ended with; out of steps, a gap and a partial answer. */
-export async function answerTurn(turn: TurnContext, route: RouteDecision, result: ReactLoopResult, tools: ToolSpec[]): Promise<TurnAnswer> {
+export async function answerTurn(
+  turn: TurnContext,
+  route: RouteDecision,
+  result: ReactLoopResult,
+  tools: ToolSpec[],
+): Promise<TurnAnswer> {
   const { locale } = turn.env.options.settings;
   if (result.stop === "final") {
-    return { answer: (await withoutCitations(turn, result.answer)).trim() || text(locale, "emptyAnswer"), route, kind: "answered" };
+    return {
+      answer: (await withoutCitations(turn, result.answer)).trim() || text(locale, "emptyAnswer"),
+      route,
+      kind: "answered",
+    };
   }
   turn.log.warn({ steps: result.steps }, "step budget exhausted");
-  await turn.env.recordGap({ ...turn.gapBase, intentKey: route.intentKey, reason: "step_budget", detail: `tools used: ${result.toolsUsed.join(", ")}` });
-  const partial = await partialAnswer({ turn, messages: result.messages, tools, steps: result.steps, toolsUsed: result.toolsUsed });
+  await turn.env.recordGap({
+    ...turn.gapBase,
+    intentKey: route.intentKey,
+    reason: "step_budget",
+    detail: `tools used: ${result.toolsUsed.join(", ")}`,
+  });
+  const partial = await partialAnswer({
+    turn,
+    messages: result.messages,
+    tools,
+    steps: result.steps,
+    toolsUsed: result.toolsUsed,
+  });
   return { answer: await withoutCitations(turn, partial), route, kind: "step_budget" };
 }
 
 /** Out of steps: the model says, without tools, what it found and what is missing. */
-async function partialAnswer(input: { turn: TurnContext; messages: ChatMessage[]; tools: ToolSpec[]; steps: number; toolsUsed: string[] }): Promise<string> {
+async function partialAnswer(input: {
+  turn: TurnContext;
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  steps: number;
+  toolsUsed: string[];
+}): Promise<string> {
   const { turn } = input;
   const { locale } = turn.env.options.settings;
   const note = text(locale, "stepBudget", { steps: input.steps });
@@ -33,7 +59,14 @@ async function partialAnswer(input: { turn: TurnContext; messages: ChatMessage[]
       purpose: "partial",
       traceId: turn.traceId,
       agentId: turn.agent.id,
-      messages: [...input.messages, { role: "user", content: "You have run out of steps. Without calling tools, tell me honestly what you found and did so far, and what is still missing." }],
+      messages: [
+        ...input.messages,
+        {
+          role: "user",
+          content:
+            "You have run out of steps. Without calling tools, tell me honestly what you found and did so far, and what is still missing.",
+        },
+      ],
       tools: input.tools,
       toolChoice: "none",
     });
@@ -41,5 +74,8 @@ async function partialAnswer(input: { turn: TurnContext; messages: ChatMessage[]
   } catch (error) {
     turn.log.warn({ err: error }, "could not get a partial answer from the model");
   }
-  return text(locale, "stepBudgetFallback", { steps: input.steps, done: [...new Set(input.toolsUsed)].join(", ") || "-" });
+  return text(locale, "stepBudgetFallback", {
+    steps: input.steps,
+    done: [...new Set(input.toolsUsed)].join(", ") || "-",
+  });
 }

@@ -6,7 +6,12 @@ import type { TurnContext } from "./turn-context.js";
 /** Before routing: the task's lessons (none when held out); a failure here never breaks the turn. */
 export async function chooseLessons(turn: TurnContext): Promise<PromptSection | undefined> {
   try {
-    return await turn.env.options.lessons?.select({ agentId: turn.agent.id, traceId: turn.traceId, sessionKey: turn.sessionKey, userText: turn.message.text });
+    return await turn.env.options.lessons?.select({
+      agentId: turn.agent.id,
+      traceId: turn.traceId,
+      sessionKey: turn.sessionKey,
+      userText: turn.message.text,
+    });
   } catch (error) {
     turn.log.error({ err: error }, "could not choose lessons; answering without them");
     return undefined;

@@ -7,7 +7,13 @@ import { createToolExecutor } from "../react/tool-executor.js";
 import type { RouteDecision } from "../routing/route-message.js";
 import type { TurnContext, TurnTools } from "./turn-context.js";
 
-export type LoopParts = { route: RouteDecision; client: ToolhostClient; tools: TurnTools; cwd: string; messages: ChatMessage[] };
+export type LoopParts = {
+  route: RouteDecision;
+  client: ToolhostClient;
+  tools: TurnTools;
+  cwd: string;
+  messages: ChatMessage[];
+};
 
 export function runTurnLoop(turn: TurnContext, parts: LoopParts): Promise<ReactLoopResult> {
   const { store, settings } = turn.env.options;
@@ -21,7 +27,15 @@ export function runTurnLoop(turn: TurnContext, parts: LoopParts): Promise<ReactL
     onCall: (tool) => turn.control.onProgress?.({ state: "tool", tool }),
     // A call cut short by a cancel says nothing about what the agent can do.
     onFailure: async (report) => {
-      if (!turn.signal.aborted) await turn.env.recordGap({ ...turn.gapBase, intentKey: parts.route.intentKey, reason: report.kind, tool: report.tool, errorCode: report.code, detail: report.reason });
+      if (!turn.signal.aborted)
+        await turn.env.recordGap({
+          ...turn.gapBase,
+          intentKey: parts.route.intentKey,
+          reason: report.kind,
+          tool: report.tool,
+          errorCode: report.code,
+          detail: report.reason,
+        });
     },
   });
   return runReactLoop({
@@ -49,6 +63,13 @@ async function storeScratch(store: Store, sessionId: number, traceId: string, me
       traceId,
     });
   } else if (message.role === "tool") {
-    await store.messages.append({ sessionId, role: "tool", kind: "scratch", content: message.content, toolCallId: message.toolCallId, traceId });
+    await store.messages.append({
+      sessionId,
+      role: "tool",
+      kind: "scratch",
+      content: message.content,
+      toolCallId: message.toolCallId,
+      traceId,
+    });
   }
 }

@@ -32,7 +32,12 @@ export type TurnStart = {
   log: Logger;
 };
 
-export async function answerWithModel(env: TurnEnv, chatModel: ChatModel, start: TurnStart, control: TurnControl): Promise<TurnOutcome> {
+export async function answerWithModel(
+  env: TurnEnv,
+  chatModel: ChatModel,
+  start: TurnStart,
+  control: TurnControl,
+): Promise<TurnOutcome> {
   const turnTimeoutMs = env.options.settings.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS;
   const deadline = AbortSignal.timeout(turnTimeoutMs);
   const signal = control.signal ? AbortSignal.any([control.signal, deadline]) : deadline;
@@ -41,7 +46,13 @@ export async function answerWithModel(env: TurnEnv, chatModel: ChatModel, start:
   // Kept when a cancel comes after the answer: the report still says how the turn was routed.
   let route: RouteDecision | undefined;
   try {
-    const gapBase = { agentId: agent.id, sessionId: session.id, traceId, userText: message.text, userId: message.userId };
+    const gapBase = {
+      agentId: agent.id,
+      sessionId: session.id,
+      traceId,
+      userText: message.text,
+      userId: message.userId,
+    };
     const turn = await runTurn({
       env,
       agent,
@@ -65,10 +76,18 @@ export async function answerWithModel(env: TurnEnv, chatModel: ChatModel, start:
   } catch (error) {
     if (!signal.aborted) return failedTurn(env, start, error);
     const timedOut = deadline.aborted && !control.signal?.aborted;
-    log.info({ outcome: timedOut ? "timeout" : "cancelled", timeoutMs: timedOut ? turnTimeoutMs : undefined }, timedOut ? "turn passed its deadline; cancelled" : "turn cancelled");
+    log.info(
+      { outcome: timedOut ? "timeout" : "cancelled", timeoutMs: timedOut ? turnTimeoutMs : undefined },
+      timedOut ? "turn passed its deadline; cancelled" : "turn cancelled",
+    );
     const { locale } = env.options.settings;
     const routed = route ? { route } : {};
-    if (timedOut) return { kind: "timeout", answer: text(locale, "turnTimedOut", { seconds: Math.round(turnTimeoutMs / 1000) }), ...routed };
+    if (timedOut)
+      return {
+        kind: "timeout",
+        answer: text(locale, "turnTimedOut", { seconds: Math.round(turnTimeoutMs / 1000) }),
+        ...routed,
+      };
     return { kind: "cancelled", answer: text(locale, "turnCancelled"), ...routed };
   }
 }
@@ -80,8 +99,21 @@ async function failedTurn(env: TurnEnv, start: TurnStart, error: unknown): Promi
   if (error instanceof ModelError) {
     // One line: the adapter's message already says what failed; the stack adds nothing.
     log.error({ kind: error.kind, status: error.status, detail: error.message }, "model call failed");
-    await env.recordGap({ agentId: agent.id, sessionId: start.session.id, traceId, intentKey: normalizeIntentKey("", message.text), reason: "model_failure", errorCode: error.kind, detail: error.message, userText: message.text, userId: message.userId });
-    return { kind: "model_failure", answer: modelFailureText(settings.locale, error, { envFile: layout.envFile, baseUrl: settings.modelBaseUrl }) };
+    await env.recordGap({
+      agentId: agent.id,
+      sessionId: start.session.id,
+      traceId,
+      intentKey: normalizeIntentKey("", message.text),
+      reason: "model_failure",
+      errorCode: error.kind,
+      detail: error.message,
+      userText: message.text,
+      userId: message.userId,
+    });
+    return {
+      kind: "model_failure",
+      answer: modelFailureText(settings.locale, error, { envFile: layout.envFile, baseUrl: settings.modelBaseUrl }),
+    };
   }
   // The database failed the turn (down, a failover): not an answer to store; the channel keeps the message for later.
   if (isStoreFailure(error)) throw error;

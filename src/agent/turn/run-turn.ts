@@ -24,9 +24,21 @@ export async function runTurn(turn: TurnContext): Promise<TurnAnswer> {
   const cwd = chatFolder(options.layout.agentTrees(agent.id), message.channel, message.chatId);
   const client = await options.toolhost(agent.id);
   const tools = await listTurnTools(turn, client, route);
-  const prompt = await composePrompt(promptSources, { agent, userText: message.text, route, snapshot, summary, cwd, lessons });
+  const prompt = await composePrompt(promptSources, {
+    agent,
+    userText: message.text,
+    route,
+    snapshot,
+    summary,
+    cwd,
+    lessons,
+  });
   lastPrompts.set(turn.sessionKey, prompt.manifest);
-  const messages: ChatMessage[] = [{ role: "system", content: prompt.text }, ...history, { role: "user", content: message.text }];
+  const messages: ChatMessage[] = [
+    { role: "system", content: prompt.text },
+    ...history,
+    { role: "user", content: message.text },
+  ];
   const result = await runTurnLoop(turn, { route, client, tools, cwd, messages });
   return answerTurn(turn, route, result, tools.specs);
 }

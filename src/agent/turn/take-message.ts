@@ -40,9 +40,14 @@ export async function takeMessage(
   // Taken up again after the bot (or its replica) stopped mid-turn: finish that turn, under its trace.
   traceId = earlier.traceId;
   log = childFor(logger, { traceId, agentId: message.agentId, sessionKey });
-  const answered = (await store.messages.byTrace(traceId)).filter((row) => row.role === "assistant" && row.kind !== "scratch").at(-1);
+  const answered = (await store.messages.byTrace(traceId))
+    .filter((row) => row.role === "assistant" && row.kind !== "scratch")
+    .at(-1);
   if (answered) {
-    log.info({ messageId: message.messageId }, "the answer of an interrupted turn was stored but not its reply: sending it");
+    log.info(
+      { messageId: message.messageId },
+      "the answer of an interrupted turn was stored but not its reply: sending it",
+    );
     return { state: "done", reply: answered.content };
   }
   log.info({ messageId: message.messageId }, "taking up a turn the bot did not finish");

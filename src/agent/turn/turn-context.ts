@@ -14,7 +14,14 @@ import type { PromptManifest, PromptSection } from "../prompt/system-prompt.js";
 import type { RouteDecision } from "../routing/route-message.js";
 
 /** How a turn ended: the distillation loop's gates read it. */
-export type TurnKind = "answered" | "step_budget" | "cancelled" | "timeout" | "model_failure" | "internal_error" | "no_model";
+export type TurnKind =
+  | "answered"
+  | "step_budget"
+  | "cancelled"
+  | "timeout"
+  | "model_failure"
+  | "internal_error"
+  | "no_model";
 
 export type TurnReport = {
   message: IncomingMessage;
@@ -32,7 +39,12 @@ export type TurnReport = {
  * sees or stores it.
  */
 export type TurnLessons = {
-  select(task: { agentId: string; traceId: string; sessionKey: string; userText: string }): PromptSection | undefined | Promise<PromptSection | undefined>;
+  select(task: {
+    agentId: string;
+    traceId: string;
+    sessionKey: string;
+    userText: string;
+  }): PromptSection | undefined | Promise<PromptSection | undefined>;
   strip(task: { agentId: string; traceId: string }, answer: string): string | Promise<string>;
 };
 

@@ -10,13 +10,20 @@ import type { InboundEvent } from "../chat-platform.js";
 /** Older than this, a message is a replay nobody waits for any more. */
 export const FEISHU_MAX_MESSAGE_AGE_MS = 30 * 60 * 1000;
 
-const mentionSchema = z.object({ key: z.string(), id: z.object({ open_id: z.string().optional() }).partial().optional(), name: z.string().optional() });
+const mentionSchema = z.object({
+  key: z.string(),
+  id: z.object({ open_id: z.string().optional() }).partial().optional(),
+  name: z.string().optional(),
+});
 
 /** Tolerant: only what we read, the rest of the platform's fields pass by. */
 export const feishuMessageEventSchema = z.object({
   event_id: z.string().optional(),
   token: z.string().optional(),
-  sender: z.object({ sender_id: z.object({ open_id: z.string().optional() }).optional(), sender_type: z.string().optional() }),
+  sender: z.object({
+    sender_id: z.object({ open_id: z.string().optional() }).optional(),
+    sender_type: z.string().optional(),
+  }),
   message: z.object({
     message_id: z.string(),
     chat_id: z.string(),
@@ -32,7 +39,11 @@ export const feishuMessageEventSchema = z.object({
 
 export type FeishuEventOutcome = { event: InboundEvent } | { dropped: string };
 
-export function feishuEventToInbound(raw: unknown, bot: { appId: string; openId: string }, now: number): FeishuEventOutcome {
+export function feishuEventToInbound(
+  raw: unknown,
+  bot: { appId: string; openId: string },
+  now: number,
+): FeishuEventOutcome {
   const parsed = feishuMessageEventSchema.safeParse(raw);
   if (!parsed.success) return { dropped: "not a message event we understand" };
   const { sender, message, event_id: eventId } = parsed.data;
@@ -51,7 +62,10 @@ export function feishuEventToInbound(raw: unknown, bot: { appId: string; openId:
   text = text.replace(/[ \t]{2,}/g, " ").trim();
   return {
     event: {
-      dedupKeys: [...(eventId ? [`feishu:${bot.appId}:event:${eventId}`] : []), `feishu:${bot.appId}:message:${message.message_id}`],
+      dedupKeys: [
+        ...(eventId ? [`feishu:${bot.appId}:event:${eventId}`] : []),
+        `feishu:${bot.appId}:message:${message.message_id}`,
+      ],
       message: {
         channel: "feishu",
         chatId: message.chat_id,
@@ -75,15 +89,22 @@ function extractText(type: string, content: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (type === "text") return typeof (json as { text?: unknown }).text === "string" ? (json as { text: string }).text : undefined;
+  if (type === "text")
+    return typeof (json as { text?: unknown }).text === "string" ? (json as { text: string }).text : undefined;
   if (type !== "post") return undefined;
   type PostBody = { title?: string; content?: unknown };
   const post = json as PostBody;
   // A received post is either the body itself or keyed by language (zh_cn, en_us).
-  const body: PostBody | undefined = Array.isArray(post.content) ? post : (Object.values(json as Record<string, PostBody>).find((value) => value && Array.isArray(value.content)) as PostBody | undefined);
+  const body: PostBody | undefined = Array.isArray(post.content)
+    ? post
+    : (Object.values(json as Record<string, PostBody>).find((value) => value && Array.isArray(value.content)) as
+        | PostBody
+        | undefined);
   if (!body || !Array.isArray(body.content)) return undefined;
   const lines = (body.content as { tag?: string; text?: string; user_id?: string }[][]).map((line) =>
-    (Array.isArray(line) ? line : []).map((element) => (element.tag === "at" ? (element.user_id ?? "") : (element.text ?? ""))).join(""),
+    (Array.isArray(line) ? line : [])
+      .map((element) => (element.tag === "at" ? (element.user_id ?? "") : (element.text ?? "")))
+      .join(""),
   );
   return [body.title ?? "", ...lines].filter((line) => line !== "").join("\n");
 }

@@ -11,7 +11,13 @@
 import * as lark from "@larksuiteoapi/node-sdk";
 import type { Logger } from "pino";
 import { createRedactor } from "../../log/redact.js";
-import { ChannelLoginError, DeliveryError, type BotIdentity, type ChatPlatform, type InboundEvent } from "../chat-platform.js";
+import {
+  ChannelLoginError,
+  DeliveryError,
+  type BotIdentity,
+  type ChatPlatform,
+  type InboundEvent,
+} from "../chat-platform.js";
 import { splitText } from "../split-text.js";
 import { startWebhookServer, type WebhookServer } from "../webhook-server.js";
 import { feishuEventToInbound } from "./feishu-event.js";
@@ -39,10 +45,22 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
   const log = options.logger.child({ channel: "feishu" });
   // Error text from here reaches the console, the outbox table and the chat, and the SDK's
   // errors carry the request (app_secret in the token call, the tenant token as Bearer).
-  const { redact } = createRedactor([options.appSecret, ...(options.webhook?.encryptKey ? [options.webhook.encryptKey] : []), ...(options.webhook?.verificationToken ? [options.webhook.verificationToken] : [])]);
-  const loginError = (message: string, hint: string, cause?: unknown) => new ChannelLoginError(redact(message), redact(hint), cause === undefined ? {} : { cause });
+  const { redact } = createRedactor([
+    options.appSecret,
+    ...(options.webhook?.encryptKey ? [options.webhook.encryptKey] : []),
+    ...(options.webhook?.verificationToken ? [options.webhook.verificationToken] : []),
+  ]);
+  const loginError = (message: string, hint: string, cause?: unknown) =>
+    new ChannelLoginError(redact(message), redact(hint), cause === undefined ? {} : { cause });
   const sdkLogger = larkLogger(log);
-  const client = new lark.Client({ appId: options.appId, appSecret: options.appSecret, domain: options.domain, cache: new lark.DefaultCache(), logger: sdkLogger, loggerLevel: lark.LoggerLevel.warn });
+  const client = new lark.Client({
+    appId: options.appId,
+    appSecret: options.appSecret,
+    domain: options.domain,
+    cache: new lark.DefaultCache(),
+    logger: sdkLogger,
+    loggerLevel: lark.LoggerLevel.warn,
+  });
   const now = options.now ?? Date.now;
   let identity: (BotIdentity & { openId: string }) | undefined;
   let server: WebhookServer | undefined;
@@ -59,14 +77,30 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
       });
       token = (await response.json()) as { code?: number; msg?: string };
     } catch (error) {
-      throw loginError(`cannot reach Feishu at ${options.domain}: ${describe(error)}`, "Check the network (and a proxy), and FEISHU_DOMAIN (https://open.feishu.cn, or https://open.larksuite.com for Lark)", error);
+      throw loginError(
+        `cannot reach Feishu at ${options.domain}: ${describe(error)}`,
+        "Check the network (and a proxy), and FEISHU_DOMAIN (https://open.feishu.cn, or https://open.larksuite.com for Lark)",
+        error,
+      );
     }
     if (token.code !== 0) {
-      throw loginError(`Feishu refused the app credentials: ${token.msg ?? "no message"} (code ${token.code ?? "?"})`, `Check ${options.credentialVariables} against the app's Credentials & Basic Info page`);
+      throw loginError(
+        `Feishu refused the app credentials: ${token.msg ?? "no message"} (code ${token.code ?? "?"})`,
+        `Check ${options.credentialVariables} against the app's Credentials & Basic Info page`,
+      );
     }
-    const info = (await client.request({ method: "GET", url: "/open-apis/bot/v3/info" }).catch((error: unknown) => ({ code: -1, msg: describe(error) }))) as { code?: number; msg?: string; bot?: { open_id?: string; app_name?: string } };
+    const info = (await client
+      .request({ method: "GET", url: "/open-apis/bot/v3/info" })
+      .catch((error: unknown) => ({ code: -1, msg: describe(error) }))) as {
+      code?: number;
+      msg?: string;
+      bot?: { open_id?: string; app_name?: string };
+    };
     if (info.code !== 0 || !info.bot?.open_id) {
-      throw loginError(`Feishu did not give the bot's identity: ${info.msg ?? "no bot"} (code ${info.code ?? "?"})`, "Enable the app's Bot capability and publish a version of the app");
+      throw loginError(
+        `Feishu did not give the bot's identity: ${info.msg ?? "no bot"} (code ${info.code ?? "?"})`,
+        "Enable the app's Bot capability and publish a version of the app",
+      );
     }
     return { id: options.appId, displayName: info.bot.app_name ?? options.appId, openId: info.bot.open_id };
   }
@@ -82,7 +116,11 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
       identity ??= await login();
       const bot = { appId: options.appId, openId: identity.openId };
       const webhook = options.webhook;
-      const dispatcher = new lark.EventDispatcher({ ...(webhook?.encryptKey ? { encryptKey: webhook.encryptKey } : {}), logger: sdkLogger, loggerLevel: lark.LoggerLevel.warn }).register({
+      const dispatcher = new lark.EventDispatcher({
+        ...(webhook?.encryptKey ? { encryptKey: webhook.encryptKey } : {}),
+        logger: sdkLogger,
+        loggerLevel: lark.LoggerLevel.warn,
+      }).register({
         // The SDK answers the event (the webhook's response, the long connection's ack frame) once this resolves: after the gateway stored it.
         "im.message.receive_v1": async (data: unknown) => {
           if (webhook?.verificationToken && (data as { token?: unknown }).token !== webhook.verificationToken) {
@@ -104,7 +142,10 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
             if (request.method !== "POST" || request.url !== webhook.path) return false;
             const stale = staleTimestamp(request.headers["x-lark-request-timestamp"], now());
             if (stale) {
-              log.warn({ reason: stale, from: request.socket.remoteAddress }, "Feishu webhook request refused: a replay, or this host's clock is off");
+              log.warn(
+                { reason: stale, from: request.socket.remoteAddress },
+                "Feishu webhook request refused: a replay, or this host's clock is off",
+              );
               response.writeHead(401, { "content-type": "text/plain" }).end(stale);
               return true;
             }
@@ -112,11 +153,17 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
             return true;
           },
         });
-        log.info({ listen: `${webhook.host}:${server.port}`, path: webhook.path }, "receiving Feishu events by webhook");
+        log.info(
+          { listen: `${webhook.host}:${server.port}`, path: webhook.path },
+          "receiving Feishu events by webhook",
+        );
         return;
       }
       if (!/^cli_[0-9a-fA-F]{16}$/.test(options.appId)) {
-        throw loginError(`Feishu app id ${JSON.stringify(options.appId)} does not look like cli_ followed by 16 hex digits; the long connection needs it`, `Check ${options.credentialVariables}`);
+        throw loginError(
+          `Feishu app id ${JSON.stringify(options.appId)} does not look like cli_ followed by 16 hex digits; the long connection needs it`,
+          `Check ${options.credentialVariables}`,
+        );
       }
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
@@ -137,9 +184,17 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
           onError: (error: Error) => {
             clearTimeout(timer);
             // After start-up too (the SDK gave up reconnecting): say so, loudly, and hand the connection's lease back.
-            log.error({ err: error }, "the Feishu long connection failed; it is opened again by whichever replica takes its lease");
+            log.error(
+              { err: error },
+              "the Feishu long connection failed; it is opened again by whichever replica takes its lease",
+            );
             onFailure?.(error);
-            reject(loginError(`Feishu long connection failed: ${error.message}`, "Enable \"Receive events through persistent connection\" in the app's Events and Callbacks page and subscribe im.message.receive_v1"));
+            reject(
+              loginError(
+                `Feishu long connection failed: ${error.message}`,
+                'Enable "Receive events through persistent connection" in the app\'s Events and Callbacks page and subscribe im.message.receive_v1',
+              ),
+            );
           },
         });
         void wsClient.start({ eventDispatcher: dispatcher });
@@ -156,8 +211,14 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
       let result: { code?: number; msg?: string; data?: { message_id?: string } };
       try {
         result = part.replyTo
-          ? await client.im.v1.message.reply({ path: { message_id: part.replyTo }, data: { content, msg_type: "post", reply_in_thread: part.threadId !== undefined, uuid: idempotencyKey } })
-          : await client.im.v1.message.create({ params: { receive_id_type: "chat_id" }, data: { receive_id: part.chatId, content, msg_type: "post", uuid: idempotencyKey } });
+          ? await client.im.v1.message.reply({
+              path: { message_id: part.replyTo },
+              data: { content, msg_type: "post", reply_in_thread: part.threadId !== undefined, uuid: idempotencyKey },
+            })
+          : await client.im.v1.message.create({
+              params: { receive_id_type: "chat_id" },
+              data: { receive_id: part.chatId, content, msg_type: "post", uuid: idempotencyKey },
+            });
       } catch (error) {
         throw deliveryError(error, redact);
       }
@@ -168,16 +229,37 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
 }
 
 function deliveryError(error: unknown, redact: (text: string) => string): DeliveryError {
-  const response = (error as { response?: { status?: number; data?: { code?: number; msg?: string }; headers?: Record<string, string> } }).response;
-  if (!response) return new DeliveryError(redact(`Feishu unreachable: ${describe(error)}`), true, undefined, { cause: error });
+  const response = (
+    error as {
+      response?: { status?: number; data?: { code?: number; msg?: string }; headers?: Record<string, string> };
+    }
+  ).response;
+  if (!response)
+    return new DeliveryError(redact(`Feishu unreachable: ${describe(error)}`), true, undefined, { cause: error });
   const code = response.data?.code;
-  if (code !== undefined) return codeError(redact, code, response.data?.msg, response.status, retryAfter(response.headers));
-  return new DeliveryError(`Feishu answered HTTP ${response.status ?? "?"}`, response.status === 429 || (response.status ?? 0) >= 500, retryAfter(response.headers), { cause: error });
+  if (code !== undefined)
+    return codeError(redact, code, response.data?.msg, response.status, retryAfter(response.headers));
+  return new DeliveryError(
+    `Feishu answered HTTP ${response.status ?? "?"}`,
+    response.status === 429 || (response.status ?? 0) >= 500,
+    retryAfter(response.headers),
+    { cause: error },
+  );
 }
 
-function codeError(redact: (text: string) => string, code: number, message: string | undefined, status: number | undefined, retryAfterMs?: number): DeliveryError {
+function codeError(
+  redact: (text: string) => string,
+  code: number,
+  message: string | undefined,
+  status: number | undefined,
+  retryAfterMs?: number,
+): DeliveryError {
   const retryable = RATE_LIMIT_CODES.has(code) || status === 429 || (status ?? 0) >= 500;
-  return new DeliveryError(redact(`Feishu refused the message: ${message ?? "no message"} (code ${code}${status ? `, HTTP ${status}` : ""})`), retryable, retryAfterMs);
+  return new DeliveryError(
+    redact(`Feishu refused the message: ${message ?? "no message"} (code ${code}${status ? `, HTTP ${status}` : ""})`),
+    retryable,
+    retryAfterMs,
+  );
 }
 
 function retryAfter(headers: Record<string, string> | undefined): number | undefined {
@@ -192,7 +274,12 @@ function describe(error: unknown): string {
 
 /** The SDK logs through this (never to the console): its lines go to our JSON log. */
 function larkLogger(log: Logger) {
-  const line = (level: "error" | "warn" | "info" | "debug" | "trace") => (...parts: unknown[]) =>
-    log[level]({ component: "lark-sdk" }, parts.map((part) => (typeof part === "string" ? part : JSON.stringify(part))).join(" "));
+  const line =
+    (level: "error" | "warn" | "info" | "debug" | "trace") =>
+    (...parts: unknown[]) =>
+      log[level](
+        { component: "lark-sdk" },
+        parts.map((part) => (typeof part === "string" ? part : JSON.stringify(part))).join(" "),
+      );
   return { error: line("error"), warn: line("warn"), info: line("info"), debug: line("debug"), trace: line("trace") };
 }

@@ -14,10 +14,13 @@ export const FEISHU_WEBHOOK_MAX_SKEW_MS = 5 * 60 * 1000;
 export function staleTimestamp(header: string | string[] | undefined, now: number): string | undefined {
   if (header === undefined) return undefined;
   const value = String(header);
-  if (!/^\d{1,12}$/.test(value)) return `X-Lark-Request-Timestamp ${JSON.stringify(value.slice(0, 40))} is not a Unix time in seconds`;
+  if (!/^\d{1,12}$/.test(value))
+    return `X-Lark-Request-Timestamp ${JSON.stringify(value.slice(0, 40))} is not a Unix time in seconds`;
   const skewMs = now - Number(value) * 1000;
   const limit = `more than ${FEISHU_WEBHOOK_MAX_SKEW_MS / 1000} s away from the bot's clock is refused as a replay`;
-  if (skewMs > FEISHU_WEBHOOK_MAX_SKEW_MS) return `X-Lark-Request-Timestamp is ${Math.round(skewMs / 1000)} s old; a request ${limit}`;
-  if (skewMs < -FEISHU_WEBHOOK_MAX_SKEW_MS) return `X-Lark-Request-Timestamp is ${Math.round(-skewMs / 1000)} s in the future; a request ${limit} (check this host's clock)`;
+  if (skewMs > FEISHU_WEBHOOK_MAX_SKEW_MS)
+    return `X-Lark-Request-Timestamp is ${Math.round(skewMs / 1000)} s old; a request ${limit}`;
+  if (skewMs < -FEISHU_WEBHOOK_MAX_SKEW_MS)
+    return `X-Lark-Request-Timestamp is ${Math.round(-skewMs / 1000)} s in the future; a request ${limit} (check this host's clock)`;
   return undefined;
 }

@@ -62,9 +62,14 @@ function inline(text: string): string {
     .map((piece, index) => {
       if (index % 2 === 1) return `<code>${escapeHtml(piece.slice(1, -1))}</code>`;
       let html = escapeHtml(piece);
-      html = html.replace(/\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g, (_match, label: string, url: string) => `<a href="${url.replace(/"/g, "&quot;")}">${label}</a>`);
+      html = html.replace(
+        /\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g,
+        (_match, label: string, url: string) => `<a href="${url.replace(/"/g, "&quot;")}">${label}</a>`,
+      );
       html = html.replace(/\*\*(?=\S)([^*\n]*?\S)\*\*/g, "<b>$1</b>").replace(/__(?=\S)([^_\n]*?\S)__/g, "<b>$1</b>");
-      html = html.replace(/(^|[^*\w])\*(?=\S)([^*\n]*?\S)\*(?!\*)/g, "$1<i>$2</i>").replace(/(^|[^_\w])_(?=\S)([^_\n]*?\S)_(?![_\w])/g, "$1<i>$2</i>");
+      html = html
+        .replace(/(^|[^*\w])\*(?=\S)([^*\n]*?\S)\*(?!\*)/g, "$1<i>$2</i>")
+        .replace(/(^|[^_\w])_(?=\S)([^_\n]*?\S)_(?![_\w])/g, "$1<i>$2</i>");
       html = html.replace(/~~(?=\S)([^~\n]*?\S)~~/g, "<s>$1</s>");
       return html;
     })

@@ -7,7 +7,13 @@
 import { Bot, GrammyError, HttpError, webhookCallback } from "grammy";
 import type { Logger } from "pino";
 import { createRedactor } from "../../log/redact.js";
-import { ChannelLoginError, DeliveryError, type BotIdentity, type ChatPlatform, type InboundEvent } from "../chat-platform.js";
+import {
+  ChannelLoginError,
+  DeliveryError,
+  type BotIdentity,
+  type ChatPlatform,
+  type InboundEvent,
+} from "../chat-platform.js";
 import { splitText } from "../split-text.js";
 import { startWebhookServer, type WebhookServer } from "../webhook-server.js";
 import { markdownToTelegramHtml } from "./markdown-to-html.js";
@@ -76,9 +82,15 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
           }
           const id = context.update.update_id;
           // Polling stopped with an earlier update of the batch not stored: this one comes again after it.
-          if (unstored !== undefined) throw new Error(`update ${id} not taken in: update ${unstored} before it is not stored yet`);
+          if (unstored !== undefined)
+            throw new Error(`update ${id} not taken in: update ${unstored} before it is not stored yet`);
           unstored = id;
-          await untilStored(() => (deliverEvent as (event: InboundEvent) => Promise<void>)(event), pollingStopped.signal, () => bot.isRunning(), log);
+          await untilStored(
+            () => (deliverEvent as (event: InboundEvent) => Promise<void>)(event),
+            pollingStopped.signal,
+            () => bot.isRunning(),
+            log,
+          );
           unstored = undefined;
         });
         bot.catch((error) => log.error({ err: error.error }, "handling a Telegram update failed"));
@@ -126,7 +138,10 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
           // Later polling has given up: another poller (a replica taking over, whose old leader's
           // last confirming call cut this poll off with 409), or a revoked token. The lease goes back
           // and polling starts again, here or on another replica.
-          log.error({ err: error }, "Telegram polling stopped; it is started again by whichever replica takes the poller's lease");
+          log.error(
+            { err: error },
+            "Telegram polling stopped; it is started again by whichever replica takes the poller's lease",
+          );
           onFailure?.(error instanceof Error ? error : new Error(String(error)));
         });
       });
@@ -144,20 +159,41 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
       })();
       await Promise.race([stopping, new Promise((resolve) => setTimeout(resolve, STOP_TIMEOUT_MS).unref())]);
     },
-    split: (text) => splitText(text, (part) => part.length <= TELEGRAM_MAX_MESSAGE_CHARS && markdownToTelegramHtml(part).length <= TELEGRAM_MAX_MESSAGE_CHARS),
+    split: (text) =>
+      splitText(
+        text,
+        (part) =>
+          part.length <= TELEGRAM_MAX_MESSAGE_CHARS &&
+          markdownToTelegramHtml(part).length <= TELEGRAM_MAX_MESSAGE_CHARS,
+      ),
     async send(part) {
       const target = {
         // Private chats have positive ids: a reply quote there only adds noise.
-        ...(part.replyTo && part.chatId.startsWith("-") ? { reply_parameters: { message_id: Number(part.replyTo), allow_sending_without_reply: true } } : {}),
+        ...(part.replyTo && part.chatId.startsWith("-")
+          ? { reply_parameters: { message_id: Number(part.replyTo), allow_sending_without_reply: true } }
+          : {}),
         ...(part.threadId ? { message_thread_id: Number(part.threadId) } : {}),
       };
       try {
         try {
-          const sent = await bot.api.sendMessage(part.chatId, markdownToTelegramHtml(part.text), { parse_mode: "HTML", ...target });
+          const sent = await bot.api.sendMessage(part.chatId, markdownToTelegramHtml(part.text), {
+            parse_mode: "HTML",
+            ...target,
+          });
           return { messageId: String(sent.message_id) };
         } catch (error) {
-          if (!(error instanceof GrammyError && error.error_code === 400 && /can't parse entities|unsupported start tag|can't find end tag/i.test(error.description))) throw error;
-          log.info({ chatId: part.chatId, reason: error.description }, "Telegram rejected the formatting; sending plain text");
+          if (
+            !(
+              error instanceof GrammyError &&
+              error.error_code === 400 &&
+              /can't parse entities|unsupported start tag|can't find end tag/i.test(error.description)
+            )
+          )
+            throw error;
+          log.info(
+            { chatId: part.chatId, reason: error.description },
+            "Telegram rejected the formatting; sending plain text",
+          );
           const sent = await bot.api.sendMessage(part.chatId, part.text, target);
           return { messageId: String(sent.message_id) };
         }
@@ -175,13 +211,25 @@ function deliveryError(error: unknown, redact: (text: string) => string): Delive
   if (error instanceof GrammyError) {
     const retryAfterMs = error.parameters.retry_after !== undefined ? error.parameters.retry_after * 1000 : undefined;
     const retryable = error.error_code === 429 || error.error_code >= 500;
-    return new DeliveryError(redact(`Telegram ${error.method}: ${error.error_code} ${error.description}`), retryable, retryAfterMs, { cause: error });
+    return new DeliveryError(
+      redact(`Telegram ${error.method}: ${error.error_code} ${error.description}`),
+      retryable,
+      retryAfterMs,
+      { cause: error },
+    );
   }
-  if (error instanceof HttpError) return new DeliveryError(redact(`Telegram unreachable: ${error.message}`), true, undefined, { cause: error });
-  return new DeliveryError(redact(error instanceof Error ? error.message : String(error)), false, undefined, { cause: error });
+  if (error instanceof HttpError)
+    return new DeliveryError(redact(`Telegram unreachable: ${error.message}`), true, undefined, { cause: error });
+  return new DeliveryError(redact(error instanceof Error ? error.message : String(error)), false, undefined, {
+    cause: error,
+  });
 }
 
-function loginError(error: unknown, options: TelegramPlatformOptions, redact: (text: string) => string): ChannelLoginError {
+function loginError(
+  error: unknown,
+  options: TelegramPlatformOptions,
+  redact: (text: string) => string,
+): ChannelLoginError {
   const failure = describeLoginFailure(error, options);
   return new ChannelLoginError(redact(failure.message), redact(failure.hint), { cause: error });
 }
@@ -197,9 +245,15 @@ function describeLoginFailure(error: unknown, options: TelegramPlatformOptions):
     return { message: `Telegram refused to log in: ${error.error_code} ${error.description}`, hint };
   }
   if (error instanceof HttpError) {
-    return { message: `cannot reach the Telegram Bot API at ${options.apiRoot}: ${describeCause(error)}`, hint: "Check the network (and a proxy), or TELEGRAM_API_ROOT for a self-hosted Bot API server" };
+    return {
+      message: `cannot reach the Telegram Bot API at ${options.apiRoot}: ${describeCause(error)}`,
+      hint: "Check the network (and a proxy), or TELEGRAM_API_ROOT for a self-hosted Bot API server",
+    };
   }
-  return { message: `Telegram login failed: ${error instanceof Error ? error.message : String(error)}`, hint: `Check ${options.tokenVariable} and TELEGRAM_API_ROOT` };
+  return {
+    message: `Telegram login failed: ${error instanceof Error ? error.message : String(error)}`,
+    hint: `Check ${options.tokenVariable} and TELEGRAM_API_ROOT`,
+  };
 }
 
 function describeCause(error: HttpError): string {
@@ -208,7 +262,12 @@ function describeCause(error: HttpError): string {
 }
 
 /** Tries to take a polled update in until it is stored, backing off to 30 s, while polling runs (a stop ends the wait at once). */
-async function untilStored(store: () => Promise<void>, stopped: AbortSignal, running: () => boolean, log: { warn(obj: object, message: string): void }): Promise<void> {
+async function untilStored(
+  store: () => Promise<void>,
+  stopped: AbortSignal,
+  running: () => boolean,
+  log: { warn(obj: object, message: string): void },
+): Promise<void> {
   for (let waitMs = 500; ; waitMs = Math.min(waitMs * 2, 30_000)) {
     try {
       return await store();

@@ -14,8 +14,13 @@ export function telegramUpdateToEvent(update: Update, me: UserFromGetMe): Inboun
   const text = message.text;
   const username = me.username.toLowerCase();
   const entities = message.entities ?? [];
-  const slice = (entity: { offset: number; length: number }) => text.slice(entity.offset, entity.offset + entity.length);
-  const mentioned = entities.some((entity) => (entity.type === "mention" && slice(entity).toLowerCase() === `@${username}`) || (entity.type === "text_mention" && entity.user.id === me.id));
+  const slice = (entity: { offset: number; length: number }) =>
+    text.slice(entity.offset, entity.offset + entity.length);
+  const mentioned = entities.some(
+    (entity) =>
+      (entity.type === "mention" && slice(entity).toLowerCase() === `@${username}`) ||
+      (entity.type === "text_mention" && entity.user.id === me.id),
+  );
   const repliedTo = message.reply_to_message?.from?.id === me.id;
   const command = entities.find((entity) => entity.type === "bot_command" && entity.offset === 0);
   const commandTarget = command ? /@(\w+)$/.exec(slice(command))?.[1]?.toLowerCase() : undefined;
@@ -34,7 +39,9 @@ export function telegramUpdateToEvent(update: Update, me: UserFromGetMe): Inboun
       mentionedBot: mentioned || repliedTo || command !== undefined,
       ...(name ? { userName: name } : {}),
       ...(message.reply_to_message ? { replyToMessageId: String(message.reply_to_message.message_id) } : {}),
-      ...(message.is_topic_message && message.message_thread_id !== undefined ? { threadId: String(message.message_thread_id) } : {}),
+      ...(message.is_topic_message && message.message_thread_id !== undefined
+        ? { threadId: String(message.message_thread_id) }
+        : {}),
     },
   };
 }
@@ -42,5 +49,8 @@ export function telegramUpdateToEvent(update: Update, me: UserFromGetMe): Inboun
 /** "@laoding_bot what is up" -> "what is up"; a command's own @name stays (the command parser reads it). */
 function stripMention(text: string, username: string): string {
   const pattern = new RegExp(`(^|\\s)@${username.replace(/[^a-z0-9_]/g, "")}(?![\\w])`, "gi");
-  return text.replace(pattern, "$1").replace(/[ \t]{2,}/g, " ").trim();
+  return text
+    .replace(pattern, "$1")
+    .replace(/[ \t]{2,}/g, " ")
+    .trim();
 }

@@ -23,12 +23,14 @@ export const adminCommand: Command = {
   usage,
   async run(context) {
     const { values } = parseFlags(context.args, { port: { type: "string" }, ...WORKSPACE_FLAG.option }, usage);
-    if (values.help) return writeLine(context.stdout, usage), 0;
+    if (values.help) return (writeLine(context.stdout, usage), 0);
     const port = values.port === undefined ? undefined : Number(values.port);
-    if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65_535)) throw new UsageError(`--port must be a port from 0 to 65535, not "${values.port}"`, usage);
+    if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65_535))
+      throw new UsageError(`--port must be a port from 0 to 65535, not "${values.port}"`, usage);
     const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
     const chosen = port ?? boot.loaded.config.ADMIN_PORT;
-    if (port === undefined && chosen === 0) throw new UsageError("ADMIN_PORT is 0 (off): set ADMIN_PORT in configs/env or pass --port", usage);
+    if (port === undefined && chosen === 0)
+      throw new UsageError("ADMIN_PORT is 0 (off): set ADMIN_PORT in configs/env or pass --port", usage);
     const admin = await startAdminFor(context, boot, chosen);
     writeLine(context.stderr, `admin API listening on ${admin.url} (Ctrl-C to stop)`);
     await new Promise<void>((resolve) => {

@@ -26,8 +26,12 @@ export const chatCommand: Command = {
   usage,
   async run(context) {
     const { values } = parseFlags(context.args, { agent: { type: "string" }, ...WORKSPACE_FLAG.option }, usage);
-    if (values.help) return writeLine(context.stdout, usage), 0;
-    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace, logRouting: { interactive: () => isTerminal(context) } });
+    if (values.help) return (writeLine(context.stdout, usage), 0);
+    const boot = bootstrap(context, {
+      seed: true,
+      workspaceDir: values.workspace,
+      logRouting: { interactive: () => isTerminal(context) },
+    });
     return serveConsole(context, boot, values.agent ?? (boot.agents[0]?.id as string));
   },
 };

@@ -25,9 +25,13 @@ export const configCommand: Command = {
   summary: "print the effective configuration and its sources; `config --env-example` documents every variable",
   usage,
   async run(context) {
-    const { values } = parseFlags(context.args, { ...WORKSPACE_FLAG.option, json: { type: "boolean" }, "env-example": { type: "boolean" } }, usage);
-    if (values.help) return writeLine(context.stdout, usage), 0;
-    if (values["env-example"]) return context.stdout.write(renderEnvExample()), 0;
+    const { values } = parseFlags(
+      context.args,
+      { ...WORKSPACE_FLAG.option, json: { type: "boolean" }, "env-example": { type: "boolean" } },
+      usage,
+    );
+    if (values.help) return (writeLine(context.stdout, usage), 0);
+    if (values["env-example"]) return (context.stdout.write(renderEnvExample()), 0);
     const { loaded, layout, agents } = bootstrap(context, { seed: false, workspaceDir: values.workspace });
     const rows = VARIABLE_NAMES.map((name) => {
       const spec: VariableSpec = VARIABLES[name];
@@ -40,7 +44,21 @@ export const configCommand: Command = {
       };
     });
     if (values.json) {
-      writeLine(context.stdout, JSON.stringify({ workspace: layout.workspaceDir, filesRead: loaded.filesRead, variables: rows, agents: agents.map((agent) => agent.id), allowedCommands: layout.allowedCommands, extraAllowedDirs: layout.extraAllowedDirs }, null, 2));
+      writeLine(
+        context.stdout,
+        JSON.stringify(
+          {
+            workspace: layout.workspaceDir,
+            filesRead: loaded.filesRead,
+            variables: rows,
+            agents: agents.map((agent) => agent.id),
+            allowedCommands: layout.allowedCommands,
+            extraAllowedDirs: layout.extraAllowedDirs,
+          },
+          null,
+          2,
+        ),
+      );
       return 0;
     }
     writeLine(context.stdout, `workspace   ${layout.workspaceDir}`);
@@ -49,11 +67,17 @@ export const configCommand: Command = {
     writeLine(context.stdout);
     const width = Math.max(...rows.map((row) => row.name.length));
     for (const row of rows) {
-      writeLine(context.stdout, `${row.name.padEnd(width)}  ${row.value === null ? "(unset)" : row.value}  [${row.source}]`);
+      writeLine(
+        context.stdout,
+        `${row.name.padEnd(width)}  ${row.value === null ? "(unset)" : row.value}  [${row.source}]`,
+      );
     }
     writeLine(context.stdout);
     writeLine(context.stdout, `effective ALLOWED_COMMANDS: ${layout.allowedCommands.join(",")}`);
-    writeLine(context.stdout, `effective ALLOWED_DIRS (besides each agent's own trees): ${layout.extraAllowedDirs.join(",") || "(none)"}`);
+    writeLine(
+      context.stdout,
+      `effective ALLOWED_DIRS (besides each agent's own trees): ${layout.extraAllowedDirs.join(",") || "(none)"}`,
+    );
     return 0;
   },
 };

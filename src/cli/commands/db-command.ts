@@ -1,5 +1,12 @@
 import { existsSync } from "node:fs";
-import { checkTargetUrl, copyDatabase, countRows, DEFAULT_COPY_BATCH, describeTarget, type CopyProgress } from "../../store/copy-database.js";
+import {
+  checkTargetUrl,
+  copyDatabase,
+  countRows,
+  DEFAULT_COPY_BATCH,
+  describeTarget,
+  type CopyProgress,
+} from "../../store/copy-database.js";
 import { isPostgresUrl } from "../../store/sql/database-url.js";
 import { latestVersion, schemaVersion } from "../../store/sql/migrate.js";
 import { openPostgresDriver, type PostgresDriver } from "../../store/sql/postgres-driver.js";
@@ -42,21 +49,33 @@ export const dbCommand: Command = {
   async run(context) {
     const { values, positionals } = parseFlags(
       context.args,
-      { to: { type: "string" }, resume: { type: "boolean" }, batch: { type: "string" }, json: { type: "boolean" }, ...WORKSPACE_FLAG.option },
+      {
+        to: { type: "string" },
+        resume: { type: "boolean" },
+        batch: { type: "string" },
+        json: { type: "boolean" },
+        ...WORKSPACE_FLAG.option,
+      },
       usage,
       true,
     );
-    if (values.help) return writeLine(context.stdout, usage), 0;
+    if (values.help) return (writeLine(context.stdout, usage), 0);
     const [action, ...extra] = positionals;
-    if (action !== "status" && action !== "copy") throw new UsageError(action ? `unknown action "${action}" (status or copy)` : "an action is required: status or copy", usage);
+    if (action !== "status" && action !== "copy")
+      throw new UsageError(
+        action ? `unknown action "${action}" (status or copy)` : "an action is required: status or copy",
+        usage,
+      );
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`, usage);
     if (action === "status") {
-      for (const flag of ["to", "resume", "batch"] as const) if (values[flag] !== undefined) throw new UsageError(`--${flag} is for db copy`, usage);
+      for (const flag of ["to", "resume", "batch"] as const)
+        if (values[flag] !== undefined) throw new UsageError(`--${flag} is for db copy`, usage);
       return status(context, values.workspace, values.json === true);
     }
     if (values.json) throw new UsageError("--json is for db status", usage);
     const batch = values.batch === undefined ? DEFAULT_COPY_BATCH : Number(values.batch);
-    if (!Number.isInteger(batch) || batch < 1 || batch > 50_000) throw new UsageError(`--batch must be a whole number from 1 to 50000, not "${values.batch}"`, usage);
+    if (!Number.isInteger(batch) || batch < 1 || batch > 50_000)
+      throw new UsageError(`--batch must be a whole number from 1 to 50000, not "${values.batch}"`, usage);
     if (values.to !== undefined) {
       rememberPassword(values.to, context);
       try {
@@ -65,7 +84,11 @@ export const dbCommand: Command = {
         throw new UsageError(`--to: ${(error as Error).message}`, usage);
       }
     }
-    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
+    const boot = bootstrap(context, {
+      seed: false,
+      workspaceDir: values.workspace,
+      logRouting: { interactive: () => false },
+    });
     const target = values.to ?? boot.loaded.config.DATABASE_URL;
     if (target === undefined) throw new UsageError("--to postgres://… is required (or set DATABASE_URL)", usage);
     return copy(context, boot.layout.databaseFile, target, values.resume === true, batch);
@@ -93,9 +116,17 @@ async function status(context: CliContext, workspaceDir: string | undefined, jso
   const out = (line: string) => writeLine(context.stdout, line);
   out(`engine  ${result.engine}`);
   out(`where   ${result.where}${result.exists ? "" : " (not created yet: `laoding start` creates it)"}`);
-  const behind = result.schemaVersion < result.latestVersion ? (result.exists ? "; the next start migrates it" : "") : result.schemaVersion > result.latestVersion ? "; newer than this code: upgrade LaodingBot" : "";
+  const behind =
+    result.schemaVersion < result.latestVersion
+      ? result.exists
+        ? "; the next start migrates it"
+        : ""
+      : result.schemaVersion > result.latestVersion
+        ? "; newer than this code: upgrade LaodingBot"
+        : "";
   out(`schema  version ${result.schemaVersion} (this code: ${result.latestVersion}${behind})`);
-  if (result.server) out(`server  PostgreSQL ${result.server.version} · SELECT 1 round trip ${result.server.roundTripMs.toFixed(2)} ms`);
+  if (result.server)
+    out(`server  PostgreSQL ${result.server.version} · SELECT 1 round trip ${result.server.roundTripMs.toFixed(2)} ms`);
   out("rows");
   const width = Math.max(...STORE_TABLES.map((table) => table.length));
   let total = 0;
@@ -113,11 +144,24 @@ async function readStatus(target: string): Promise<Status> {
   const engine: Engine = isPostgresUrl(target) ? "postgres" : "sqlite";
   const base = { engine, where: describeTarget(target), latestVersion: latestVersion() };
   if (engine === "sqlite" && !existsSync(target)) {
-    return { ...base, exists: false, schemaVersion: 0, tables: Object.fromEntries(STORE_TABLES.map((table) => [table, null])) };
+    return {
+      ...base,
+      exists: false,
+      schemaVersion: 0,
+      tables: Object.fromEntries(STORE_TABLES.map((table) => [table, null])),
+    };
   }
-  const driver: SqlDriver = engine === "postgres" ? await openPostgresDriver({ url: target, maxConnections: 1, applicationName: "laoding db status" }) : openSqliteDriver({ file: target, readonly: true });
+  const driver: SqlDriver =
+    engine === "postgres"
+      ? await openPostgresDriver({ url: target, maxConnections: 1, applicationName: "laoding db status" })
+      : openSqliteDriver({ file: target, readonly: true });
   try {
-    const result: Status = { ...base, exists: true, schemaVersion: await schemaVersion(driver), tables: await countRows(driver) };
+    const result: Status = {
+      ...base,
+      exists: true,
+      schemaVersion: await schemaVersion(driver),
+      tables: await countRows(driver),
+    };
     if (driver.engine === "postgres") result.server = await serverFacts(driver as PostgresDriver);
     return result;
   } finally {
@@ -138,7 +182,13 @@ async function serverFacts(driver: PostgresDriver): Promise<{ version: string; r
   return { version, roundTripMs: Math.round((times[2] as number) * 100) / 100 };
 }
 
-async function copy(context: CliContext, source: string, target: string, resume: boolean, batchSize: number): Promise<number> {
+async function copy(
+  context: CliContext,
+  source: string,
+  target: string,
+  resume: boolean,
+  batchSize: number,
+): Promise<number> {
   // A line per table when it is done, and every second while a big one is being copied.
   const lastPrinted = new Map<string, number>();
   const onProgress = ({ table, copied, total }: CopyProgress) => {
@@ -153,9 +203,12 @@ async function copy(context: CliContext, source: string, target: string, resume:
   const seconds = result.elapsedMs / 1000;
   const rate = seconds > 0 ? Math.round(result.rows / seconds) : result.rows;
   const news = resume ? ` (${result.inserted} new, ${result.rows - result.inserted} already there)` : "";
-  out(`copied ${source} (schema version ${result.schemaVersion}) to ${result.target}: ${result.rows} rows${news} in ${seconds.toFixed(1)} s, ${rate} rows/s`);
+  out(
+    `copied ${source} (schema version ${result.schemaVersion}) to ${result.target}: ${result.rows} rows${news} in ${seconds.toFixed(1)} s, ${rate} rows/s`,
+  );
   const width = Math.max(...result.tables.map((table) => table.table.length));
-  for (const table of result.tables) out(`  ${table.table.padEnd(width)}  ${table.rows}${resume ? ` (${table.inserted} new)` : ""}`);
+  for (const table of result.tables)
+    out(`  ${table.table.padEnd(width)}  ${table.rows}${resume ? ` (${table.inserted} new)` : ""}`);
   out("verified: every table has as many rows in PostgreSQL as in the SQLite snapshot");
   out("next: set DATABASE_URL in configs/env to this database and start the bot (docs/scale-out.md)");
   return 0;

@@ -31,10 +31,15 @@ export const doctorCommand: Command = {
   usage,
   async run(context) {
     const { values } = parseFlags(context.args, { ...WORKSPACE_FLAG.option, json: { type: "boolean" } }, usage);
-    if (values.help) return writeLine(context.stdout, usage), 0;
+    if (values.help) return (writeLine(context.stdout, usage), 0);
     const toTerminal = (context.stdout as NodeJS.WriteStream).isTTY === true;
     const run = await runDoctor({
-      config: { env: context.env, repoRoot: context.repoRoot, cwd: context.cwd, ...(values.workspace ? { workspaceDir: values.workspace } : {}) },
+      config: {
+        env: context.env,
+        repoRoot: context.repoRoot,
+        cwd: context.cwd,
+        ...(values.workspace ? { workspaceDir: values.workspace } : {}),
+      },
       node: { running: process.version, required: requiredNode() },
       isRoot: process.getuid?.() === 0,
       cliEntry: CLI_ENTRY,
@@ -64,7 +69,8 @@ function secretsOf(context: CliContext, run: DoctorRun): string[] {
 /** package.json's engines.node of this checkout (the code that runs). */
 function requiredNode(): string | undefined {
   try {
-    return (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { engines?: { node?: string } }).engines?.node;
+    return (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { engines?: { node?: string } })
+      .engines?.node;
   } catch {
     return undefined;
   }

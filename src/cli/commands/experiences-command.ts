@@ -1,8 +1,22 @@
 import { curateAgent } from "../../agent/distillation/curate.js";
 import { effectReport, formatComparison } from "../../agent/distillation/effect-report.js";
 import { isHeld } from "../../agent/distillation/lesson-hold.js";
-import { addManualLesson, deprecateLesson, findLesson, lessonView as view, pinLesson, restoreLesson } from "../../agent/distillation/operator-actions.js";
-import { EXPERIENCE_CATEGORIES, EXPERIENCE_STATUSES, formatExperienceId, type Experience, type ExperienceCategory, type ExperienceStatus } from "../../store/experiences-store.js";
+import {
+  addManualLesson,
+  deprecateLesson,
+  findLesson,
+  lessonView as view,
+  pinLesson,
+  restoreLesson,
+} from "../../agent/distillation/operator-actions.js";
+import {
+  EXPERIENCE_CATEGORIES,
+  EXPERIENCE_STATUSES,
+  formatExperienceId,
+  type Experience,
+  type ExperienceCategory,
+  type ExperienceStatus,
+} from "../../store/experiences-store.js";
 import { systemClock } from "../../store/clock.js";
 import type { SkillVersion } from "../../store/skill-versions-store.js";
 import { openStore, type Store } from "../../store/store.js";
@@ -39,14 +53,26 @@ export const experiencesCommand: Command = {
   async run(context) {
     const { values, positionals } = parseFlags(
       context.args,
-      { agent: { type: "string" }, json: { type: "boolean" }, ...WORKSPACE_FLAG.option, status: { type: "string" }, reason: { type: "string" }, tags: { type: "string" }, category: { type: "string" } },
+      {
+        agent: { type: "string" },
+        json: { type: "boolean" },
+        ...WORKSPACE_FLAG.option,
+        status: { type: "string" },
+        reason: { type: "string" },
+        tags: { type: "string" },
+        category: { type: "string" },
+      },
       usage,
       true,
     );
-    if (values.help) return writeLine(context.stdout, usage), 0;
+    if (values.help) return (writeLine(context.stdout, usage), 0);
     const [action, target] = positionals;
     if (!action) throw new UsageError("name an action", usage);
-    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
+    const boot = bootstrap(context, {
+      seed: false,
+      workspaceDir: values.workspace,
+      logRouting: { interactive: () => false },
+    });
     const agents = boot.agents.filter((agent) => !values.agent || agent.id === values.agent).map((agent) => agent.id);
     if (agents.length === 0) throw new UsageError(`no agent "${values.agent}"`, usage);
     const store = await openStore(boot.layout.databaseTarget, systemClock);
@@ -64,7 +90,8 @@ export const experiencesCommand: Command = {
         case "list": {
           const held = values.status === "held";
           const status = held ? "deprecated" : (values.status as ExperienceStatus | undefined);
-          if (status && !(EXPERIENCE_STATUSES as readonly string[]).includes(status)) throw new UsageError(`--status must be one of ${EXPERIENCE_STATUSES.join(", ")}, held`, usage);
+          if (status && !(EXPERIENCE_STATUSES as readonly string[]).includes(status))
+            throw new UsageError(`--status must be one of ${EXPERIENCE_STATUSES.join(", ")}, held`, usage);
           const listed: Experience[] = [];
           for (const agentId of agents) listed.push(...(await store.experiences.list(agentId, status)));
           const lessons = listed.filter((lesson) => !held || isHeld(lesson));
@@ -79,16 +106,23 @@ export const experiencesCommand: Command = {
             `  source ${lesson.source} · task ${lesson.taskTraceId ?? "-"} · created by ${lesson.createdBy} · ${time(lesson.createdAt)}`,
             `  support ${lesson.supportCount} · contradicted ${lesson.contradictCount} · shown ${lesson.injectedCount} · cited ${lesson.usageCount}${lesson.deprecatedReason ? ` · ${isHeld(lesson) ? "" : "deprecated: "}${lesson.deprecatedReason}` : ""}`,
             "  ledger:",
-            ...ledger.map((entry) => `    ${time(entry.createdAt)} ${entry.action} by ${entry.actor}${entry.reason ? `: ${entry.reason}` : ""}`),
+            ...ledger.map(
+              (entry) =>
+                `    ${time(entry.createdAt)} ${entry.action} by ${entry.actor}${entry.reason ? `: ${entry.reason}` : ""}`,
+            ),
           ]);
         }
         case "deprecate": {
           const lesson = await deprecateLesson(store, await needTarget(), values.reason ?? "deprecated by an operator");
-          return out(view(lesson), () => [`deprecated ${formatExperienceId(lesson.id)}; \`laoding experiences restore ${formatExperienceId(lesson.id)}\` undoes it`]);
+          return out(view(lesson), () => [
+            `deprecated ${formatExperienceId(lesson.id)}; \`laoding experiences restore ${formatExperienceId(lesson.id)}\` undoes it`,
+          ]);
         }
         case "restore": {
           const lesson = await restoreLesson(store, await needTarget());
-          return out(view(lesson), () => [`${lesson.approvedBy ? "approved and restored" : "restored"} ${formatExperienceId(lesson.id)} as a draft`]);
+          return out(view(lesson), () => [
+            `${lesson.approvedBy ? "approved and restored" : "restored"} ${formatExperienceId(lesson.id)} as a draft`,
+          ]);
         }
         case "pin":
         case "unpin": {
@@ -98,24 +132,46 @@ export const experiencesCommand: Command = {
         case "add": {
           const summary = positionals.slice(1).join(" ").trim();
           const category = (values.category ?? "best_practice") as ExperienceCategory;
-          if (!(EXPERIENCE_CATEGORIES as readonly string[]).includes(category)) throw new UsageError(`--category must be one of ${EXPERIENCE_CATEGORIES.join(", ")}`, usage);
+          if (!(EXPERIENCE_CATEGORIES as readonly string[]).includes(category))
+            throw new UsageError(`--category must be one of ${EXPERIENCE_CATEGORIES.join(", ")}`, usage);
           if (!values.tags) throw new UsageError("add needs --tags (what tasks it is about)", usage);
-          const lesson = await addManualLesson(store, { agentId: agents[0] as string, summary, tags: values.tags.split(","), category });
+          const lesson = await addManualLesson(store, {
+            agentId: agents[0] as string,
+            summary,
+            tags: values.tags.split(","),
+            category,
+          });
           return out(view(lesson), () => [`added ${formatExperienceId(lesson.id)} (manual, active)`]);
         }
         case "curate": {
           const changes: { agentId: string; changes: Awaited<ReturnType<typeof curateAgent>> }[] = [];
-          for (const agentId of agents) changes.push({ agentId, changes: await curateAgent(store, agentId, systemClock.now(), "operator-curate") });
-          return out(changes, () => changes.flatMap((entry) => (entry.changes.length === 0 ? [`agent ${entry.agentId}: no changes`] : entry.changes.map((change) => `agent ${entry.agentId}: ${formatExperienceId(change.experienceId)} ${change.from} -> ${change.to} (${change.reason})`))));
+          for (const agentId of agents)
+            changes.push({ agentId, changes: await curateAgent(store, agentId, systemClock.now(), "operator-curate") });
+          return out(changes, () =>
+            changes.flatMap((entry) =>
+              entry.changes.length === 0
+                ? [`agent ${entry.agentId}: no changes`]
+                : entry.changes.map(
+                    (change) =>
+                      `agent ${entry.agentId}: ${formatExperienceId(change.experienceId)} ${change.from} -> ${change.to} (${change.reason})`,
+                  ),
+            ),
+          );
         }
         case "distill": {
           if (!target) throw new UsageError("distill needs a tag (see the tags in `laoding experiences list`)", usage);
           const agentId = agents[0] as string;
           const id = await store.skillVersions.requestDistill(agentId, target.toLowerCase());
-          return out({ request: id, agentId, tag: target.toLowerCase() }, () => [`request ${id} queued for ${agentId}: the running bot distils "${target.toLowerCase()}" within a minute; check with \`laoding experiences skills\``]);
+          return out({ request: id, agentId, tag: target.toLowerCase() }, () => [
+            `request ${id} queued for ${agentId}: the running bot distils "${target.toLowerCase()}" within a minute; check with \`laoding experiences skills\``,
+          ]);
         }
         case "skills": {
-          const result: { agentId: string; versions: Omit<SkillVersion, "content">[]; requests: Awaited<ReturnType<Store["skillVersions"]["requests"]>> }[] = [];
+          const result: {
+            agentId: string;
+            versions: Omit<SkillVersion, "content">[];
+            requests: Awaited<ReturnType<Store["skillVersions"]["requests"]>>;
+          }[] = [];
           for (const agentId of agents) {
             const versions = (await store.skillVersions.all(agentId)).map(({ content: _content, ...row }) => row);
             result.push({ agentId, versions, requests: await store.skillVersions.requests(agentId) });
@@ -123,8 +179,14 @@ export const experiencesCommand: Command = {
           return out(result, () =>
             result.flatMap((entry) => [
               `agent ${entry.agentId}`,
-              ...entry.versions.map((row) => `  ${row.skillName} v${row.version} ${row.status} · ${row.bullets} bullets · trial ${row.trialSuccesses}/${row.trialUses}`),
-              ...entry.requests.map((request) => `  request ${request.id} "${request.tag}": ${request.outcome ?? "waiting for the running bot"}`),
+              ...entry.versions.map(
+                (row) =>
+                  `  ${row.skillName} v${row.version} ${row.status} · ${row.bullets} bullets · trial ${row.trialSuccesses}/${row.trialUses}`,
+              ),
+              ...entry.requests.map(
+                (request) =>
+                  `  request ${request.id} "${request.tag}": ${request.outcome ?? "waiting for the running bot"}`,
+              ),
             ]),
           );
         }
@@ -148,15 +210,24 @@ function reportLines(report: Awaited<ReturnType<typeof effectReport>>): string[]
     `  overall: ${formatComparison(report.overall)}`,
     `  lessons created ${report.created} · promoted ${report.promoted} · deprecated ${report.deprecated} · phantom citations ${report.phantomCitations}`,
     `  distiller calls ${report.distillCalls} (tasks skipped by the gates ${report.skipped}) · tokens ${report.tokens}`,
-    ...(report.byTag.length > 0 ? ["  by tag:", ...report.byTag.map((tag) => `    ${tag.tag}: ${formatComparison(tag)}`)] : []),
+    ...(report.byTag.length > 0
+      ? ["  by tag:", ...report.byTag.map((tag) => `    ${tag.tag}: ${formatComparison(tag)}`)]
+      : []),
     ...(report.lessons.length > 0
-      ? ["  by lesson:", ...report.lessons.map((lesson) => `    ${lesson.id} [${lesson.status}] shown ${lesson.injected} · cited ${lesson.cited} · adoption ${lesson.adoption === null ? "-" : `${Math.round(lesson.adoption * 100)}%`} · ${formatComparison(lesson.comparison)}`)]
+      ? [
+          "  by lesson:",
+          ...report.lessons.map(
+            (lesson) =>
+              `    ${lesson.id} [${lesson.status}] shown ${lesson.injected} · cited ${lesson.cited} · adoption ${lesson.adoption === null ? "-" : `${Math.round(lesson.adoption * 100)}%`} · ${formatComparison(lesson.comparison)}`,
+          ),
+        ]
       : []),
   ];
 }
 
 function line(lesson: Experience): string {
-  const adoption = lesson.injectedCount === 0 ? "-" : `${Math.round((lesson.usageCount / lesson.injectedCount) * 100)}%`;
+  const adoption =
+    lesson.injectedCount === 0 ? "-" : `${Math.round((lesson.usageCount / lesson.injectedCount) * 100)}%`;
   return `${formatExperienceId(lesson.id)} [${isHeld(lesson) ? "held" : lesson.status}${lesson.pinned ? ", pinned" : ""}] ${lesson.agentId} · ${lesson.category} · conf ${lesson.confidence} · adoption ${adoption} · tags ${lesson.tags.join(",")}\n  ${lesson.summary}`;
 }
 

@@ -32,10 +32,15 @@ export const gapsCommand: Command = {
       usage,
       true,
     );
-    if (values.help) return writeLine(context.stdout, usage), 0;
-    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
+    if (values.help) return (writeLine(context.stdout, usage), 0);
+    const boot = bootstrap(context, {
+      seed: false,
+      workspaceDir: values.workspace,
+      logRouting: { interactive: () => false },
+    });
     const hours = values.since === undefined ? boot.loaded.config.GAP_CLUSTER_LOOKBACK_HOURS : Number(values.since);
-    if (!Number.isFinite(hours) || hours <= 0) throw new UsageError(`--since must be a positive number of hours, not "${values.since}"`, usage);
+    if (!Number.isFinite(hours) || hours <= 0)
+      throw new UsageError(`--since must be a positive number of hours, not "${values.since}"`, usage);
     const store = await openStore(boot.layout.databaseTarget, systemClock);
     try {
       if (positionals[0] === "show") {
@@ -56,7 +61,12 @@ export const gapsCommand: Command = {
       }
       for (const agent of agents) {
         writeLine(context.stdout, `agent ${agent.id}`);
-        writeLine(context.stdout, (await formatClusters(store.clusters, agent.id, since, now, hours, "en", { detailed: true, limit: 50 })).replace(/^/gm, "  "));
+        writeLine(
+          context.stdout,
+          (
+            await formatClusters(store.clusters, agent.id, since, now, hours, "en", { detailed: true, limit: 50 })
+          ).replace(/^/gm, "  "),
+        );
       }
       return 0;
     } finally {
@@ -77,19 +87,31 @@ async function showGap(store: Store, id: number, json: boolean, out: NodeJS.Writ
   }
   const time = (ms: number) => new Date(ms).toISOString().replace("T", " ").slice(0, 19);
   // People read the reasons in words; --json keeps the stored codes.
-  writeLine(out, `gap ${gap.id} · ${gap.intentKey} · ${gapReasonWords("en", gap.reason)} · ${gapClassWords("en", gap.gapClass)} · agent ${gap.agentId} · ${time(gap.createdAt)}`);
+  writeLine(
+    out,
+    `gap ${gap.id} · ${gap.intentKey} · ${gapReasonWords("en", gap.reason)} · ${gapClassWords("en", gap.gapClass)} · agent ${gap.agentId} · ${time(gap.createdAt)}`,
+  );
   writeLine(out, `trace ${gap.traceId}${gap.sessionId !== null ? ` · session ${gap.sessionId}` : ""}`);
   writeLine(out, "messages:");
   for (const message of messages) {
-    const calls = message.toolCalls ? ` calls ${(JSON.parse(message.toolCalls) as { name: string; arguments: string }[]).map((call) => `${call.name}(${call.arguments.slice(0, 80)})`).join(", ")}` : "";
-    writeLine(out, `  ${time(message.createdAt)} ${message.role}/${message.kind}: ${message.content.replace(/\s+/g, " ").slice(0, 160)}${calls}`);
+    const calls = message.toolCalls
+      ? ` calls ${(JSON.parse(message.toolCalls) as { name: string; arguments: string }[]).map((call) => `${call.name}(${call.arguments.slice(0, 80)})`).join(", ")}`
+      : "";
+    writeLine(
+      out,
+      `  ${time(message.createdAt)} ${message.role}/${message.kind}: ${message.content.replace(/\s+/g, " ").slice(0, 160)}${calls}`,
+    );
   }
   writeLine(out, "tool calls:");
-  for (const call of toolCalls) writeLine(out, `  ${call.tool} ${call.ok ? "ok" : call.errorCode} ${call.durationMs} ms (args ${call.argsDigest})`);
+  for (const call of toolCalls)
+    writeLine(out, `  ${call.tool} ${call.ok ? "ok" : call.errorCode} ${call.durationMs} ms (args ${call.argsDigest})`);
   if (toolCalls.length === 0) writeLine(out, "  (none)");
   writeLine(out, "gaps of this trace:");
   for (const other of gaps) {
-    writeLine(out, `  ${other.id === gap.id ? "*" : " "} ${other.id} ${gapReasonWords("en", other.reason)} · ${gapClassWords("en", other.gapClass)}${other.tool ? ` ${other.tool}` : ""}${other.errorCode ? ` ${other.errorCode}` : ""}${other.detail ? `: ${other.detail.slice(0, 160)}` : ""}`);
+    writeLine(
+      out,
+      `  ${other.id === gap.id ? "*" : " "} ${other.id} ${gapReasonWords("en", other.reason)} · ${gapClassWords("en", other.gapClass)}${other.tool ? ` ${other.tool}` : ""}${other.errorCode ? ` ${other.errorCode}` : ""}${other.detail ? `: ${other.detail.slice(0, 160)}` : ""}`,
+    );
   }
   return 0;
 }

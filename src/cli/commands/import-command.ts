@@ -37,35 +37,88 @@ export const importCommand: Command = {
   async run(context) {
     const { values, positionals } = parseFlags(
       context.args,
-      { from: { type: "string" }, apply: { type: "boolean" }, agent: { type: "string" }, channel: { type: "string" }, database: { type: "string" }, "skip-table": { type: "string", multiple: true }, ...WORKSPACE_FLAG.option },
+      {
+        from: { type: "string" },
+        apply: { type: "boolean" },
+        agent: { type: "string" },
+        channel: { type: "string" },
+        database: { type: "string" },
+        "skip-table": { type: "string", multiple: true },
+        ...WORKSPACE_FLAG.option,
+      },
       usage,
       true,
     );
-    if (values.help) return writeLine(context.stdout, usage), 0;
+    if (values.help) return (writeLine(context.stdout, usage), 0);
     const [kind, ...extra] = positionals;
-    if (kind !== "go") throw new UsageError(kind ? `unknown source "${kind}" (only go)` : "what to import is required: laoding import go --from DIR", usage);
+    if (kind !== "go")
+      throw new UsageError(
+        kind ? `unknown source "${kind}" (only go)` : "what to import is required: laoding import go --from DIR",
+        usage,
+      );
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`, usage);
     if (!values.from) throw new UsageError("--from DIR is required", usage);
-    const install = locateGoInstall(resolve(context.cwd, values.from), values.database === undefined ? undefined : resolve(context.cwd, values.database));
-    const boot = bootstrap(context, { seed: values.apply === true, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
+    const install = locateGoInstall(
+      resolve(context.cwd, values.from),
+      values.database === undefined ? undefined : resolve(context.cwd, values.database),
+    );
+    const boot = bootstrap(context, {
+      seed: values.apply === true,
+      workspaceDir: values.workspace,
+      logRouting: { interactive: () => false },
+    });
     const agentId = values.agent ?? (boot.agents[0]?.id as string);
-    if (!boot.agents.some((agent) => agent.id === agentId)) throw new UsageError(`no agent "${agentId}" in ${boot.layout.agentsFile}`, usage);
+    if (!boot.agents.some((agent) => agent.id === agentId))
+      throw new UsageError(`no agent "${agentId}" in ${boot.layout.agentsFile}`, usage);
     const out = (line: string) => writeLine(context.stdout, line);
     const store = await openStore(boot.layout.databaseTarget, systemClock);
-    const maintenance = openMaintenancePool({ config: boot.loaded.config, layout: boot.layout, agents: boot.agents, store, logger: boot.logger, cliEntry: CLI_ENTRY, onWarning: (warning) => writeLine(context.stderr, `warning: ${warning}`) });
+    const maintenance = openMaintenancePool({
+      config: boot.loaded.config,
+      layout: boot.layout,
+      agents: boot.agents,
+      store,
+      logger: boot.logger,
+      cliEntry: CLI_ENTRY,
+      onWarning: (warning) => writeLine(context.stderr, `warning: ${warning}`),
+    });
     try {
       const maxCopyBytes = copyMaxBytes(boot.loaded.config.TOOLHOST_MAX_FRAME_BYTES);
-      const plan = await planGoImport(install, { layout: boot.layout, repoRoot: context.repoRoot, maintenance, store, agentId, ...(values.channel ? { channel: values.channel } : {}), maxCopyBytes, skipTables: values["skip-table"] ?? [] });
+      const plan = await planGoImport(install, {
+        layout: boot.layout,
+        repoRoot: context.repoRoot,
+        maintenance,
+        store,
+        agentId,
+        ...(values.channel ? { channel: values.channel } : {}),
+        maxCopyBytes,
+        skipTables: values["skip-table"] ?? [],
+      });
       for (const line of formatPlan(plan)) out(line);
-      for (const skill of plan.skills.filter((candidate) => candidate.derivedFrom)) writeLine(context.stderr, `warning: ${skill.source} has no frontmatter: imported as ${skill.becomes}, its description taken from its ${skill.derivedFrom}`);
+      for (const skill of plan.skills.filter((candidate) => candidate.derivedFrom))
+        writeLine(
+          context.stderr,
+          `warning: ${skill.source} has no frontmatter: imported as ${skill.becomes}, its description taken from its ${skill.derivedFrom}`,
+        );
       if (!values.apply) {
         if (store.engine !== "sqlite") out(`note: ${postgresBackupAdvice(store.sql.label)}`);
         out(`plan only: nothing was written. Next: laoding import go --from ${values.from} --apply`);
         return 0;
       }
-      const report = await applyGoImport(plan, { layout: boot.layout, store, maintenance, now: new Date(systemClock.now()), lookbackHours: boot.loaded.config.GAP_CLUSTER_LOOKBACK_HOURS, maxCopyBytes, report: out });
+      const report = await applyGoImport(plan, {
+        layout: boot.layout,
+        store,
+        maintenance,
+        now: new Date(systemClock.now()),
+        lookbackHours: boot.loaded.config.GAP_CLUSTER_LOOKBACK_HOURS,
+        maxCopyBytes,
+        report: out,
+      });
       for (const problem of report.problems) out(`  - ${problem}`);
-      out(report.verified ? `import verified; report: ${report.reportFile}` : `import verify FAILED: ${report.problems.length} problem(s); report: ${report.reportFile}; backup: ${report.backup}`);
+      out(
+        report.verified
+          ? `import verified; report: ${report.reportFile}`
+          : `import verify FAILED: ${report.problems.length} problem(s); report: ${report.reportFile}; backup: ${report.backup}`,
+      );
       return report.verified ? 0 : 1;
     } finally {
       await maintenance.close();

@@ -18,13 +18,23 @@ export const initCommand: Command = {
   usage,
   async run(context) {
     const { values } = parseFlags(context.args, { ...WORKSPACE_FLAG.option }, usage);
-    if (values.help) return writeLine(context.stdout, usage), 0;
-    const boot = bootstrap(context, { seed: true, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
+    if (values.help) return (writeLine(context.stdout, usage), 0);
+    const boot = bootstrap(context, {
+      seed: true,
+      workspaceDir: values.workspace,
+      logRouting: { interactive: () => false },
+    });
     const report = boot.seedReport;
     writeLine(context.stdout, `workspace ${boot.layout.workspaceDir}`);
-    for (const line of report ? formatSeedReport(report, boot.layout.workspaceDir) : []) writeLine(context.stdout, `  ${line}`);
+    for (const line of report ? formatSeedReport(report, boot.layout.workspaceDir) : [])
+      writeLine(context.stdout, `  ${line}`);
     const copiedCount = (report?.copied.length ?? 0) + (report?.createdDirs.length ?? 0);
-    writeLine(context.stdout, copiedCount === 0 ? "nothing to do: the workspace is complete" : `done: ${report?.copied.length ?? 0} files copied, ${report?.skipped.length ?? 0} kept, ${report?.createdDirs.length ?? 0} folders created`);
+    writeLine(
+      context.stdout,
+      copiedCount === 0
+        ? "nothing to do: the workspace is complete"
+        : `done: ${report?.copied.length ?? 0} files copied, ${report?.skipped.length ?? 0} kept, ${report?.createdDirs.length ?? 0} folders created`,
+    );
     return 0;
   },
 };

@@ -1,5 +1,10 @@
 import { parseIndexLines } from "../../knowledge/library/library-search.js";
-import { openLibraryMaintenance, openMaintenancePool, type LibraryMaintenance, type MaintenanceOptions } from "../../runtime/library-maintenance.js";
+import {
+  openLibraryMaintenance,
+  openMaintenancePool,
+  type LibraryMaintenance,
+  type MaintenanceOptions,
+} from "../../runtime/library-maintenance.js";
 import { systemClock } from "../../store/clock.js";
 import { openStore, type Store } from "../../store/store.js";
 import { bootstrap, type Boot } from "../bootstrap.js";
@@ -32,15 +37,24 @@ export const libraryCommand: Command = {
   usage,
   async run(context) {
     const { values, positionals } = parseFlags(context.args, { ...WORKSPACE_FLAG.option }, usage, true);
-    if (values.help) return writeLine(context.stdout, usage), 0;
+    if (values.help) return (writeLine(context.stdout, usage), 0);
     const [action, agentId, ...extra] = positionals;
-    if (!ACTIONS.includes(action as Action)) throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);
+    if (!ACTIONS.includes(action as Action))
+      throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);
     if ((!agentId && action !== "list") || extra.length > 0) throw new UsageError("name exactly one agent", usage);
     // stdout is the listing: logs go to the log file (bootstrap.ts).
-    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
+    const boot = bootstrap(context, {
+      seed: false,
+      workspaceDir: values.workspace,
+      logRouting: { interactive: () => false },
+    });
     if (!agentId) return listEveryLibrary(context, boot);
     const agent = boot.agents.find((candidate) => candidate.id === agentId);
-    if (!agent) throw new UsageError(`no agent "${agentId}"; known: ${boot.agents.map((candidate) => candidate.id).join(", ")}`, usage);
+    if (!agent)
+      throw new UsageError(
+        `no agent "${agentId}"; known: ${boot.agents.map((candidate) => candidate.id).join(", ")}`,
+        usage,
+      );
     const store = await openStore(boot.layout.databaseTarget, systemClock);
     try {
       if (action === "enable" || action === "disable" || action === "reset") {

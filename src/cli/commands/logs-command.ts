@@ -32,12 +32,19 @@ export const logsCommand: Command = {
   async run(context) {
     const { values } = parseFlags(
       context.args,
-      { trace: { type: "string" }, level: { type: "string" }, follow: { type: "boolean" }, json: { type: "boolean" }, ...WORKSPACE_FLAG.option },
+      {
+        trace: { type: "string" },
+        level: { type: "string" },
+        follow: { type: "boolean" },
+        json: { type: "boolean" },
+        ...WORKSPACE_FLAG.option,
+      },
       usage,
     );
-    if (values.help) return writeLine(context.stdout, usage), 0;
+    if (values.help) return (writeLine(context.stdout, usage), 0);
     const minLevel = values.level === undefined ? 0 : LEVELS[values.level];
-    if (minLevel === undefined) throw new UsageError(`--level must be one of ${Object.keys(LEVELS).join(", ")}, not "${values.level}"`, usage);
+    if (minLevel === undefined)
+      throw new UsageError(`--level must be one of ${Object.keys(LEVELS).join(", ")}, not "${values.level}"`, usage);
     const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace });
     const dir = boot.layout.logDir;
     const filter: LogFilter = { minLevel, ...(values.trace ? { traceId: values.trace } : {}) };
@@ -50,14 +57,20 @@ export const logsCommand: Command = {
     };
     const files = logFilesOldestFirst(dir);
     if (files.length === 0 && !values.follow) {
-      writeLine(context.stderr, `No logs yet in ${dir}. They are written there unless LOG_LEVEL is set in the environment or a supervisor (systemd) takes stderr (docs/deployment.md).`);
+      writeLine(
+        context.stderr,
+        `No logs yet in ${dir}. They are written there unless LOG_LEVEL is set in the environment or a supervisor (systemd) takes stderr (docs/deployment.md).`,
+      );
       return values.trace ? 1 : 0;
     }
     for (const file of files) for (const line of readFileSync(file, "utf8").split("\n")) if (line) print(line);
     if (values.follow) await follow(join(dir, LOG_FILE_NAME), print);
     // A trace id that matches nothing is a wrong id (or logs that went elsewhere): a script must see it failed.
     else if (values.trace && shownLines === 0) {
-      writeLine(context.stderr, `no log line has trace id ${values.trace}${filter.minLevel > 0 ? ` at level ${values.level ?? ""} or above` : ""} (in ${dir})`);
+      writeLine(
+        context.stderr,
+        `no log line has trace id ${values.trace}${filter.minLevel > 0 ? ` at level ${values.level ?? ""} or above` : ""} (in ${dir})`,
+      );
       return 1;
     }
     return 0;
@@ -84,7 +97,15 @@ export function formatEntry(entry: Record<string, unknown>): string {
   const rest = Object.entries(entry)
     .filter(([key]) => !HEAD_KEYS.has(key))
     .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`);
-  return [time, level, ids ? `[${ids}]` : "", typeof entry.msg === "string" ? entry.msg : JSON.stringify(entry.msg ?? ""), ...rest].filter((part) => part !== "").join(" ");
+  return [
+    time,
+    level,
+    ids ? `[${ids}]` : "",
+    typeof entry.msg === "string" ? entry.msg : JSON.stringify(entry.msg ?? ""),
+    ...rest,
+  ]
+    .filter((part) => part !== "")
+    .join(" ");
 }
 
 /** Prints lines appended to `file` until SIGINT/SIGTERM; a rotation starts over on the new file. */

@@ -25,11 +25,20 @@ export const rulesCommand: Command = {
   summary: "always-on rules per agent: list, propose from distilled evidence, accept, remove",
   usage,
   async run(context) {
-    const { values, positionals } = parseFlags(context.args, { agent: { type: "string" }, json: { type: "boolean" }, ...WORKSPACE_FLAG.option, text: { type: "string" } }, usage, true);
-    if (values.help) return writeLine(context.stdout, usage), 0;
+    const { values, positionals } = parseFlags(
+      context.args,
+      { agent: { type: "string" }, json: { type: "boolean" }, ...WORKSPACE_FLAG.option, text: { type: "string" } },
+      usage,
+      true,
+    );
+    if (values.help) return (writeLine(context.stdout, usage), 0);
     const [action, target] = positionals;
     if (!action) throw new UsageError("name an action", usage);
-    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
+    const boot = bootstrap(context, {
+      seed: false,
+      workspaceDir: values.workspace,
+      logRouting: { interactive: () => false },
+    });
     const agent = values.agent ? boot.agents.find((candidate) => candidate.id === values.agent) : boot.agents[0];
     if (!agent) throw new UsageError(`no agent "${values.agent}"`, usage);
     const store = await openStore(boot.layout.databaseTarget, systemClock);
@@ -42,15 +51,28 @@ export const rulesCommand: Command = {
       switch (action) {
         case "list": {
           const rules = await store.rules.active(agent.id);
-          return out(rules, () => (rules.length === 0 ? [`agent ${agent.id}: no rules`] : rules.map((rule) => `${rule.id}. ${rule.text}${rule.source ? ` (from ${rule.source})` : ""}`)));
+          return out(rules, () =>
+            rules.length === 0
+              ? [`agent ${agent.id}: no rules`]
+              : rules.map((rule) => `${rule.id}. ${rule.text}${rule.source ? ` (from ${rule.source})` : ""}`),
+          );
         }
         case "propose": {
           const candidates = await ruleCandidates(store, agent.id, systemClock.now());
-          return out(candidates, () => (candidates.length === 0 ? [`agent ${agent.id}: no candidates yet`] : candidates.flatMap((candidate) => [`${candidate.id}: ${candidate.text}`, `  evidence: ${candidate.evidence}`])));
+          return out(candidates, () =>
+            candidates.length === 0
+              ? [`agent ${agent.id}: no candidates yet`]
+              : candidates.flatMap((candidate) => [
+                  `${candidate.id}: ${candidate.text}`,
+                  `  evidence: ${candidate.evidence}`,
+                ]),
+          );
         }
         case "accept": {
           if (!target) throw new UsageError("accept needs a candidate id from `laoding rules propose`", usage);
-          const candidate = (await ruleCandidates(store, agent.id, systemClock.now())).find((item) => item.id === target);
+          const candidate = (await ruleCandidates(store, agent.id, systemClock.now())).find(
+            (item) => item.id === target,
+          );
           if (!candidate) throw new Error(`no candidate "${target}"; list them with \`laoding rules propose\``);
           // The operator's own wording passes the same check as learned text (hidden characters are invisible to them too);
           // a network command the operator writes is theirs to approve, so it is not held.

@@ -25,11 +25,21 @@ export const skillsCommand: Command = {
   summary: "list or validate each agent's skills; `skills reload` makes a running bot reload them",
   usage,
   async run(context) {
-    const { values, positionals } = parseFlags(context.args, { agent: { type: "string" }, ...WORKSPACE_FLAG.option, json: { type: "boolean" } }, usage, true);
-    if (values.help) return writeLine(context.stdout, usage), 0;
+    const { values, positionals } = parseFlags(
+      context.args,
+      { agent: { type: "string" }, ...WORKSPACE_FLAG.option, json: { type: "boolean" } },
+      usage,
+      true,
+    );
+    if (values.help) return (writeLine(context.stdout, usage), 0);
     const action = positionals[0];
-    if (action !== "list" && action !== "validate" && action !== "reload") throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);
-    const boot = bootstrap(context, { seed: false, workspaceDir: values.workspace, logRouting: { interactive: () => false } });
+    if (action !== "list" && action !== "validate" && action !== "reload")
+      throw new UsageError(action ? `unknown action "${action}"` : "an action is required", usage);
+    const boot = bootstrap(context, {
+      seed: false,
+      workspaceDir: values.workspace,
+      logRouting: { interactive: () => false },
+    });
     if (action === "reload") {
       // The running bot watches the skills folders: touching the marker triggers its reload.
       mkdirSync(boot.layout.baseSkillsDir, { recursive: true });
@@ -62,7 +72,14 @@ export const skillsCommand: Command = {
         JSON.stringify(
           results.map(({ agent, snapshot }) => ({
             agent,
-            skills: snapshot.skills.map((skill) => ({ name: skill.name, status: skill.status, origin: skill.origin ?? null, source: skill.source, description: skill.description, path: skill.path })),
+            skills: snapshot.skills.map((skill) => ({
+              name: skill.name,
+              status: skill.status,
+              origin: skill.origin ?? null,
+              source: skill.source,
+              description: skill.description,
+              path: skill.path,
+            })),
             problems: snapshot.problems,
             goEra: snapshot.goEra,
           })),
@@ -72,25 +89,38 @@ export const skillsCommand: Command = {
       );
     } else {
       for (const { agent, snapshot } of results) {
-        writeLine(context.stdout, `agent ${agent}: ${snapshot.skills.length} skills${snapshot.problems.length > 0 ? `, ${snapshot.problems.length} invalid` : ""}`);
+        writeLine(
+          context.stdout,
+          `agent ${agent}: ${snapshot.skills.length} skills${snapshot.problems.length > 0 ? `, ${snapshot.problems.length} invalid` : ""}`,
+        );
         if (action !== "validate") {
           for (const skill of snapshot.skills) {
-            writeLine(context.stdout, `  ${skill.name.padEnd(28)} ${skill.status.padEnd(10)} ${(skill.origin ?? "-").padEnd(9)} ${skill.source.padEnd(5)} ${skill.description.slice(0, 70)}`);
+            writeLine(
+              context.stdout,
+              `  ${skill.name.padEnd(28)} ${skill.status.padEnd(10)} ${(skill.origin ?? "-").padEnd(9)} ${skill.source.padEnd(5)} ${skill.description.slice(0, 70)}`,
+            );
           }
         }
-        for (const problem of snapshot.problems) writeLine(context.stdout, `  INVALID ${problem.path}: ${problem.reason}`);
+        for (const problem of snapshot.problems)
+          writeLine(context.stdout, `  INVALID ${problem.path}: ${problem.reason}`);
         for (const entry of snapshot.goEra) writeLine(context.stdout, goEraLine(entry));
       }
     }
     const invalid = results.reduce((count, result) => count + result.snapshot.problems.length, 0);
-    if (action === "validate") writeLine(context.stdout, invalid === 0 ? "all skills are valid" : `${invalid} invalid skill file(s); they are skipped until fixed`);
+    if (action === "validate")
+      writeLine(
+        context.stdout,
+        invalid === 0 ? "all skills are valid" : `${invalid} invalid skill file(s); they are skipped until fixed`,
+      );
     return action === "validate" && invalid > 0 ? 1 : 0;
   },
 };
 
 /** One Go-era skill as `laoding skills list` says it: skipped, loaded without frontmatter (a warning), or renamed. */
 function goEraLine(entry: SkillSnapshot["goEra"][number]): string {
-  if (entry.skippedFor) return `  SKIPPED ${entry.path}: Go-era name "${entry.folder}" becomes ${entry.name}, which ${entry.skippedFor} already is`;
-  if (entry.descriptionFrom) return `  WARNING ${entry.path}: no frontmatter; loaded as ${entry.name}, description from its ${entry.descriptionFrom} (laoding import go adds frontmatter)`;
+  if (entry.skippedFor)
+    return `  SKIPPED ${entry.path}: Go-era name "${entry.folder}" becomes ${entry.name}, which ${entry.skippedFor} already is`;
+  if (entry.descriptionFrom)
+    return `  WARNING ${entry.path}: no frontmatter; loaded as ${entry.name}, description from its ${entry.descriptionFrom} (laoding import go adds frontmatter)`;
   return `  note ${entry.path}: Go-era name "${entry.folder}" loaded as ${entry.name} (folder left as it is)`;
 }

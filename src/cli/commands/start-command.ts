@@ -5,7 +5,13 @@ import { messageCap } from "../../agent/message-cap-reply.js";
 import type { Channel } from "../../channels/channel.js";
 import { ConfigError } from "../../config/config-error.js";
 import { createBotRuntime, type BotRuntime } from "../../runtime/bot-runtime.js";
-import { loginChatBots, planChatBots, selectChannels, type ChannelName, type PlannedBot } from "../../runtime/chat-bots.js";
+import {
+  loginChatBots,
+  planChatBots,
+  selectChannels,
+  type ChannelName,
+  type PlannedBot,
+} from "../../runtime/chat-bots.js";
 import { prepareToolhostLaunches } from "../../runtime/toolhost-launch.js";
 import { withDoctorHint } from "../../doctor/doctor-hint.js";
 import { formatSeedReport } from "../../workspace/seed-workspace.js";
@@ -33,7 +39,7 @@ export const startCommand: Command = {
   usage,
   async run(context) {
     const { values } = parseFlags(context.args, { ...WORKSPACE_FLAG.option }, usage);
-    if (values.help) return writeLine(context.stdout, usage), 0;
+    if (values.help) return (writeLine(context.stdout, usage), 0);
     try {
       return await start(context, values.workspace);
     } catch (error) {
@@ -46,7 +52,11 @@ export const startCommand: Command = {
 async function start(context: CliContext, workspaceDir: string | undefined): Promise<number> {
   // Logs go to a file only while a person chats on this terminal (the console is the channel).
   const consoleOnly = (channels: ChannelName[]) => channels.length === 1 && channels[0] === "console";
-  const boot = bootstrap(context, { seed: true, workspaceDir, logRouting: { interactive: (loaded, agents) => consoleOnly(selectChannels(loaded, agents)) && isTerminal(context) } });
+  const boot = bootstrap(context, {
+    seed: true,
+    workspaceDir,
+    logRouting: { interactive: (loaded, agents) => consoleOnly(selectChannels(loaded, agents)) && isTerminal(context) },
+  });
   const channels = selectChannels(boot.loaded, boot.agents);
   if (!consoleOnly(channels) && channels.includes("console")) {
     throw new ConfigError(`MESSAGE_CHANNEL=${channels.join(",")}: the console cannot run together with chat channels`, {
@@ -54,9 +64,12 @@ async function start(context: CliContext, workspaceDir: string | undefined): Pro
     });
   }
   // The admin API beside the bot when ADMIN_PORT is set (docs/admin-api.md).
-  const admin = boot.loaded.config.ADMIN_PORT > 0 ? await startAdminFor(context, boot, boot.loaded.config.ADMIN_PORT) : undefined;
+  const admin =
+    boot.loaded.config.ADMIN_PORT > 0 ? await startAdminFor(context, boot, boot.loaded.config.ADMIN_PORT) : undefined;
   try {
-    return consoleOnly(channels) ? await serveConsole(context, boot, boot.agents[0]?.id as string) : await serveChatChannels(context, boot, channels);
+    return consoleOnly(channels)
+      ? await serveConsole(context, boot, boot.agents[0]?.id as string)
+      : await serveChatChannels(context, boot, channels);
   } finally {
     await admin?.close();
   }
@@ -84,14 +97,27 @@ async function serveChatChannels(context: CliContext, boot: Boot, channels: Chan
   });
   const names = bots.map((bot) => `${bot.platform.channel} ${bot.identity.displayName} (agent ${bot.agentId})`);
   logger.info(
-    { workspace: boot.layout.workspaceDir, channels, bots: bots.map((bot) => ({ key: bot.key, name: bot.identity.displayName, agent: bot.agentId })), sandbox: sandbox.mode, database: runtime.store.sql.label, model: runtime.model?.model ?? null },
+    {
+      workspace: boot.layout.workspaceDir,
+      channels,
+      bots: bots.map((bot) => ({ key: bot.key, name: bot.identity.displayName, agent: bot.agentId })),
+      sandbox: sandbox.mode,
+      database: runtime.store.sql.label,
+      model: runtime.model?.model ?? null,
+    },
     `LaodingBot ready: ${names.join(", ")}; press Ctrl-C to stop`,
   );
   // Logs in the file: say once where they are, so an unsupervised start is not silent.
   // Said once runBot has its signal handlers (set as it starts): a supervisor that stops
   // the bot on seeing this line must not find Node's default SIGTERM, which kills at once.
   const logFile = boot.logFile;
-  if (logFile) setImmediate(() => writeLine(context.stderr, `LaodingBot ready: ${names.join(", ")}. Logs: ${logFile.path} (laoding logs). Ctrl-C stops.`));
+  if (logFile)
+    setImmediate(() =>
+      writeLine(
+        context.stderr,
+        `LaodingBot ready: ${names.join(", ")}. Logs: ${logFile.path} (laoding logs). Ctrl-C stops.`,
+      ),
+    );
   await runBot(runtime, channel, logger, { graceMs: loaded.config.SHUTDOWN_GRACE_MS });
   return 0;
 }
@@ -105,27 +131,66 @@ export async function serveConsole(context: CliContext, boot: Boot, agentId: str
   // Only the operator at this terminal talks to the bot (launch policy: `localOperatorOnly`).
   const { runtime, sandbox } = await startRuntime(context, boot, true);
   const interactive = isTerminal(context);
-  const channel: Channel = createConsoleChannel({ input: context.stdin, output: context.stdout, agentId, interactive, locale: boot.loaded.config.BOT_LOCALE, messageCap: messageCap(boot.loaded.config.MESSAGE_MAX_CHARS, boot.loaded.config.BOT_LOCALE) });
+  const channel: Channel = createConsoleChannel({
+    input: context.stdin,
+    output: context.stdout,
+    agentId,
+    interactive,
+    locale: boot.loaded.config.BOT_LOCALE,
+    messageCap: messageCap(boot.loaded.config.MESSAGE_MAX_CHARS, boot.loaded.config.BOT_LOCALE),
+  });
   logger.info(
-    { workspace: layout.workspaceDir, channel: channel.name, sandbox: sandbox.mode, agent: agentId, agents: boot.agents.map((agent) => agent.id), database: runtime.store.sql.label, model: runtime.model?.model ?? null },
+    {
+      workspace: layout.workspaceDir,
+      channel: channel.name,
+      sandbox: sandbox.mode,
+      agent: agentId,
+      agents: boot.agents.map((agent) => agent.id),
+      database: runtime.store.sql.label,
+      model: runtime.model?.model ?? null,
+    },
     interactive ? "LaodingBot ready; type a message, Ctrl-C to quit" : "LaodingBot ready; press Ctrl-C to stop",
   );
-  if (interactive) writeLine(context.stderr, text(boot.loaded.config.BOT_LOCALE, "consoleReady", { agentId, sandbox: sandbox.mode, logDir: layout.logDir }));
+  if (interactive)
+    writeLine(
+      context.stderr,
+      text(boot.loaded.config.BOT_LOCALE, "consoleReady", { agentId, sandbox: sandbox.mode, logDir: layout.logDir }),
+    );
   await runBot(runtime, channel, logger, { graceMs: boot.loaded.config.SHUTDOWN_GRACE_MS });
   return 0;
 }
 
 /** Seed report, sandbox (a sandbox that cannot work stops start-up), and the bot's runtime. */
-async function startRuntime(context: CliContext, boot: Boot, localOperatorOnly: boolean): Promise<{ runtime: BotRuntime; sandbox: ReturnType<typeof prepareToolhostLaunches> }> {
+async function startRuntime(
+  context: CliContext,
+  boot: Boot,
+  localOperatorOnly: boolean,
+): Promise<{ runtime: BotRuntime; sandbox: ReturnType<typeof prepareToolhostLaunches> }> {
   const { logger, layout, loaded } = boot;
-  const copied = boot.seedReport ? formatSeedReport(boot.seedReport, layout.workspaceDir).filter((line) => !line.startsWith("kept")) : [];
+  const copied = boot.seedReport
+    ? formatSeedReport(boot.seedReport, layout.workspaceDir).filter((line) => !line.startsWith("kept"))
+    : [];
   if (copied.length > 0) logger.info({ workspace: layout.workspaceDir, seeded: copied }, "workspace seeded");
   // A sandbox that cannot work stops start-up here, naming the reason (SandboxUnavailableError).
-  const sandbox = prepareToolhostLaunches({ config: loaded.config, layout, agents: boot.agents, cliEntry: CLI_ENTRY, localOperatorOnly });
+  const sandbox = prepareToolhostLaunches({
+    config: loaded.config,
+    layout,
+    agents: boot.agents,
+    cliEntry: CLI_ENTRY,
+    localOperatorOnly,
+  });
   // Said on the console too, whatever the log level: a weaker sandbox is never silent.
   for (const warning of sandbox.warnings) boot.warn(warning);
   const logFile = boot.logFile;
-  const runtime = await createBotRuntime({ loaded, layout, agents: boot.agents, logger, cliEntry: CLI_ENTRY, launches: sandbox, ...(logFile ? { childStderr: () => logFile.fd() } : {}) });
+  const runtime = await createBotRuntime({
+    loaded,
+    layout,
+    agents: boot.agents,
+    logger,
+    cliEntry: CLI_ENTRY,
+    launches: sandbox,
+    ...(logFile ? { childStderr: () => logFile.fd() } : {}),
+  });
   return { runtime, sandbox };
 }
 
@@ -147,4 +212,3 @@ export function withoutOperators(bots: readonly PlannedBot[]): string[] {
 export function isTerminal(context: CliContext): boolean {
   return (context.stdin as NodeJS.ReadStream).isTTY === true;
 }
-

@@ -15,10 +15,20 @@ import { createMcpToolServer } from "../../toolhost/mcp/mcp-tool-server.js";
 import type { Boot } from "../bootstrap.js";
 import { packageVersion } from "../cli-context.js";
 
-export async function serveMcp(options: { boot: Boot; agentId: string; launches: ToolhostLaunches; session: string }): Promise<number> {
+export async function serveMcp(options: {
+  boot: Boot;
+  agentId: string;
+  launches: ToolhostLaunches;
+  session: string;
+}): Promise<number> {
   const { boot, agentId } = options;
   const store = await openStore(boot.layout.databaseTarget, systemClock);
-  const pool = createToolhostPool({ config: boot.loaded.config, launches: options.launches, store, logger: boot.logger });
+  const pool = createToolhostPool({
+    config: boot.loaded.config,
+    launches: options.launches,
+    store,
+    logger: boot.logger,
+  });
   const mcp = createMcpToolServer({
     client: pool.client(agentId),
     cwd: chatFolder(boot.layout.agentTrees(agentId), "mcp", options.session),

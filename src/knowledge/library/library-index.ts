@@ -10,9 +10,28 @@
  *   names are not documents.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fstatSync, futimesSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  futimesSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
-import { FRONTMATTER_MAX_BYTES, INDEX_FILE, isLibraryDocName, parseLibraryDoc, type LibraryEntry } from "./library-doc.js";
+import {
+  FRONTMATTER_MAX_BYTES,
+  INDEX_FILE,
+  isLibraryDocName,
+  parseLibraryDoc,
+  type LibraryEntry,
+} from "./library-doc.js";
 
 export type LibraryLocale = "zh" | "en";
 
@@ -115,7 +134,9 @@ function regenerate(dir: string, options: IndexOptions): { regenerated: true; co
   try {
     fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
   } catch (error) {
-    throw new LibraryIndexError(`cannot write the index of ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new LibraryIndexError(
+      `cannot write the index of ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
   try {
     // The temp file's birth time is the filesystem's "now" at the start (see the header).
@@ -136,7 +157,9 @@ function regenerate(dir: string, options: IndexOptions): { regenerated: true; co
     if (fd >= 0) closeSync(fd);
     rmSync(temp, { force: true });
     if (error instanceof LibraryIndexError) throw error;
-    throw new LibraryIndexError(`cannot write the index of ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new LibraryIndexError(
+      `cannot write the index of ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
 }
 

@@ -17,7 +17,18 @@ export function parseIndexLines(indexText: string): IndexedLine[] {
   return indexText.split("\n").flatMap((line) => {
     if (!line.startsWith("- ")) return [];
     const [file = "", title = "", keywords = "", summary = ""] = line.slice(2).split(" | ");
-    return [{ line, file, fields: { title: title.toLowerCase(), keywords: keywords.toLowerCase(), file: file.toLowerCase(), summary: summary.toLowerCase() } }];
+    return [
+      {
+        line,
+        file,
+        fields: {
+          title: title.toLowerCase(),
+          keywords: keywords.toLowerCase(),
+          file: file.toLowerCase(),
+          summary: summary.toLowerCase(),
+        },
+      },
+    ];
   });
 }
 
@@ -29,7 +40,12 @@ export function searchIndex(indexText: string, query: string, limit: number): Li
  * A searcher that parses an index once per version: `key` names the version (the child
  * uses INDEX.md's mtime and size), so repeated searches skip the split and lowercasing.
  */
-export function createIndexSearcher(): (key: string, readText: () => string, query: string, limit: number) => LibraryHit[] {
+export function createIndexSearcher(): (
+  key: string,
+  readText: () => string,
+  query: string,
+  limit: number,
+) => LibraryHit[] {
   let cached: { key: string; lines: IndexedLine[] } | undefined;
   return (key, readText, query, limit) => {
     if (cached?.key !== key) cached = { key, lines: parseIndexLines(readText()) };
@@ -46,10 +62,13 @@ function searchLines(lines: IndexedLine[], query: string, limit: number): Librar
   for (const entry of lines) {
     let score = 0;
     for (const term of queryTerms) {
-      for (const field of Object.keys(WEIGHTS) as (keyof typeof WEIGHTS)[]) if (entry.fields[field].includes(term)) score += WEIGHTS[field];
+      for (const field of Object.keys(WEIGHTS) as (keyof typeof WEIGHTS)[])
+        if (entry.fields[field].includes(term)) score += WEIGHTS[field];
     }
     if (phrase.length > 0 && Object.values(entry.fields).some((value) => value.includes(phrase))) score += PHRASE_BONUS;
     if (score > 0) hits.push({ file: entry.file, line: entry.line, score });
   }
-  return hits.sort((left, right) => right.score - left.score || (left.file < right.file ? 1 : left.file > right.file ? -1 : 0)).slice(0, limit);
+  return hits
+    .sort((left, right) => right.score - left.score || (left.file < right.file ? 1 : left.file > right.file ? -1 : 0))
+    .slice(0, limit);
 }

@@ -58,7 +58,9 @@ export function matchColumns(spec: TableSpec, actualTable: string, columnNames: 
   const columns: Record<string, string> = {};
   const used = new Set<string>();
   for (const field of spec.fields) {
-    const found = field.aliases.map((alias) => byLower.get(alias)).find((name) => name !== undefined && !used.has(name));
+    const found = field.aliases
+      .map((alias) => byLower.get(alias))
+      .find((name) => name !== undefined && !used.has(name));
     if (found) {
       columns[field.field] = found;
       used.add(found);

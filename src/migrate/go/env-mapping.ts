@@ -9,7 +9,13 @@
  */
 import { isAbsolute, normalize, relative, resolve } from "node:path";
 import type { EnvEntries } from "../../config/env-file.js";
-import { SECRET_VARIABLES, VARIABLES, VARIABLE_NAMES, type VariableName, type VariableSpec } from "../../config/variables.js";
+import {
+  SECRET_VARIABLES,
+  VARIABLES,
+  VARIABLE_NAMES,
+  type VariableName,
+  type VariableSpec,
+} from "../../config/variables.js";
 
 export type EnvAction = "kept" | "renamed" | "mapped" | "explained" | "dropped";
 /** set: written; same: already so; replace-seeded: the seeded default replaced; kept-yours: the operator's value stays. */
@@ -44,7 +50,8 @@ const DROPPED: Record<string, string> = {
   DB_PATH: "the database is data/laoding.db; the Go database's rows are imported into it",
   DATABASE_PATH: "the database is data/laoding.db; the Go database's rows are imported into it",
   SQLITE_PATH: "the database is data/laoding.db; the Go database's rows are imported into it",
-  WORK_DIR: "each agent has its own working tree (workspace/<agent>/); the Go working folder's files are copied into it",
+  WORK_DIR:
+    "each agent has its own working tree (workspace/<agent>/); the Go working folder's files are copied into it",
   SHARE_DIR: "the share is moved to per-agent folders with laoding share plan|apply (docs/isolation.md)",
 };
 
@@ -81,38 +88,92 @@ type Draft = Omit<EnvDecision, "write" | "existing" | "secret">;
 function decide(goName: string, goValue: string, context: EnvContext): Draft {
   if (Object.hasOwn(DROPPED, goName)) return { goName, goValue, action: "dropped", reason: DROPPED[goName] as string };
   if (goName === "AUTO_SKILL_DIR") {
-    return { goName, goValue, action: "mapped", reason: `gap drafts are per agent now (share/agents/<agent>/skills/, the default): the Go drafts (auto_*) are copied there; "${goValue}" is not written` };
+    return {
+      goName,
+      goValue,
+      action: "mapped",
+      reason: `gap drafts are per agent now (share/agents/<agent>/skills/, the default): the Go drafts (auto_*) are copied there; "${goValue}" is not written`,
+    };
   }
   if (goName === "ALLOWED_DIRS") return mapAllowedDirs(goValue, context);
-  const name = Object.hasOwn(RENAMES, goName) ? (RENAMES[goName] as VariableName) : (VARIABLE_NAMES as string[]).includes(goName) ? (goName as VariableName) : undefined;
-  if (!name) return { goName, goValue, action: "dropped", reason: "not a variable of this bot (the Go bot's own setting); it would be ignored with a warning" };
+  const name = Object.hasOwn(RENAMES, goName)
+    ? (RENAMES[goName] as VariableName)
+    : (VARIABLE_NAMES as string[]).includes(goName)
+      ? (goName as VariableName)
+      : undefined;
+  if (!name)
+    return {
+      goName,
+      goValue,
+      action: "dropped",
+      reason: "not a variable of this bot (the Go bot's own setting); it would be ignored with a warning",
+    };
   const invalid = invalidReason(name, goValue);
-  if (invalid) return { goName, goValue, action: "dropped", reason: `${name} here expects ${(VARIABLES[name] as VariableSpec).expected}: ${invalid}` };
+  if (invalid)
+    return {
+      goName,
+      goValue,
+      action: "dropped",
+      reason: `${name} here expects ${(VARIABLES[name] as VariableSpec).expected}: ${invalid}`,
+    };
   if (name === "ALLOWED_COMMANDS") {
-    const network = goValue.split(",").map((command) => command.trim()).filter((command) => Object.hasOwn(NETWORK_COMMANDS, command));
+    const network = goValue
+      .split(",")
+      .map((command) => command.trim())
+      .filter((command) => Object.hasOwn(NETWORK_COMMANDS, command));
     if (network.length > 0) {
       const why = network.map((command) => NETWORK_COMMANDS[command]).join("; ");
-      return { goName, goValue, action: "explained", name, value: goValue, reason: `kept exactly as written; ${why}: shell commands run with the network off unless the agent has "network": true in configs/agents.json` };
+      return {
+        goName,
+        goValue,
+        action: "explained",
+        name,
+        value: goValue,
+        reason: `kept exactly as written; ${why}: shell commands run with the network off unless the agent has "network": true in configs/agents.json`,
+      };
     }
   }
-  if (name !== goName) return { goName, goValue, action: "renamed", name, value: goValue, reason: `the Go name for ${name}` };
+  if (name !== goName)
+    return { goName, goValue, action: "renamed", name, value: goValue, reason: `the Go name for ${name}` };
   return { goName, goValue, action: "kept", name, value: goValue, reason: "same meaning here" };
 }
 
 /** The Go bot put its own workspace, data and work folders on ALLOWED_DIRS; here they are the bot's own, and refused there. */
 function mapAllowedDirs(goValue: string, context: EnvContext): Draft {
-  const own = ["", "workspace", "data", "work", "skills", "configs"].flatMap((name) => [resolve(context.goRoot, name), resolve(context.goDir, name)]);
-  const entries = goValue.split(",").map((entry) => entry.trim()).filter(Boolean);
+  const own = ["", "workspace", "data", "work", "skills", "configs"].flatMap((name) => [
+    resolve(context.goRoot, name),
+    resolve(context.goDir, name),
+  ]);
+  const entries = goValue
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   const isOwn = (entry: string) => {
     const absolute = isAbsolute(entry) ? normalize(entry) : resolve(context.goRoot, entry);
-    return own.includes(absolute) || own.some((folder) => relative(folder, absolute) === "") || ["workspace", "data", "work", ".", "./workspace", "./data", "./work", "workspace/workspace"].includes(entry.replace(/\/+$/, ""));
+    return (
+      own.includes(absolute) ||
+      own.some((folder) => relative(folder, absolute) === "") ||
+      ["workspace", "data", "work", ".", "./workspace", "./data", "./work", "workspace/workspace"].includes(
+        entry.replace(/\/+$/, ""),
+      )
+    );
   };
   const dropped = entries.filter(isOwn);
   const kept = entries.filter((entry) => !isOwn(entry));
-  const droppedText = dropped.length > 0 ? `the Go bot's own folders (${dropped.join(", ")}) are left out: the agents' trees are reachable by themselves here` : "";
+  const droppedText =
+    dropped.length > 0
+      ? `the Go bot's own folders (${dropped.join(", ")}) are left out: the agents' trees are reachable by themselves here`
+      : "";
   if (kept.length === 0) return { goName: "ALLOWED_DIRS", goValue, action: "mapped", reason: droppedText || "empty" };
   // Extra folders resolve against the workspace here, as they did against the Go workspace.
-  return { goName: "ALLOWED_DIRS", goValue, action: "mapped", name: "ALLOWED_DIRS", value: kept.join(","), reason: [droppedText, `kept ${kept.join(", ")} (read-only for every agent)`].filter(Boolean).join("; ") };
+  return {
+    goName: "ALLOWED_DIRS",
+    goValue,
+    action: "mapped",
+    name: "ALLOWED_DIRS",
+    value: kept.join(","),
+    reason: [droppedText, `kept ${kept.join(", ")} (read-only for every agent)`].filter(Boolean).join("; "),
+  };
 }
 
 function invalidReason(name: VariableName, value: string): string | undefined {
@@ -121,7 +182,8 @@ function invalidReason(name: VariableName, value: string): string | undefined {
 }
 
 function withWrite(draft: Draft, context: EnvContext): EnvDecision {
-  const secret = (SECRET_VARIABLES as string[]).includes(draft.name ?? draft.goName) || Object.hasOwn(RENAMES, draft.goName);
+  const secret =
+    (SECRET_VARIABLES as string[]).includes(draft.name ?? draft.goName) || Object.hasOwn(RENAMES, draft.goName);
   if (!draft.name || draft.value === undefined) return { ...draft, write: "none", secret };
   const existing = context.workspaceEnv?.get(draft.name);
   const decision: EnvDecision = { ...draft, secret, write: "set" };
@@ -155,7 +217,8 @@ export function mergeEnvText(existingText: string, decisions: EnvDecision[], ori
     if (at >= 0) lines[at] = line;
     else appended.push(line);
   }
-  if (appended.length > 0) lines.push("", `# imported from the Go LaodingBot (${origin}) by laoding import go`, ...appended);
+  if (appended.length > 0)
+    lines.push("", `# imported from the Go LaodingBot (${origin}) by laoding import go`, ...appended);
   return `${lines.join("\n")}\n`;
 }
 

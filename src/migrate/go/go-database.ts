@@ -9,11 +9,40 @@ import Database from "better-sqlite3";
 import { GO_GAPS, GO_MESSAGES, GoSchemaError, matchColumns, type TableSpec } from "./column-aliases.js";
 import { toEpochMs } from "./time-value.js";
 
-export type GoMessage = { importKey: string; rowId: number; chatId: string; role: "user" | "assistant"; content: string; createdAt: number; traceId?: string; userId?: string; hash: string };
-export type GoGap = { importKey: string; rowId: number; intent: string; reason: string; createdAt: number; traceId?: string; userText?: string; chatId?: string; detail?: string; tool?: string; userId?: string; hash: string };
+export type GoMessage = {
+  importKey: string;
+  rowId: number;
+  chatId: string;
+  role: "user" | "assistant";
+  content: string;
+  createdAt: number;
+  traceId?: string;
+  userId?: string;
+  hash: string;
+};
+export type GoGap = {
+  importKey: string;
+  rowId: number;
+  intent: string;
+  reason: string;
+  createdAt: number;
+  traceId?: string;
+  userText?: string;
+  chatId?: string;
+  detail?: string;
+  tool?: string;
+  userId?: string;
+  hash: string;
+};
 export type SkippedRow = { table: string; rowId: number; reason: string };
 
-export type GoTableRead = { table: string; found: boolean; recognised: string[]; skippedColumns: string[]; rows: number };
+export type GoTableRead = {
+  table: string;
+  found: boolean;
+  recognised: string[];
+  skippedColumns: string[];
+  rows: number;
+};
 
 export type GoDatabase = {
   file: string;
@@ -25,7 +54,14 @@ export type GoDatabase = {
   otherTables: string[];
 };
 
-const CHAT_ROLES: Record<string, "user" | "assistant"> = { user: "user", human: "user", assistant: "assistant", bot: "assistant", ai: "assistant", model: "assistant" };
+const CHAT_ROLES: Record<string, "user" | "assistant"> = {
+  user: "user",
+  human: "user",
+  assistant: "assistant",
+  bot: "assistant",
+  ai: "assistant",
+  model: "assistant",
+};
 
 export function readGoDatabase(file: string, options: { skipTables?: string[] } = {}): GoDatabase {
   let db: Database.Database;
@@ -35,20 +71,43 @@ export function readGoDatabase(file: string, options: { skipTables?: string[] } 
     throw new GoSchemaError(`cannot open the Go database ${file}: ${(error as Error).message}`);
   }
   try {
-    const names = db.prepare<[], { name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).all().map((row) => row.name);
+    const names = db
+      .prepare<[], { name: string }>(
+        `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
+      )
+      .all()
+      .map((row) => row.name);
     const skipTables = new Set(options.skipTables ?? []);
     const result: GoDatabase = { file, messages: [], gaps: [], skippedRows: [], tables: [], otherTables: [] };
     const read = (spec: TableSpec) => {
-      const actual = spec.tableAliases.map((alias) => names.find((name) => name.toLowerCase() === alias)).find((name) => name !== undefined);
+      const actual = spec.tableAliases
+        .map((alias) => names.find((name) => name.toLowerCase() === alias))
+        .find((name) => name !== undefined);
       if (!actual || skipTables.has(actual)) {
         result.tables.push({ table: actual ?? spec.table, found: false, recognised: [], skippedColumns: [], rows: 0 });
         return undefined;
       }
-      const columnNames = db.prepare<[string], { name: string }>(`SELECT name FROM pragma_table_info(?)`).all(actual).map((row) => row.name);
+      const columnNames = db
+        .prepare<[string], { name: string }>(`SELECT name FROM pragma_table_info(?)`)
+        .all(actual)
+        .map((row) => row.name);
       const match = matchColumns(spec, actual, columnNames);
-      const rows = db.prepare(`SELECT rowid AS "__rowid", * FROM "${actual.replace(/"/g, '""')}" ORDER BY rowid`).all() as Record<string, unknown>[];
-      result.tables.push({ table: actual, found: true, recognised: match.recognised, skippedColumns: match.skipped, rows: rows.length });
-      return { actual, rows, pick: (row: Record<string, unknown>, field: string) => (match.columns[field] === undefined ? undefined : row[match.columns[field] as string]) };
+      const rows = db
+        .prepare(`SELECT rowid AS "__rowid", * FROM "${actual.replace(/"/g, '""')}" ORDER BY rowid`)
+        .all() as Record<string, unknown>[];
+      result.tables.push({
+        table: actual,
+        found: true,
+        recognised: match.recognised,
+        skippedColumns: match.skipped,
+        rows: rows.length,
+      });
+      return {
+        actual,
+        rows,
+        pick: (row: Record<string, unknown>, field: string) =>
+          match.columns[field] === undefined ? undefined : row[match.columns[field] as string],
+      };
     };
     const messages = read(GO_MESSAGES);
     for (const row of messages?.rows ?? []) {
@@ -61,13 +120,26 @@ export function readGoDatabase(file: string, options: { skipTables?: string[] } 
       const content = textOf(pick("content"));
       const chatId = textOf(pick("chat"));
       if (!role) skip(`role "${roleText}" is not chat history (only user and assistant turns are imported)`);
-      else if (createdAt === undefined) skip(`time ${JSON.stringify(pick("time"))} is neither unix seconds, milliseconds nor an ISO time`);
+      else if (createdAt === undefined)
+        skip(`time ${JSON.stringify(pick("time"))} is neither unix seconds, milliseconds nor an ISO time`);
       else if (!chatId) skip("no chat id");
       else if (content === undefined) skip("no content");
       else {
-        const values = { chatId, role, content, createdAt, traceId: textOf(pick("traceId")), userId: textOf(pick("userId")) };
+        const values = {
+          chatId,
+          role,
+          content,
+          createdAt,
+          traceId: textOf(pick("traceId")),
+          userId: textOf(pick("userId")),
+        };
         const hash = hashOf(values);
-        result.messages.push({ ...definedOnly(values), rowId, hash, importKey: `${messages?.actual}:${rowId}:${hash.slice(0, 16)}` } as GoMessage);
+        result.messages.push({
+          ...definedOnly(values),
+          rowId,
+          hash,
+          importKey: `${messages?.actual}:${rowId}:${hash.slice(0, 16)}`,
+        } as GoMessage);
       }
     }
     const gaps = read(GO_GAPS);
@@ -78,13 +150,29 @@ export function readGoDatabase(file: string, options: { skipTables?: string[] } 
       const intent = textOf(pick("intent"));
       const reason = textOf(pick("reason"));
       const skip = (why: string) => result.skippedRows.push({ table: gaps?.actual as string, rowId, reason: why });
-      if (createdAt === undefined) skip(`time ${JSON.stringify(pick("time"))} is neither unix seconds, milliseconds nor an ISO time`);
+      if (createdAt === undefined)
+        skip(`time ${JSON.stringify(pick("time"))} is neither unix seconds, milliseconds nor an ISO time`);
       else if (!intent) skip("no intent key");
       else if (!reason) skip("no reason");
       else {
-        const values = { intent, reason, createdAt, traceId: textOf(pick("traceId")), userText: textOf(pick("userText")), chatId: textOf(pick("chat")), detail: textOf(pick("detail")), tool: textOf(pick("tool")), userId: textOf(pick("userId")) };
+        const values = {
+          intent,
+          reason,
+          createdAt,
+          traceId: textOf(pick("traceId")),
+          userText: textOf(pick("userText")),
+          chatId: textOf(pick("chat")),
+          detail: textOf(pick("detail")),
+          tool: textOf(pick("tool")),
+          userId: textOf(pick("userId")),
+        };
         const hash = hashOf(values);
-        result.gaps.push({ ...definedOnly(values), rowId, hash, importKey: `${gaps?.actual}:${rowId}:${hash.slice(0, 16)}` } as GoGap);
+        result.gaps.push({
+          ...definedOnly(values),
+          rowId,
+          hash,
+          importKey: `${gaps?.actual}:${rowId}:${hash.slice(0, 16)}`,
+        } as GoGap);
       }
     }
     const read$ = new Set(result.tables.filter((table) => table.found).map((table) => table.table));

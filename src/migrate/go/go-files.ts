@@ -8,7 +8,9 @@ import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-export type GoFileEntry = { relativePath: string; path: string; sizeBytes: number; mode: number } | { relativePath: string; path: string; refused: string };
+export type GoFileEntry =
+  | { relativePath: string; path: string; sizeBytes: number; mode: number }
+  | { relativePath: string; path: string; refused: string };
 
 /** Every regular file below `root` (sorted), links and special files reported as refused. */
 export function walkGoFolder(root: string, maxDepth = 32): GoFileEntry[] {
@@ -18,7 +20,8 @@ export function walkGoFolder(root: string, maxDepth = 32): GoFileEntry[] {
       const path = join(dir, name);
       const relativePath = prefix ? `${prefix}/${name}` : name;
       const stats = lstatSync(path);
-      if (stats.isSymbolicLink()) entries.push({ relativePath, path, refused: "a link (never followed): copy what it points to by hand" });
+      if (stats.isSymbolicLink())
+        entries.push({ relativePath, path, refused: "a link (never followed): copy what it points to by hand" });
       else if (stats.isDirectory()) {
         if (depth >= maxDepth) entries.push({ relativePath, path, refused: `deeper than ${maxDepth} folders` });
         else walk(path, relativePath, depth + 1);

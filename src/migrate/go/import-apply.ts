@@ -19,7 +19,15 @@ import type { GoImportPlan } from "./import-plan.js";
 import { verifyImport, writeImportReport, type ImportReport } from "./import-report.js";
 import { importRows } from "./rows-import.js";
 
-export type ApplyContext = { layout: RuntimeLayout; store: Store; maintenance: MaintenancePool; now: Date; lookbackHours: number; maxCopyBytes: number; report: (line: string) => void };
+export type ApplyContext = {
+  layout: RuntimeLayout;
+  store: Store;
+  maintenance: MaintenancePool;
+  now: Date;
+  lookbackHours: number;
+  maxCopyBytes: number;
+  report: (line: string) => void;
+};
 
 export async function applyGoImport(plan: GoImportPlan, context: ApplyContext): Promise<ImportReport> {
   const say = context.report;
@@ -31,27 +39,52 @@ export async function applyGoImport(plan: GoImportPlan, context: ApplyContext): 
   if (envWrites.length > 0) {
     const existing = existsSync(context.layout.envFile) ? readFileSync(context.layout.envFile, "utf8") : "";
     mkdirSync(dirname(context.layout.envFile), { recursive: true, mode: 0o700 });
-    writeConfigFileAtomic(context.layout.envFile, mergeEnvText(existing, plan.env, plan.install.envFile ?? plan.install.dir));
+    writeConfigFileAtomic(
+      context.layout.envFile,
+      mergeEnvText(existing, plan.env, plan.install.envFile ?? plan.install.dir),
+    );
   }
   const keptYours = plan.env.filter((decision) => decision.write === "kept-yours").map((decision) => decision.name);
-  say(`env: ${envWrites.length} variable(s) written to ${context.layout.envFile}${keptYours.length > 0 ? `; your own ${keptYours.join(", ")} left as set` : ""}`);
+  say(
+    `env: ${envWrites.length} variable(s) written to ${context.layout.envFile}${keptYours.length > 0 ? `; your own ${keptYours.join(", ")} left as set` : ""}`,
+  );
 
   const skills = plan.skills.filter((skill) => skill.state === "copy");
   for (const [index, skill] of skills.entries()) {
     const content = skill.content as Buffer;
-    if (skill.kind === "draft") await context.maintenance.agent(skill.agentId as string).files.writeFile(skill.dest, content, { mode: 0o644 });
+    if (skill.kind === "draft")
+      await context.maintenance.agent(skill.agentId as string).files.writeFile(skill.dest, content, { mode: 0o644 });
     else writeSkillFile(skill.dest, content);
     say(`  [${index + 1}/${skills.length}] ${skill.kind} ${skill.folder} -> ${skill.dest}`);
   }
-  say(`skills: ${skills.length} copied, ${plan.skills.filter((skill) => skill.state === "same").length} already there, ${plan.skills.filter((skill) => skill.state === "skipped").length} skipped`);
+  say(
+    `skills: ${skills.length} copied, ${plan.skills.filter((skill) => skill.state === "same").length} already there, ${plan.skills.filter((skill) => skill.state === "skipped").length} skipped`,
+  );
 
   const rows = plan.database
-    ? await importRows(context.store, plan.database, plan.skills, { agentId: plan.agentId, channel: plan.channel, lookbackSinceMs: context.now.getTime() - context.lookbackHours * 3_600_000 })
+    ? await importRows(context.store, plan.database, plan.skills, {
+        agentId: plan.agentId,
+        channel: plan.channel,
+        lookbackSinceMs: context.now.getTime() - context.lookbackHours * 3_600_000,
+      })
     : { messages: 0, gaps: 0, sessions: 0, alreadyImported: 0, drafts: 0 };
-  say(`database: ${rows.messages} message(s) in ${rows.sessions} new session(s), ${rows.gaps} gap(s), ${rows.drafts} draft(s) recorded; ${rows.alreadyImported} row(s) imported before`);
+  say(
+    `database: ${rows.messages} message(s) in ${rows.sessions} new session(s), ${rows.gaps} gap(s), ${rows.drafts} draft(s) recorded; ${rows.alreadyImported} row(s) imported before`,
+  );
 
-  const copied = await copyFiles(plan.files, { agentId: plan.agentId, workTree: context.layout.agentTrees(plan.agentId).workTree, maintenance: context.maintenance, maxCopyBytes: context.maxCopyBytes }, say);
-  say(`files: ${copied} copied, ${plan.files.filter((file) => file.state === "same").length} already there, ${plan.files.filter((file) => file.state === "skipped").length} skipped`);
+  const copied = await copyFiles(
+    plan.files,
+    {
+      agentId: plan.agentId,
+      workTree: context.layout.agentTrees(plan.agentId).workTree,
+      maintenance: context.maintenance,
+      maxCopyBytes: context.maxCopyBytes,
+    },
+    say,
+  );
+  say(
+    `files: ${copied} copied, ${plan.files.filter((file) => file.state === "same").length} already there, ${plan.files.filter((file) => file.state === "skipped").length} skipped`,
+  );
 
   const problems = await verifyImport(plan, context);
   const report: ImportReport = {
@@ -60,10 +93,28 @@ export async function applyGoImport(plan: GoImportPlan, context: ApplyContext): 
     channel: plan.channel,
     appliedAt: context.now.toISOString(),
     backup: backup.dir,
-    env: { written: envWrites.map((decision) => decision.name as string), keptYours: keptYours as string[], dropped: plan.env.filter((decision) => decision.action === "dropped").map((decision) => `${decision.goName}: ${decision.reason}`) },
-    skills: { copied: skills.length, unchanged: plan.skills.filter((skill) => skill.state === "same").length, skipped: plan.skills.filter((skill) => skill.state === "skipped").map((skill) => `${skill.folder}: ${skill.reason}`) },
+    env: {
+      written: envWrites.map((decision) => decision.name as string),
+      keptYours: keptYours as string[],
+      dropped: plan.env
+        .filter((decision) => decision.action === "dropped")
+        .map((decision) => `${decision.goName}: ${decision.reason}`),
+    },
+    skills: {
+      copied: skills.length,
+      unchanged: plan.skills.filter((skill) => skill.state === "same").length,
+      skipped: plan.skills
+        .filter((skill) => skill.state === "skipped")
+        .map((skill) => `${skill.folder}: ${skill.reason}`),
+    },
     rows,
-    files: { copied, unchanged: plan.files.filter((file) => file.state === "same").length, skipped: plan.files.filter((file) => file.state === "skipped").map((file) => `${file.relativePath}: ${file.reason}`) },
+    files: {
+      copied,
+      unchanged: plan.files.filter((file) => file.state === "same").length,
+      skipped: plan.files
+        .filter((file) => file.state === "skipped")
+        .map((file) => `${file.relativePath}: ${file.reason}`),
+    },
     verified: problems.length === 0,
     problems,
     reportFile: "",

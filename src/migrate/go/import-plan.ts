@@ -28,21 +28,63 @@ export type GoImportPlan = {
   files: FileImport[];
 };
 
-export type PlanContext = { layout: RuntimeLayout; repoRoot: string; maintenance: MaintenancePool; store: Store; agentId: string; channel?: string; maxCopyBytes: number; skipTables: string[] };
+export type PlanContext = {
+  layout: RuntimeLayout;
+  repoRoot: string;
+  maintenance: MaintenancePool;
+  store: Store;
+  agentId: string;
+  channel?: string;
+  maxCopyBytes: number;
+  skipTables: string[];
+};
 
 const CHANNELS = ["console", "telegram", "feishu"];
 
 export async function planGoImport(install: GoInstall, context: PlanContext): Promise<GoImportPlan> {
-  const goEnv: EnvEntries = install.envFile ? parseEnvText(readFileSync(install.envFile, "utf8"), install.envFile) : new Map();
-  const env = planEnv(goEnv, { goRoot: install.root, goDir: install.dir, workspaceEnv: readEnvFile(context.layout.envFile), seedEnv: readEnvFile(join(context.repoRoot, "configs", "env")) });
+  const goEnv: EnvEntries = install.envFile
+    ? parseEnvText(readFileSync(install.envFile, "utf8"), install.envFile)
+    : new Map();
+  const env = planEnv(goEnv, {
+    goRoot: install.root,
+    goDir: install.dir,
+    workspaceEnv: readEnvFile(context.layout.envFile),
+    seedEnv: readEnvFile(join(context.repoRoot, "configs", "env")),
+  });
   const trees = context.layout.agentTrees(context.agentId);
-  const skills = install.skillsDir ? await planSkills(install.skillsDir, { baseSkillsDir: context.layout.baseSkillsDir, agentId: context.agentId, draftsDir: trees.skillsDir, maintenance: context.maintenance }) : [];
-  const database = install.databaseFile ? readGoDatabase(install.databaseFile, { skipTables: context.skipTables }) : undefined;
+  const skills = install.skillsDir
+    ? await planSkills(install.skillsDir, {
+        baseSkillsDir: context.layout.baseSkillsDir,
+        agentId: context.agentId,
+        draftsDir: trees.skillsDir,
+        maintenance: context.maintenance,
+      })
+    : [];
+  const database = install.databaseFile
+    ? readGoDatabase(install.databaseFile, { skipTables: context.skipTables })
+    : undefined;
   const keys = [...(database?.messages ?? []), ...(database?.gaps ?? [])].map((row) => row.importKey);
   let alreadyImported = 0;
-  for (const key of keys) if (await context.store.importedRows.find(context.agentId, IMPORT_SOURCE, key)) alreadyImported += 1;
-  const files = install.filesDir ? await planFiles(install.filesDir, { agentId: context.agentId, workTree: trees.workTree, maintenance: context.maintenance, maxCopyBytes: context.maxCopyBytes }) : [];
-  return { install, agentId: context.agentId, channel: chooseChannel(context.channel, goEnv), env, skills, ...(database ? { database } : {}), alreadyImported, files };
+  for (const key of keys)
+    if (await context.store.importedRows.find(context.agentId, IMPORT_SOURCE, key)) alreadyImported += 1;
+  const files = install.filesDir
+    ? await planFiles(install.filesDir, {
+        agentId: context.agentId,
+        workTree: trees.workTree,
+        maintenance: context.maintenance,
+        maxCopyBytes: context.maxCopyBytes,
+      })
+    : [];
+  return {
+    install,
+    agentId: context.agentId,
+    channel: chooseChannel(context.channel, goEnv),
+    env,
+    skills,
+    ...(database ? { database } : {}),
+    alreadyImported,
+    files,
+  };
 }
 
 /** The channel the Go chats continue on: --channel, else the Go env's MESSAGE_CHANNEL (its first), else telegram. */
@@ -59,7 +101,9 @@ function chooseChannel(flag: string | undefined, goEnv: EnvEntries): string {
 export function formatPlan(plan: GoImportPlan): string[] {
   const out: string[] = [];
   const { install } = plan;
-  out.push(`Go LaodingBot at ${install.dir} (its workspace: ${install.root}); into agent ${plan.agentId}, chats on channel ${plan.channel}`);
+  out.push(
+    `Go LaodingBot at ${install.dir} (its workspace: ${install.root}); into agent ${plan.agentId}, chats on channel ${plan.channel}`,
+  );
   out.push(`env (${install.envFile ?? "no env file found"}): ${plan.env.length} variable(s)`);
   for (const decision of plan.env) {
     const value = shownValue(decision.goValue, decision.secret);
@@ -76,7 +120,9 @@ export function formatPlan(plan: GoImportPlan): string[] {
   }
   const shared = plan.skills.filter((skill) => skill.kind === "skill");
   const drafts = plan.skills.filter((skill) => skill.kind === "draft");
-  out.push(`skills (${install.skillsDir ?? "no skills/ found"}): ${shared.length} -> base skills (the workspace's skills/)`);
+  out.push(
+    `skills (${install.skillsDir ?? "no skills/ found"}): ${shared.length} -> base skills (the workspace's skills/)`,
+  );
   for (const skill of shared) out.push(`  ${skillLine(skill)}`);
   out.push(`drafts: ${drafts.length} auto_* -> agent ${plan.agentId}'s drafts folder`);
   for (const draft of drafts) out.push(`  ${skillLine(draft)}`);
@@ -88,24 +134,34 @@ export function formatPlan(plan: GoImportPlan): string[] {
         out.push(`  ${table.table}: not read (absent or --skip-table)`);
         continue;
       }
-      const target = table.table.includes("gap") ? "capability_gaps (clusters by agent, intent key, reason)" : `messages (one session per chat: agent ${plan.agentId}, channel ${plan.channel}, chat id)`;
+      const target = table.table.includes("gap")
+        ? "capability_gaps (clusters by agent, intent key, reason)"
+        : `messages (one session per chat: agent ${plan.agentId}, channel ${plan.channel}, chat id)`;
       out.push(`  ${table.table}: ${table.rows} row(s) -> ${target}`);
       out.push(`    columns recognised: ${table.recognised.join(", ")}`);
       out.push(`    columns skipped: ${table.skippedColumns.length > 0 ? table.skippedColumns.join(", ") : "none"}`);
     }
     const skippedRows = plan.database.skippedRows;
-    out.push(`  rows to import: ${plan.database.messages.length} message(s), ${plan.database.gaps.length} gap(s); already imported before: ${plan.alreadyImported}; rows skipped: ${skippedRows.length}`);
+    out.push(
+      `  rows to import: ${plan.database.messages.length} message(s), ${plan.database.gaps.length} gap(s); already imported before: ${plan.alreadyImported}; rows skipped: ${skippedRows.length}`,
+    );
     for (const row of skippedRows.slice(0, 20)) out.push(`    skipped ${row.table} row ${row.rowId}: ${row.reason}`);
     if (skippedRows.length > 20) out.push(`    ... and ${skippedRows.length - 20} more`);
-    if (plan.database.otherTables.length > 0) out.push(`  tables skipped (not imported): ${plan.database.otherTables.join(", ")}`);
+    if (plan.database.otherTables.length > 0)
+      out.push(`  tables skipped (not imported): ${plan.database.otherTables.join(", ")}`);
   }
-  out.push(`files (${install.filesDir ?? "no workspace/ found"}): ${plan.files.length} -> agent ${plan.agentId}'s working tree`);
-  for (const file of plan.files) out.push(`  ${file.state.padEnd(7)} ${file.relativePath} -> ${file.dest}${file.reason ? `: ${file.reason}` : ""}`);
+  out.push(
+    `files (${install.filesDir ?? "no workspace/ found"}): ${plan.files.length} -> agent ${plan.agentId}'s working tree`,
+  );
+  for (const file of plan.files)
+    out.push(`  ${file.state.padEnd(7)} ${file.relativePath} -> ${file.dest}${file.reason ? `: ${file.reason}` : ""}`);
   return out;
 }
 
 function skillLine(skill: SkillImport): string {
   const label = skill.state === "same" ? "unchanged" : skill.state === "copy" ? "copy" : "SKIPPED";
-  const derived = skill.derivedFrom ? ` (WARNING: no frontmatter; name from the folder, description from its ${skill.derivedFrom === "触发背景" ? "触发背景 section" : skill.derivedFrom})` : "";
+  const derived = skill.derivedFrom
+    ? ` (WARNING: no frontmatter; name from the folder, description from its ${skill.derivedFrom === "触发背景" ? "触发背景 section" : skill.derivedFrom})`
+    : "";
   return `${label.padEnd(9)} ${skill.folder} -> ${skill.becomes} at ${skill.dest}${derived}${skill.reason ? `: ${skill.reason}` : ""}`;
 }

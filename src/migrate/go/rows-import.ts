@@ -40,10 +40,17 @@ const REASONS: Record<string, GapReason> = {
 
 export function mapGapReason(reason: string): { reason: string; known: boolean } {
   const key = reason.trim().toLowerCase();
-  return Object.hasOwn(REASONS, key) ? { reason: REASONS[key] as GapReason, known: true } : { reason: reason.trim(), known: false };
+  return Object.hasOwn(REASONS, key)
+    ? { reason: REASONS[key] as GapReason, known: true }
+    : { reason: reason.trim(), known: false };
 }
 
-export async function importRows(store: Store, database: GoDatabase, drafts: SkillImport[], context: RowsContext): Promise<RowsResult> {
+export async function importRows(
+  store: Store,
+  database: GoDatabase,
+  drafts: SkillImport[],
+  context: RowsContext,
+): Promise<RowsResult> {
   return await store.transaction(async (): Promise<RowsResult> => {
     const result: RowsResult = { messages: 0, gaps: 0, sessions: 0, alreadyImported: 0, drafts: 0 };
     const sessionIds = new Map<string, number>();
@@ -56,8 +63,27 @@ export async function importRows(store: Store, database: GoDatabase, drafts: Ski
       if (id === undefined || !(await store.sessions.get(id))) {
         const active = await store.sessions.findActive(context.agentId, context.channel, chatId);
         const ownHistory = active !== undefined && (await store.sessions.messageCount(active.id)) > 0;
-        id = active && !ownHistory ? active.id : (await store.sessions.createImported({ agentId: context.agentId, channel: context.channel, chatId, status: ownHistory ? "closed" : "active", createdAt: first.createdAt, updatedAt: first.createdAt })).id;
-        await store.importedRows.remember({ agentId: context.agentId, source: IMPORT_SOURCE, importKey: key, targetTable: "sessions", targetId: id, contentSha256: "" });
+        id =
+          active && !ownHistory
+            ? active.id
+            : (
+                await store.sessions.createImported({
+                  agentId: context.agentId,
+                  channel: context.channel,
+                  chatId,
+                  status: ownHistory ? "closed" : "active",
+                  createdAt: first.createdAt,
+                  updatedAt: first.createdAt,
+                })
+              ).id;
+        await store.importedRows.remember({
+          agentId: context.agentId,
+          source: IMPORT_SOURCE,
+          importKey: key,
+          targetTable: "sessions",
+          targetId: id,
+          contentSha256: "",
+        });
         result.sessions += 1;
       }
       sessionIds.set(chatId, id);
@@ -78,7 +104,14 @@ export async function importRows(store: Store, database: GoDatabase, drafts: Ski
         createdAt: message.createdAt,
         dedupeKey: `${IMPORT_SOURCE}-import:${context.agentId}:${message.importKey}`,
       });
-      await store.importedRows.remember({ agentId: context.agentId, source: IMPORT_SOURCE, importKey: message.importKey, targetTable: "messages", targetId: id ?? null, contentSha256: message.hash });
+      await store.importedRows.remember({
+        agentId: context.agentId,
+        source: IMPORT_SOURCE,
+        importKey: message.importKey,
+        targetTable: "messages",
+        targetId: id ?? null,
+        contentSha256: message.hash,
+      });
       if (id !== undefined) result.messages += 1;
     }
     for (const gap of database.gaps) {
@@ -89,7 +122,12 @@ export async function importRows(store: Store, database: GoDatabase, drafts: Ski
       const mapped = mapGapReason(gap.reason);
       const rawIntentKey = normalizeIntentKey(gap.intent, gap.userText ?? "");
       // Merged like a live gap's key, so the Go clusters and new gaps meet under one key.
-      const intentKey = await canonicalIntentKey(store.clusters, context.agentId, rawIntentKey, context.lookbackSinceMs);
+      const intentKey = await canonicalIntentKey(
+        store.clusters,
+        context.agentId,
+        rawIntentKey,
+        context.lookbackSinceMs,
+      );
       const details = { ...(gap.tool ? { tool: gap.tool } : {}), ...(gap.detail ? { detail: gap.detail } : {}) };
       const id = await store.gaps.importRow({
         agentId: context.agentId,
@@ -104,14 +142,26 @@ export async function importRows(store: Store, database: GoDatabase, drafts: Ski
         ...(gap.userId ? { userId: gap.userId } : {}),
         createdAt: gap.createdAt,
       });
-      await store.importedRows.remember({ agentId: context.agentId, source: IMPORT_SOURCE, importKey: gap.importKey, targetTable: "capability_gaps", targetId: id, contentSha256: gap.hash });
+      await store.importedRows.remember({
+        agentId: context.agentId,
+        source: IMPORT_SOURCE,
+        importKey: gap.importKey,
+        targetTable: "capability_gaps",
+        targetId: id,
+        contentSha256: gap.hash,
+      });
       result.gaps += 1;
     }
     for (const draft of drafts) {
       if (draft.kind !== "draft" || draft.state === "skipped" || !draft.intentKey) continue;
       // The draft exists now: the gap loop sees its intent drafted and does not write another.
       if (await store.clusters.claimDraft(context.agentId, draft.intentKey, draft.becomes, 0)) {
-        await store.clusters.settleDraft(context.agentId, draft.intentKey, { status: "drafted", skillName: draft.becomes, path: draft.dest, reason: "imported from the Go LaodingBot" });
+        await store.clusters.settleDraft(context.agentId, draft.intentKey, {
+          status: "drafted",
+          skillName: draft.becomes,
+          path: draft.dest,
+          reason: "imported from the Go LaodingBot",
+        });
         result.drafts += 1;
       }
     }

@@ -11,7 +11,12 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { normalizeIntentKey } from "../../agent/gaps/intent-key.js";
 import { parseFrontmatter } from "../../knowledge/frontmatter.js";
-import { deriveGoEraDescription, isGoEraDraftName, normalizeGoEraSkillText, normalizeSkillName } from "../../knowledge/go-era-skill.js";
+import {
+  deriveGoEraDescription,
+  isGoEraDraftName,
+  normalizeGoEraSkillText,
+  normalizeSkillName,
+} from "../../knowledge/go-era-skill.js";
 import { SKILL_NAME_PATTERN } from "../../knowledge/skill.js";
 import type { MaintenancePool } from "../../runtime/library-maintenance.js";
 import { readGoFile, sha256, walkGoFolder } from "./go-files.js";
@@ -70,7 +75,10 @@ export async function planSkills(goSkillsDir: string, context: SkillsContext): P
     }
     const other = taken.get(becomes);
     if (other) {
-      plans.push({ ...base, reason: `its name ${becomes} is also what ${other} becomes; skipped (rename one folder and import again)` });
+      plans.push({
+        ...base,
+        reason: `its name ${becomes} is also what ${other} becomes; skipped (rename one folder and import again)`,
+      });
       continue;
     }
     taken.set(becomes, source);
@@ -81,7 +89,9 @@ export async function planSkills(goSkillsDir: string, context: SkillsContext): P
       continue;
     }
     const hasFrontmatter = /^\uFEFF?---\r?\n/.test(text);
-    const extra: Record<string, string> = draft ? { status: "draft", origin: "gap", intent_key: base.intentKey as string } : {};
+    const extra: Record<string, string> = draft
+      ? { status: "draft", origin: "gap", intent_key: base.intentKey as string }
+      : {};
     const content = Buffer.from(normalizeGoEraSkillText(text, folder, extra), "utf8");
     const plan: SkillImport = { ...base, content, sha256: sha256(content), state: "copy" };
     if (!hasFrontmatter) plan.derivedFrom = deriveGoEraDescription(parsed.value.body, folder).from;
@@ -98,17 +108,28 @@ async function settleDestinations(plans: SkillImport[], context: SkillsContext):
     const existing = ["SKILL.md", "skill.md"].map((name) => join(folder, name)).find((path) => existsSync(path));
     if (!existing) continue;
     if (sha256(readFileSync(existing)) === plan.sha256) plan.state = "same";
-    else Object.assign(plan, { state: "skipped", reason: `${plan.folder} becomes ${plan.becomes}, which ${existing} already is; skipped (DECISIONS.md: the skill already there wins)` });
+    else
+      Object.assign(plan, {
+        state: "skipped",
+        reason: `${plan.folder} becomes ${plan.becomes}, which ${existing} already is; skipped (DECISIONS.md: the skill already there wins)`,
+      });
   }
   const drafts = plans.filter((candidate) => candidate.state === "copy" && candidate.kind === "draft");
   if (drafts.length === 0) return;
   // The drafts folder is the agent's: looked at through its toolhost, never as root.
   const files = context.maintenance.agent(context.agentId).files;
-  const stats = await files.stat(drafts.map((plan) => plan.dest), true);
+  const stats = await files.stat(
+    drafts.map((plan) => plan.dest),
+    true,
+  );
   for (const [index, plan] of drafts.entries()) {
     const stat = stats[index];
     if (!stat || "error" in stat || stat.type === "missing") continue;
     if (stat.type === "file" && stat.sha256 === plan.sha256) plan.state = "same";
-    else Object.assign(plan, { state: "skipped", reason: `${plan.folder} becomes ${plan.becomes}, which ${plan.dest} already is (a different ${stat.type}); skipped` });
+    else
+      Object.assign(plan, {
+        state: "skipped",
+        reason: `${plan.folder} becomes ${plan.becomes}, which ${plan.dest} already is (a different ${stat.type}); skipped`,
+      });
   }
 }

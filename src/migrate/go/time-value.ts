@@ -12,11 +12,13 @@ export function toEpochMs(value: unknown): number | undefined {
   if (typeof value !== "string") return undefined;
   const text = value.trim();
   if (/^\d+(\.\d+)?$/.test(text)) return fromNumber(Number(text));
-  const match = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(\.\d+)?\s*(Z|[+-]\d{2}:?\d{2})?(?:\s+[A-Z]{3,5})?$/i.exec(text);
+  const match =
+    /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(\.\d+)?\s*(Z|[+-]\d{2}:?\d{2})?(?:\s+[A-Z]{3,5})?$/i.exec(text);
   if (match) {
     const [, date, clock, fraction, zone] = match;
     const ms = fraction ? `.${fraction.slice(1, 4).padEnd(3, "0")}` : "";
-    const offset = !zone || zone.toUpperCase() === "Z" ? "Z" : zone.includes(":") ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
+    const offset =
+      !zone || zone.toUpperCase() === "Z" ? "Z" : zone.includes(":") ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
     const parsed = Date.parse(`${date}T${clock}${ms}${offset}`);
     return Number.isNaN(parsed) ? undefined : parsed;
   }

@@ -19,8 +19,11 @@ export function latestVersion(migrations: Migration[] = MIGRATIONS): number {
 }
 
 export async function schemaVersion(driver: SqlDriver): Promise<number> {
-  if (driver.engine === "sqlite") return (driver as SqliteDriver).database.pragma("user_version", { simple: true }) as number;
-  const table = await driver.get<{ present: number }>(`SELECT COUNT(*) AS present FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_version'`);
+  if (driver.engine === "sqlite")
+    return (driver as SqliteDriver).database.pragma("user_version", { simple: true }) as number;
+  const table = await driver.get<{ present: number }>(
+    `SELECT COUNT(*) AS present FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_version'`,
+  );
   if (!table || table.present === 0) return 0;
   const row = await driver.get<{ version: number }>(`SELECT version FROM schema_version`);
   return row?.version ?? 0;
@@ -35,13 +38,17 @@ export async function migrate(driver: SqlDriver, migrations: Migration[] = MIGRA
 function refuseNewer(current: number, latest: number, label: string): void {
   if (current > latest) {
     throw new StoreError(
-      `database ${label} has schema version ${current}, newer than this code knows (${latest}). ` + "Upgrade LaodingBot, or restore a backup made for this version",
+      `database ${label} has schema version ${current}, newer than this code knows (${latest}). ` +
+        "Upgrade LaodingBot, or restore a backup made for this version",
     );
   }
 }
 
 function migrationFailed(migration: Migration, label: string, error: unknown, stays: number): StoreError {
-  return new StoreError(`migration ${migration.version} (${migration.name}) failed on ${label}: ${(error as Error).message}; the database stays at version ${stays}`, { cause: error });
+  return new StoreError(
+    `migration ${migration.version} (${migration.name}) failed on ${label}: ${(error as Error).message}; the database stays at version ${stays}`,
+    { cause: error },
+  );
 }
 
 function migrateSqlite(driver: SqliteDriver, migrations: Migration[]): void {

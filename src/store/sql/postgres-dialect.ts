@@ -65,7 +65,8 @@ export function toPostgresQuery(sql: string): PostgresQuery {
     index += 1;
   }
   text += quoteAliases(plain);
-  if (position > 0 && names.length > 0) throw new StoreError(`a statement mixes ? and @name placeholders: ${sql.slice(0, 120)}`);
+  if (position > 0 && names.length > 0)
+    throw new StoreError(`a statement mixes ? and @name placeholders: ${sql.slice(0, 120)}`);
   return { text, ...(names.length > 0 ? { names } : {}) };
 }
 

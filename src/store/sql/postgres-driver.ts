@@ -20,7 +20,13 @@ export type PostgresDriver = SqlDriver & {
   connect(): Promise<pg.PoolClient>;
 };
 
-export type PostgresDriverOptions = { url: string; maxConnections?: number; applicationName?: string; onIdleError?: (error: Error) => void; queryTimeoutMs?: number };
+export type PostgresDriverOptions = {
+  url: string;
+  maxConnections?: number;
+  applicationName?: string;
+  onIdleError?: (error: Error) => void;
+  queryTimeoutMs?: number;
+};
 
 /** How long one statement may take on the client's side; a copy or a migration of a large table passes its own. */
 export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
@@ -56,7 +62,10 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
     await pool.query("SELECT 1");
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new StoreError(`cannot reach PostgreSQL at ${label}: ${serverWords(error)}. Check DATABASE_URL (host, port, user, password, database) and that the server is running`, { cause: error });
+    throw new StoreError(
+      `cannot reach PostgreSQL at ${label}: ${serverWords(error)}. Check DATABASE_URL (host, port, user, password, database) and that the server is running`,
+      { cause: error },
+    );
   }
 
   const queries = new Map<string, PostgresQuery>();
@@ -78,9 +87,14 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
     const values = bindValues(prepared, params, sql);
     const client = openClient();
     try {
-      return client ? await client.query<Row & pg.QueryResultRow>(prepared.text, values) : await pool.query<Row & pg.QueryResultRow>(prepared.text, values);
+      return client
+        ? await client.query<Row & pg.QueryResultRow>(prepared.text, values)
+        : await pool.query<Row & pg.QueryResultRow>(prepared.text, values);
     } catch (error) {
-      throw new StoreError(`PostgreSQL at ${label} refused a statement: ${serverWords(error)} (statement: ${sql.replace(/\s+/g, " ").trim().slice(0, 160)})`, { cause: error });
+      throw new StoreError(
+        `PostgreSQL at ${label} refused a statement: ${serverWords(error)} (statement: ${sql.replace(/\s+/g, " ").trim().slice(0, 160)})`,
+        { cause: error },
+      );
     }
   }
 
@@ -108,7 +122,9 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
         try {
           await client.query(LOCK, [options.lock]);
         } catch (error) {
-          throw new StoreError(`PostgreSQL at ${label} refused the lock on ${options.lock}: ${serverWords(error)}`, { cause: error });
+          throw new StoreError(`PostgreSQL at ${label} refused the lock on ${options.lock}: ${serverWords(error)}`, {
+            cause: error,
+          });
         }
       };
       const outer = openClient();

@@ -47,7 +47,11 @@ export class StoreError extends Error {
 
 /** An error of the store, or one caused by it (the database, not the caller, failed): StoreError, or better-sqlite3's own. */
 export function isStoreFailure(error: unknown): boolean {
-  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth += 1) {
+  for (
+    let current: unknown = error, depth = 0;
+    current instanceof Error && depth < 8;
+    current = current.cause, depth += 1
+  ) {
     if (current.name === "StoreError" || current.name === "SqliteError") return true;
   }
   return false;

@@ -60,7 +60,8 @@ export function openSqliteDriver(options: SqliteDriverOptions): SqliteDriver {
    * await in between (the `while` below), so a transaction begun meanwhile can neither
    * absorb the statement nor be begun twice.
    */
-  const bind = (params: SqlParams | undefined): unknown[] => (params === undefined ? [] : Array.isArray(params) ? (params as unknown[]) : [params]);
+  const bind = (params: SqlParams | undefined): unknown[] =>
+    params === undefined ? [] : Array.isArray(params) ? (params as unknown[]) : [params];
 
   return {
     engine: "sqlite",

@@ -52,7 +52,9 @@ export class ChildConnection {
     writer.onError(([error]) => this.breakWith(`cannot write to the toolhost: ${error.message}`));
     child.stdin.on("error", () => undefined);
     this.exited = new Promise((resolve) => this.exitListeners.push(resolve));
-    child.once("exit", (code, signal) => this.drainThenEnd({ code, signal, reason: this.brokenReason ?? describeExit(code, signal) }));
+    child.once("exit", (code, signal) =>
+      this.drainThenEnd({ code, signal, reason: this.brokenReason ?? describeExit(code, signal) }),
+    );
     this.connection.listen();
   }
 
@@ -64,10 +66,19 @@ export class ChildConnection {
     return !this.exiting && this.exitInfo === undefined && this.brokenReason === undefined;
   }
 
-  request<M extends MethodDescriptor>(descriptor: M, params: ParamsOf<M>, options: RequestOptions): Promise<ResultOf<M>> {
+  request<M extends MethodDescriptor>(
+    descriptor: M,
+    params: ParamsOf<M>,
+    options: RequestOptions,
+  ): Promise<ResultOf<M>> {
     return new Promise<ResultOf<M>>((resolve, reject) => {
       if (!this.alive) {
-        reject(new ToolhostError("TOOLHOST_CRASHED", `the toolhost is gone (${this.brokenReason ?? this.exitInfo?.reason ?? "closed"})`));
+        reject(
+          new ToolhostError(
+            "TOOLHOST_CRASHED",
+            `the toolhost is gone (${this.brokenReason ?? this.exitInfo?.reason ?? "closed"})`,
+          ),
+        );
         return;
       }
       // Cancelled while waiting for a slot or a start: nothing was sent, nothing to wait for.
@@ -100,7 +111,10 @@ export class ChildConnection {
       const onAbort = () => {
         cancel();
         clearTimeout(timer);
-        grace = setTimeout(() => entry.fail(new ToolhostError("TIMEOUT", `${descriptor.method} was cancelled`)), CANCEL_GRACE_MS);
+        grace = setTimeout(
+          () => entry.fail(new ToolhostError("TIMEOUT", `${descriptor.method} was cancelled`)),
+          CANCEL_GRACE_MS,
+        );
       };
       options.signal?.addEventListener("abort", onAbort, { once: true });
       this.pending.add(entry);
@@ -111,12 +125,21 @@ export class ChildConnection {
           settle(() =>
             parsed.success
               ? resolve(parsed.data as ResultOf<M>)
-              : reject(new ToolhostError("TOOLHOST_CRASHED", `the toolhost answered ${descriptor.method} with an invalid result`)),
+              : reject(
+                  new ToolhostError(
+                    "TOOLHOST_CRASHED",
+                    `the toolhost answered ${descriptor.method} with an invalid result`,
+                  ),
+                ),
           );
         });
       } catch (error) {
         // After close, request throws: a rejection like any other failure to reach the child.
-        entry.fail(new ToolhostError("TOOLHOST_CRASHED", `cannot send to the toolhost: ${(error as Error).message}`, { cause: error }));
+        entry.fail(
+          new ToolhostError("TOOLHOST_CRASHED", `cannot send to the toolhost: ${(error as Error).message}`, {
+            cause: error,
+          }),
+        );
       }
     });
   }
@@ -191,7 +214,10 @@ function mapRpcError(error: unknown, method: string): ToolhostError {
   if (error instanceof ToolhostError) return error;
   const code = (error as { code?: number }).code;
   // Requests still waiting when the connection is disposed (vscode-jsonrpc's code, kept by rpc-client).
-  if (code === CONNECTION_DISPOSED || code === -32099) return new ToolhostError("TOOLHOST_CRASHED", `the toolhost connection closed during ${method}`, { cause: error });
+  if (code === CONNECTION_DISPOSED || code === -32099)
+    return new ToolhostError("TOOLHOST_CRASHED", `the toolhost connection closed during ${method}`, { cause: error });
   // Any other JSON-RPC error is a protocol fault (we validate before sending, so a bug).
-  return new ToolhostError("INTERNAL", `${method} was refused by the toolhost: ${(error as Error).message}`, { cause: error });
+  return new ToolhostError("INTERNAL", `${method} was refused by the toolhost: ${(error as Error).message}`, {
+    cause: error,
+  });
 }

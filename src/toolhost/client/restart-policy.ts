@@ -29,7 +29,8 @@ export class RestartPolicy {
   onCrash(now: number): RestartDecision {
     this.crashes = this.crashes.filter((time) => now - time < this.options.windowMs);
     this.crashes.push(now);
-    if (this.crashes.length >= this.options.maxCrashes) return { action: "give-up", retryAfterMs: this.options.coolDownMs };
+    if (this.crashes.length >= this.options.maxCrashes)
+      return { action: "give-up", retryAfterMs: this.options.coolDownMs };
     const exponential = Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** (this.crashes.length - 1));
     // Full jitter in the upper half: spreads restarts without making them instant.
     return { action: "restart", delayMs: Math.round(exponential * (0.5 + this.random() * 0.5)) };
@@ -43,7 +44,10 @@ export class RestartPolicy {
   onBlamedCrash(now: number): RestartDecision {
     this.blamed = this.blamed.filter((time) => now - time < this.options.windowMs);
     this.blamed.push(now);
-    const exponential = Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** Math.min(this.blamed.length - 1, 16));
+    const exponential = Math.min(
+      this.options.maxDelayMs,
+      this.options.baseDelayMs * 2 ** Math.min(this.blamed.length - 1, 16),
+    );
     return { action: "restart", delayMs: Math.round(exponential * (0.5 + this.random() * 0.5)) };
   }
 

@@ -33,7 +33,11 @@ export type RpcClient = {
 /** vscode-jsonrpc's code for requests still waiting when their connection is disposed. */
 export const CONNECTION_DISPOSED = -32097;
 
-export function createRpcClient(reader: MessageReader, writer: MessageWriter, log: { warn(message: string): void }): RpcClient {
+export function createRpcClient(
+  reader: MessageReader,
+  writer: MessageWriter,
+  log: { warn(message: string): void },
+): RpcClient {
   // No promise, token or listener per request: a call is one entry here until its answer.
   const waiting = new Map<number, OnAnswer>();
   const closing = closesOnce(reader, writer);
@@ -55,11 +59,14 @@ export function createRpcClient(reader: MessageReader, writer: MessageWriter, lo
       else onAnswer(undefined, message.result);
     } catch (error) {
       // A caller's bug, not the child's: the other answers of the chunk must still be read.
-      log.warn(`the handler of answer ${String(message.id)} threw: ${error instanceof Error ? error.message : String(error)}`);
+      log.warn(
+        `the handler of answer ${String(message.id)} threw: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   };
 
-  const fail = (id: number) => (error: unknown) => settle(id)?.(error instanceof Error ? error : new Error(String(error)));
+  const fail = (id: number) => (error: unknown) =>
+    settle(id)?.(error instanceof Error ? error : new Error(String(error)));
 
   return {
     request(method, params, onAnswer) {
@@ -71,7 +78,8 @@ export function createRpcClient(reader: MessageReader, writer: MessageWriter, lo
       return id;
     },
     cancel(id) {
-      if (waiting.has(id) && !closing.closed && !disposed) writer.write({ jsonrpc: "2.0", method: "$/cancelRequest", params: { id } } as Message).catch(() => undefined);
+      if (waiting.has(id) && !closing.closed && !disposed)
+        writer.write({ jsonrpc: "2.0", method: "$/cancelRequest", params: { id } } as Message).catch(() => undefined);
     },
     onClose: closing.onClose,
     listen: () => void reader.listen(receive),
@@ -79,7 +87,8 @@ export function createRpcClient(reader: MessageReader, writer: MessageWriter, lo
       if (disposed) return;
       disposed = true;
       reader.dispose();
-      for (const id of [...waiting.keys()]) settle(id)?.(new ResponseError(CONNECTION_DISPOSED, "The underlying JSON-RPC connection got disposed."));
+      for (const id of [...waiting.keys()])
+        settle(id)?.(new ResponseError(CONNECTION_DISPOSED, "The underlying JSON-RPC connection got disposed."));
     },
   };
 }

@@ -34,7 +34,12 @@ export class Semaphore {
     const now = this.tryAcquire();
     if (now) return Promise.resolve(now);
     if (this.waiters.length >= this.queueMax) {
-      return Promise.reject(new ToolhostError("TOOLHOST_UNAVAILABLE", `busy: ${this.active} calls running and ${this.waiters.length} waiting; try again shortly`));
+      return Promise.reject(
+        new ToolhostError(
+          "TOOLHOST_UNAVAILABLE",
+          `busy: ${this.active} calls running and ${this.waiters.length} waiting; try again shortly`,
+        ),
+      );
     }
     return new Promise((resolve, reject) => {
       const waiter = {

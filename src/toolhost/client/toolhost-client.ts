@@ -17,7 +17,16 @@
  */
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
-import { failure, pingMethod, toolCallMethod, toolListMethod, type ParamsOf, type ResultOf, type ToolInfo, type ToolResult } from "../protocol.js";
+import {
+  failure,
+  pingMethod,
+  toolCallMethod,
+  toolListMethod,
+  type ParamsOf,
+  type ResultOf,
+  type ToolInfo,
+  type ToolResult,
+} from "../protocol.js";
 import { Emitter } from "vscode-jsonrpc";
 import type { RequestOptions } from "./child-connection.js";
 import { Semaphore } from "./semaphore.js";
@@ -141,7 +150,9 @@ export class ToolhostClient {
   /** The running child's list when it is at hand: every call asks for its tool's hints, most without waiting. */
   private knownTools(): ToolInfo[] | undefined {
     const { supervisor } = this.options;
-    return supervisor.state === "running" && this.toolsCache?.generation === supervisor.generation ? this.toolsCache.tools : undefined;
+    return supervisor.state === "running" && this.toolsCache?.generation === supervisor.generation
+      ? this.toolsCache.tools
+      : undefined;
   }
 
   private async fetchTools(): Promise<ToolInfo[]> {
@@ -164,7 +175,13 @@ export class ToolhostClient {
       this.activity.fire((this.active -= 1));
     }
     if (!this.options.recordCall) return result;
-    const audit: ToolCallAudit = { agentId: this.options.agentId, tool: request.name, argsDigest, ok: result.ok, durationMs: this.clock.now() - started };
+    const audit: ToolCallAudit = {
+      agentId: this.options.agentId,
+      tool: request.name,
+      argsDigest,
+      ok: result.ok,
+      durationMs: this.clock.now() - started,
+    };
     if (request.traceId) audit.traceId = request.traceId;
     if (request.sessionId !== undefined) audit.sessionId = request.sessionId;
     if (!result.ok) audit.errorCode = result.error.code;
@@ -172,7 +189,11 @@ export class ToolhostClient {
       await this.options.recordCall(audit);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      return failure("INTERNAL", request.name, `its audit record could not be stored (${reason}), so its result is withheld; the call may have run and had its effects: check before repeating it`);
+      return failure(
+        "INTERNAL",
+        request.name,
+        `its audit record could not be stored (${reason}), so its result is withheld; the call may have run and had its effects: check before repeating it`,
+      );
     }
     return result;
   }
@@ -180,8 +201,15 @@ export class ToolhostClient {
   private async callOnce(request: ToolCallRequest): Promise<ToolResult> {
     let release: (() => void) | undefined;
     try {
-      if (this.crashes.size > 0 && (this.crashes.get(fingerprintOf(request))?.count ?? 0) >= CRASHES_BEFORE_QUARANTINE) {
-        return failure("TOOLHOST_CRASHED", request.name, `this call crashed the toolhost twice; ${request.name}${typeof request.args.path === "string" ? " on this path" : ""} is not run again in this session, whatever its other arguments (start a new conversation to try again)`);
+      if (
+        this.crashes.size > 0 &&
+        (this.crashes.get(fingerprintOf(request))?.count ?? 0) >= CRASHES_BEFORE_QUARANTINE
+      ) {
+        return failure(
+          "TOOLHOST_CRASHED",
+          request.name,
+          `this call crashed the toolhost twice; ${request.name}${typeof request.args.path === "string" ? " on this path" : ""} is not run again in this session, whatever its other arguments (start a new conversation to try again)`,
+        );
       }
       release = this.semaphore.tryAcquire() ?? (await this.semaphore.acquire(request.signal));
       // The tool's own declaration decides its deadline and whether a crash may be retried.
@@ -204,7 +232,8 @@ export class ToolhostClient {
         try {
           return await this.alone(() => this.send(params, options, timeoutMs, true));
         } catch (retryError) {
-          if (retryError instanceof ToolhostError && retryError.code === "TOOLHOST_CRASHED") this.countCrash(fingerprint, retryError);
+          if (retryError instanceof ToolhostError && retryError.code === "TOOLHOST_CRASHED")
+            this.countCrash(fingerprint, retryError);
           throw retryError;
         }
       }
@@ -230,7 +259,12 @@ export class ToolhostClient {
   }
 
   /** Sends one call to a ready child (a call during a back-off waits for the restart, within its deadline). */
-  private async send(params: ParamsOf<typeof toolCallMethod>, options: RequestOptions, timeoutMs: number, isAlone = false): Promise<ToolResult> {
+  private async send(
+    params: ParamsOf<typeof toolCallMethod>,
+    options: RequestOptions,
+    timeoutMs: number,
+    isAlone = false,
+  ): Promise<ToolResult> {
     if (!isAlone) while (this.exclusive) await this.exclusive;
     const connection = this.options.supervisor.live ?? (await this.options.supervisor.readyAfterRestart(timeoutMs));
     const child = this.options.supervisor.generation;
@@ -288,5 +322,8 @@ function normalisedPath(path: string, cwd: string | undefined): string {
 
 /** A digest of the arguments for the audit trail: proves what was called without storing it. */
 export function digest(args: unknown): string {
-  return createHash("sha256").update(JSON.stringify(args) ?? "").digest("hex").slice(0, 16);
+  return createHash("sha256")
+    .update(JSON.stringify(args) ?? "")
+    .digest("hex")
+    .slice(0, 16);
 }

@@ -18,7 +18,15 @@ import { ChildConnection, type ExitInfo } from "./child-connection.js";
 import { RestartPolicy, type RestartPolicyOptions } from "./restart-policy.js";
 import { ToolhostError } from "./toolhost-error.js";
 
-export type SupervisorState = "idle" | "starting" | "running" | "backoff" | "failed" | "parking" | "stopping" | "stopped";
+export type SupervisorState =
+  | "idle"
+  | "starting"
+  | "running"
+  | "backoff"
+  | "failed"
+  | "parking"
+  | "stopping"
+  | "stopped";
 
 export type StateChange = { oldState: SupervisorState; newState: SupervisorState };
 
@@ -117,7 +125,9 @@ export class ToolhostSupervisor {
         return this.unavailable(`the toolhost crashed (${this.lastFailure}) and restarts shortly`);
       case "failed":
         if (this.clock.now() < this.failedUntil) {
-          return this.unavailable(`the toolhost crashed ${this.policy.recentCrashes} times recently (${this.lastFailure}); next try in ${Math.ceil((this.failedUntil - this.clock.now()) / 1000)} s`);
+          return this.unavailable(
+            `the toolhost crashed ${this.policy.recentCrashes} times recently (${this.lastFailure}); next try in ${Math.ceil((this.failedUntil - this.clock.now()) / 1000)} s`,
+          );
         }
         this.options.logger.info("toolhost cool-down over: probing with one start");
         return this.start();
@@ -125,7 +135,9 @@ export class ToolhostSupervisor {
         return this.start();
       case "parking":
         // The idle child is on its way out: the next one starts once it is gone.
-        return this.whenState((state) => state !== "parking", this.options.stopGraceMs + 1_000).then(() => this.ready());
+        return this.whenState((state) => state !== "parking", this.options.stopGraceMs + 1_000).then(() =>
+          this.ready(),
+        );
       case "stopping":
       case "stopped":
         return this.unavailable("the toolhost is stopped");
@@ -225,7 +237,9 @@ export class ToolhostSupervisor {
     }
     // A spawn failure arrives as an 'error' event: handled here, never unhandled.
     const spawnError = new Promise<never>((_, reject) =>
-      child.once("error", (error) => reject(new ToolhostError("TOOLHOST_UNAVAILABLE", `cannot start the toolhost: ${error.message}`))),
+      child.once("error", (error) =>
+        reject(new ToolhostError("TOOLHOST_UNAVAILABLE", `cannot start the toolhost: ${error.message}`)),
+      ),
     );
     spawnError.catch(() => undefined);
     // A child spawned with a piped stderr (fixtures) must not block on a full pipe.
@@ -235,7 +249,10 @@ export class ToolhostSupervisor {
       onLog: (level, message) => this.options.logger[level]({ agentId: this.options.agentId }, message),
     });
     try {
-      const info = await Promise.race([connection.request(pingMethod, {}, { timeoutMs: this.options.startTimeoutMs }), spawnError]);
+      const info = await Promise.race([
+        connection.request(pingMethod, {}, { timeoutMs: this.options.startTimeoutMs }),
+        spawnError,
+      ]);
       this.options.logger.info({ childPid: info.pid, sandbox: info.sandbox }, "toolhost started");
       return connection;
     } catch (error) {
@@ -263,11 +280,17 @@ export class ToolhostSupervisor {
     if (decision.action === "give-up") {
       this.stateValue = "failed";
       this.failedUntil = this.clock.now() + decision.retryAfterMs;
-      this.options.logger.error({ reason, crashes: this.policy.recentCrashes, retryAfterMs: decision.retryAfterMs }, "toolhost keeps crashing; calls fail until the cool-down ends");
+      this.options.logger.error(
+        { reason, crashes: this.policy.recentCrashes, retryAfterMs: decision.retryAfterMs },
+        "toolhost keeps crashing; calls fail until the cool-down ends",
+      );
       return;
     }
     this.stateValue = "backoff";
-    this.options.logger.warn({ reason, delayMs: decision.delayMs, blamedOnCall: blamed }, "toolhost crashed; restarting");
+    this.options.logger.warn(
+      { reason, delayMs: decision.delayMs, blamedOnCall: blamed },
+      "toolhost crashed; restarting",
+    );
     this.backoffTimer = setTimeout(() => {
       if (this.stateValue === "backoff") this.start().catch(() => undefined);
     }, decision.delayMs);
@@ -286,7 +309,10 @@ export class ToolhostSupervisor {
           if (!connection.alive || this.current !== connection) return;
           this.missedHeartbeats += 1;
           if (this.missedHeartbeats >= MISSED_HEARTBEATS_LIMIT) {
-            this.options.logger.error({ missed: this.missedHeartbeats }, "toolhost stopped answering heartbeats; killing it");
+            this.options.logger.error(
+              { missed: this.missedHeartbeats },
+              "toolhost stopped answering heartbeats; killing it",
+            );
             connection.kill("SIGKILL");
           }
         },

@@ -32,44 +32,62 @@ export type McpToolServer = {
 
 export function createMcpToolServer(options: McpToolServerOptions): McpToolServer {
   const { client } = options;
-  const server = new Server({ name: `laoding-${client.agentId}`, version: options.version }, { capabilities: { tools: {} } });
+  const server = new Server(
+    { name: `laoding-${client.agentId}`, version: options.version },
+    { capabilities: { tools: {} } },
+  );
   let inFlight = 0;
   const idleWaiters: (() => void)[] = [];
-  const tracked = <A extends unknown[], R>(handler: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
-    inFlight += 1;
-    try {
-      return await handler(...args);
-    } finally {
-      inFlight -= 1;
-      // After the SDK has written the answer: it sends once the handler's promise settles.
-      if (inFlight === 0) setImmediate(() => inFlight === 0 && idleWaiters.splice(0).forEach((resolve) => resolve()));
-    }
-  };
-
-  server.setRequestHandler(ListToolsRequestSchema, tracked(async () => {
-    const tools = await client.listTools();
-    return {
-      tools: tools.map((tool) => ({
-        name: tool.name,
-        description: tool.description,
-        inputSchema: { ...tool.inputSchema, type: "object" as const },
-        annotations: tool.annotations,
-      })),
+  const tracked =
+    <A extends unknown[], R>(handler: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      inFlight += 1;
+      try {
+        return await handler(...args);
+      } finally {
+        inFlight -= 1;
+        // After the SDK has written the answer: it sends once the handler's promise settles.
+        if (inFlight === 0) setImmediate(() => inFlight === 0 && idleWaiters.splice(0).forEach((resolve) => resolve()));
+      }
     };
-  }));
 
-  server.setRequestHandler(CallToolRequestSchema, tracked(async (request, extra): Promise<CallToolResult> => {
-    const result = await client.callTool({
-      name: request.params.name,
-      args: request.params.arguments ?? {},
-      cwd: options.cwd,
-      traceId: options.newTraceId(),
-      signal: extra.signal,
-    });
-    if (result.ok) return { content: [{ type: "text", text: result.output }], ...(result.truncated ? { _meta: { truncated: true } } : {}) };
-    const text = result.output ? `${formatFailure(result.error)}\n${result.output}` : formatFailure(result.error);
-    return { isError: true, content: [{ type: "text", text }], structuredContent: { error: result.error } };
-  }));
+  server.setRequestHandler(
+    ListToolsRequestSchema,
+    tracked(async () => {
+      const tools = await client.listTools();
+      return {
+        tools: tools.map((tool) => ({
+          name: tool.name,
+          description: tool.description,
+          inputSchema: { ...tool.inputSchema, type: "object" as const },
+          annotations: tool.annotations,
+        })),
+      };
+    }),
+  );
 
-  return { server, idle: () => (inFlight === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve))) };
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    tracked(async (request, extra): Promise<CallToolResult> => {
+      const result = await client.callTool({
+        name: request.params.name,
+        args: request.params.arguments ?? {},
+        cwd: options.cwd,
+        traceId: options.newTraceId(),
+        signal: extra.signal,
+      });
+      if (result.ok)
+        return {
+          content: [{ type: "text", text: result.output }],
+          ...(result.truncated ? { _meta: { truncated: true } } : {}),
+        };
+      const text = result.output ? `${formatFailure(result.error)}\n${result.output}` : formatFailure(result.error);
+      return { isError: true, content: [{ type: "text", text }], structuredContent: { error: result.error } };
+    }),
+  );
+
+  return {
+    server,
+    idle: () => (inFlight === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve))),
+  };
 }

@@ -15,9 +15,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-export type CgroupHierarchies =
-  | { version: 2; root: string }
-  | { version: 1; memory: string; pids: string };
+export type CgroupHierarchies = { version: 2; root: string } | { version: 1; memory: string; pids: string };
 
 export type AgentCgroupLimits = { memoryBytes: number; maxProcesses: number };
 
@@ -27,7 +25,11 @@ export type AgentCgroup = { procsFiles: string[]; dirs: string[] };
 const GROUP_ROOT = "laoding";
 
 /** Reads where the cgroup hierarchies are mounted (from /proc/self/mountinfo text); undefined when neither usable kind is. */
-export function findCgroupHierarchies(mountinfo: string, exists: (path: string) => boolean = existsSync, read: (path: string) => string = (path) => readFileSync(path, "utf8")): CgroupHierarchies | undefined {
+export function findCgroupHierarchies(
+  mountinfo: string,
+  exists: (path: string) => boolean = existsSync,
+  read: (path: string) => string = (path) => readFileSync(path, "utf8"),
+): CgroupHierarchies | undefined {
   let memory: string | undefined;
   let pids: string | undefined;
   let unified: string | undefined;
@@ -64,7 +66,12 @@ export class CgroupUnavailableError extends Error {
  * Creates (or reuses) the agent's group in each hierarchy and writes its limits.
  * Throws CgroupUnavailableError with the file and the system's words when the kernel refuses.
  */
-export function createAgentCgroup(hierarchies: CgroupHierarchies, botPid: number, agentId: string, limits: AgentCgroupLimits): AgentCgroup {
+export function createAgentCgroup(
+  hierarchies: CgroupHierarchies,
+  botPid: number,
+  agentId: string,
+  limits: AgentCgroupLimits,
+): AgentCgroup {
   const bot = `bot-${botPid}`;
   try {
     if (hierarchies.version === 2) {
@@ -92,7 +99,9 @@ export function createAgentCgroup(hierarchies: CgroupHierarchies, botPid: number
     return { procsFiles: [join(memoryDir, "cgroup.procs"), join(pidsDir, "cgroup.procs")], dirs: [memoryDir, pidsDir] };
   } catch (error) {
     const { code, path, message } = error as NodeJS.ErrnoException;
-    throw new CgroupUnavailableError(`cannot set up agent ${agentId}'s control group${path ? ` (${path})` : ""}: ${code ?? message}`);
+    throw new CgroupUnavailableError(
+      `cannot set up agent ${agentId}'s control group${path ? ` (${path})` : ""}: ${code ?? message}`,
+    );
   }
 }
 
@@ -115,7 +124,11 @@ export function readAgentCgroup(group: AgentCgroup): { memoryLimitBytes: number;
   const pidsDir = group.dirs[group.dirs.length - 1] as string;
   const limit = readFileSync(join(memoryDir, v2 ? "memory.max" : "memory.limit_in_bytes"), "utf8").trim();
   const members = readFileSync(join(memoryDir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
-  return { memoryLimitBytes: limit === "max" ? Infinity : Number(limit), pidsMax: readFileSync(join(pidsDir, "pids.max"), "utf8").trim(), members };
+  return {
+    memoryLimitBytes: limit === "max" ? Infinity : Number(limit),
+    pidsMax: readFileSync(join(pidsDir, "pids.max"), "utf8").trim(),
+    members,
+  };
 }
 
 /**
@@ -123,7 +136,11 @@ export function readAgentCgroup(group: AgentCgroup): { memoryLimitBytes: number;
  * process once its bot and children are gone, so rmdir succeeds; a group still in use is
  * left alone (rmdir refuses a group with members).
  */
-export function removeStaleGroups(hierarchies: CgroupHierarchies, isAlive: (pid: number) => boolean, ownPid: number): void {
+export function removeStaleGroups(
+  hierarchies: CgroupHierarchies,
+  isAlive: (pid: number) => boolean,
+  ownPid: number,
+): void {
   const tops = hierarchies.version === 2 ? [hierarchies.root] : [hierarchies.memory, hierarchies.pids];
   for (const top of tops.map((dir) => join(dir, GROUP_ROOT))) {
     let bots: string[];
@@ -144,7 +161,9 @@ export function removeStaleGroups(hierarchies: CgroupHierarchies, isAlive: (pid:
 export function removeGroupTree(dir: string): void {
   let children: string[] = [];
   try {
-    children = readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    children = readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
   } catch {
     return;
   }

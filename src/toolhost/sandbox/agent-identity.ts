@@ -26,7 +26,11 @@ export function writeIdentityFiles(dir: string, agentId: string, uid: number, ho
   chmodSync(dir, 0o755);
   const passwd = join(dir, "passwd");
   const group = join(dir, "group");
-  writeFileSync(passwd, `agent-${agentId}:x:${uid}:${uid}:LaodingBot agent ${agentId}:${home}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`, { mode: 0o644 });
+  writeFileSync(
+    passwd,
+    `agent-${agentId}:x:${uid}:${uid}:LaodingBot agent ${agentId}:${home}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+    { mode: 0o644 },
+  );
   writeFileSync(group, `agent-${agentId}:x:${uid}:\nnogroup:x:65534:\n`, { mode: 0o644 });
   return { passwd, group };
 }

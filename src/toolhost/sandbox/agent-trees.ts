@@ -16,9 +16,28 @@
  * several hard links are left alone (they could be links to host files, made by an older
  * version that ran the shell as root).
  */
-import { closeSync, constants, fchmodSync, fchownSync, fstatSync, lchownSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fstatSync,
+  lchownSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  type Stats,
+} from "node:fs";
 import { basename, dirname } from "node:path";
-import { DIRECTORY_FLAGS, FILE_FLAGS, fdEntry, lstatOrUndefined, openOrUndefined } from "../../workspace/descriptor-walk.js";
+import {
+  DIRECTORY_FLAGS,
+  FILE_FLAGS,
+  fdEntry,
+  lstatOrUndefined,
+  openOrUndefined,
+} from "../../workspace/descriptor-walk.js";
 
 export type TreeLayout = {
   workspaceDir: string;
@@ -38,9 +57,20 @@ export type SecureReport = { warnings: string[] };
 /** Deeper than this, a tree is left as it is (and said): a descriptor is held per level. */
 export const MAX_TREE_DEPTH = 128;
 
-export function secureWorkspace(layout: TreeLayout, owners: AgentTreeOwner[], now: () => Date = () => new Date()): SecureReport {
+export function secureWorkspace(
+  layout: TreeLayout,
+  owners: AgentTreeOwner[],
+  now: () => Date = () => new Date(),
+): SecureReport {
   const warnings: string[] = [];
-  for (const dir of [layout.workspaceDir, layout.workRoot, layout.shareDir, layout.experienceRoot, layout.agentsPrivateRoot]) setMode(dir, 0o711, true);
+  for (const dir of [
+    layout.workspaceDir,
+    layout.workRoot,
+    layout.shareDir,
+    layout.experienceRoot,
+    layout.agentsPrivateRoot,
+  ])
+    setMode(dir, 0o711, true);
   setMode(layout.baseSkillsDir, 0o755, false);
   for (const dir of layout.privateDirs) setMode(dir, 0o700, false);
   for (const owner of owners) {
@@ -52,8 +82,14 @@ export function secureWorkspace(layout: TreeLayout, owners: AgentTreeOwner[], no
         fchmodSync(treeFd, 0o700);
         const walk = { uid: owner.uid, hardLinked: [] as string[], tooDeep: [] as string[] };
         giveEntries(treeFd, tree, 1, walk);
-        if (walk.hardLinked.length > 0) said(`left ${walk.hardLinked.length} file(s) with several hard links owned as they were (first: ${walk.hardLinked[0]})`);
-        if (walk.tooDeep.length > 0) said(`left ${walk.tooDeep.length} folder(s) nested deeper than ${MAX_TREE_DEPTH} levels owned as they were (first: ${walk.tooDeep[0]})`);
+        if (walk.hardLinked.length > 0)
+          said(
+            `left ${walk.hardLinked.length} file(s) with several hard links owned as they were (first: ${walk.hardLinked[0]})`,
+          );
+        if (walk.tooDeep.length > 0)
+          said(
+            `left ${walk.tooDeep.length} folder(s) nested deeper than ${MAX_TREE_DEPTH} levels owned as they were (first: ${walk.tooDeep[0]})`,
+          );
       } finally {
         closeSync(treeFd);
       }
@@ -97,7 +133,8 @@ function openTree(tree: string, now: () => Date, said: (text: string) => void): 
         tryMkdir(entry);
         continue;
       }
-      if (stats.isSymbolicLink() && operatorOwned(fstatSync(parentFd))) return openSync(entry, constants.O_RDONLY | constants.O_DIRECTORY);
+      if (stats.isSymbolicLink() && operatorOwned(fstatSync(parentFd)))
+        return openSync(entry, constants.O_RDONLY | constants.O_DIRECTORY);
       if (!stats.isDirectory()) {
         const aside = `${name}.moved-${now().toISOString().replace(/[:.]/g, "-")}`;
         const target = stats.isSymbolicLink() ? ` (a link to ${readlinkOrUnknown(entry)})` : "";
@@ -112,7 +149,9 @@ function openTree(tree: string, now: () => Date, said: (text: string) => void): 
         if (!["ELOOP", "ENOTDIR", "ENOENT"].includes((error as NodeJS.ErrnoException).code ?? "")) throw error;
       }
     }
-    throw new Error(`${tree} keeps changing while the bot sets its owner; stop whatever is renaming it and start again`);
+    throw new Error(
+      `${tree} keeps changing while the bot sets its owner; stop whatever is renaming it and start again`,
+    );
   } finally {
     closeSync(parentFd);
   }

@@ -63,15 +63,31 @@ export type ChildLaunch = { file: string; args: string[]; env: Record<string, st
  * (1.2-1.5 MiB less once quiet, up to 6 after long bursts; no slower: bench/README.md).
  */
 function childEnv(startup: ToolhostStartup): Record<string, string> {
-  return { PATH: TOOL_PATH, LANG: "C.UTF-8", MALLOC_ARENA_MAX: "1", HOME: startup.workTree, TMPDIR: "/tmp", [STARTUP_VARIABLE]: JSON.stringify(startup) };
+  return {
+    PATH: TOOL_PATH,
+    LANG: "C.UTF-8",
+    MALLOC_ARENA_MAX: "1",
+    HOME: startup.workTree,
+    TMPDIR: "/tmp",
+    [STARTUP_VARIABLE]: JSON.stringify(startup),
+  };
 }
 
 function dropPrivileges(runAs: ChildLaunchOptions["runAs"]): string[] {
   if (!runAs) return [];
   return [
-    "/usr/bin/prlimit", `--nproc=${runAs.nprocLimit}`, "--",
+    "/usr/bin/prlimit",
+    `--nproc=${runAs.nprocLimit}`,
+    "--",
     // no_new_privs: a setuid program a command runs never gains what the agent's uid lacks.
-    "/usr/bin/setpriv", `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+    "/usr/bin/setpriv",
+    `--reuid=${runAs.uid}`,
+    `--regid=${runAs.gid}`,
+    "--clear-groups",
+    "--inh-caps=-all",
+    "--bounding-set=-all",
+    "--no-new-privs",
+    "--",
   ];
 }
 
@@ -95,7 +111,12 @@ export function planChildLaunch(options: ChildLaunchOptions): ChildLaunch {
     const argv = inCgroup(options.cgroup, withInheritedFdsClosed(payload));
     return { file: argv[0] as string, args: argv.slice(1), env };
   }
-  const argv = inCgroup(options.cgroup, [options.startup.bwrapPath, ...jailArgs(options, env), "--", ...withInheritedFdsClosed(payload)]);
+  const argv = inCgroup(options.cgroup, [
+    options.startup.bwrapPath,
+    ...jailArgs(options, env),
+    "--",
+    ...withInheritedFdsClosed(payload),
+  ]);
   return { file: argv[0] as string, args: argv.slice(1), env: { PATH: TOOL_PATH, LANG: "C.UTF-8" } };
 }
 
@@ -120,9 +141,27 @@ function jailArgs(options: ChildLaunchOptions, env: Record<string, string>): str
   args.push("--perms", "0755", "--dir", "/etc");
   for (const file of ETC_FILES) args.push("--ro-bind-try", file, file);
   if (startup.network) args.push("--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf");
-  if (runAs) args.push("--ro-bind", runAs.identityFiles.passwd, "/etc/passwd", "--ro-bind", runAs.identityFiles.group, "/etc/group");
+  if (runAs)
+    args.push(
+      "--ro-bind",
+      runAs.identityFiles.passwd,
+      "/etc/passwd",
+      "--ro-bind",
+      runAs.identityFiles.group,
+      "/etc/group",
+    );
   // Every tmpfs has a size: pages written there are memory, held until the jail ends.
-  args.push("--proc", "/proc", ...sizedDev(), "--size", String(startup.tmpSizeBytes), "--perms", "1777", "--tmpfs", "/tmp");
+  args.push(
+    "--proc",
+    "/proc",
+    ...sizedDev(),
+    "--size",
+    String(startup.tmpSizeBytes),
+    "--perms",
+    "1777",
+    "--tmpfs",
+    "/tmp",
+  );
 
   const code = options.codePaths.filter((path) => !isUnderSystemDir(path));
   const writable = startup.roots.filter((root) => root.writable).map((root) => root.path);
@@ -152,7 +191,9 @@ export function ancestorsOf(paths: string[]): string[] {
     }
   }
   const bound = new Set(paths);
-  return [...found].filter((dir) => !bound.has(dir)).sort((a, b) => a.split(sep).length - b.split(sep).length || a.localeCompare(b));
+  return [...found]
+    .filter((dir) => !bound.has(dir))
+    .sort((a, b) => a.split(sep).length - b.split(sep).length || a.localeCompare(b));
 }
 
 /**
@@ -162,6 +203,12 @@ export function ancestorsOf(paths: string[]): string[] {
  */
 export function childCodePaths(packageRoot: string, entry: string, execPath: string): string[] {
   const top = entry.slice(packageRoot.length + 1).split(sep)[0] as string;
-  const paths = [join(packageRoot, top), join(packageRoot, "node_modules"), join(packageRoot, "package.json"), join(packageRoot, "tsconfig.json"), execPath];
+  const paths = [
+    join(packageRoot, top),
+    join(packageRoot, "node_modules"),
+    join(packageRoot, "package.json"),
+    join(packageRoot, "tsconfig.json"),
+    execPath,
+  ];
   return [...new Set(paths.filter((path) => existsSync(path)))];
 }

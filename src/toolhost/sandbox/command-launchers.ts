@@ -39,7 +39,16 @@ export type CommandSandboxOptions = {
  * users), the memory bound, then bash without inherited descriptors.
  */
 function limited(options: CommandSandboxOptions, argv: string[]): string[] {
-  return ["/usr/bin/choom", "-n", "1000", "--", "/usr/bin/prlimit", `--data=${options.memoryLimitBytes}`, "--", ...argv];
+  return [
+    "/usr/bin/choom",
+    "-n",
+    "1000",
+    "--",
+    "/usr/bin/prlimit",
+    `--data=${options.memoryLimitBytes}`,
+    "--",
+    ...argv,
+  ];
 }
 
 function bashArgv(command: string): string[] {
@@ -62,14 +71,32 @@ function bashArgv(command: string): string[] {
  */
 export function commandNamespacesArgs(bwrapPath: string, reportInit = false): string[] {
   // bwrap reports the namespace's init pid on fd 3, so the runner can wait for the teardown.
-  return [bwrapPath, ...(reportInit ? ["--json-status-fd", "3"] : []), "--die-with-parent", "--new-session", "--unshare-user", "--disable-userns", "--unshare-pid", "--unshare-ipc", "--dev-bind", "/", "/", "--ro-bind", "/proc", "/proc", "--"];
+  return [
+    bwrapPath,
+    ...(reportInit ? ["--json-status-fd", "3"] : []),
+    "--die-with-parent",
+    "--new-session",
+    "--unshare-user",
+    "--disable-userns",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--dev-bind",
+    "/",
+    "/",
+    "--ro-bind",
+    "/proc",
+    "/proc",
+    "--",
+  ];
 }
 
 /**
  * `ownerPid`: the toolhost's pid, so its parent can find the commands it left behind if it dies.
  * `namespaces`: each command in namespaces of its own (the child runs in a jail; the bubblewrap program).
  */
-export function noneLauncher(options: CommandSandboxOptions & { ownerPid: number; namespaces?: { bwrapPath: string } }): Launcher {
+export function noneLauncher(
+  options: CommandSandboxOptions & { ownerPid: number; namespaces?: { bwrapPath: string } },
+): Launcher {
   return {
     mode: "none",
     launch(command, _cwd, marker) {
@@ -78,7 +105,15 @@ export function noneLauncher(options: CommandSandboxOptions & { ownerPid: number
       return {
         file: argv[0] as string,
         args: argv.slice(1),
-        env: { PATH: TOOL_PATH, HOME: options.home, LANG: "C.UTF-8", TERM: "dumb", USER: `agent-${options.agentId}`, [CALL_TAG_VARIABLE]: marker, [OWNER_TAG_VARIABLE]: String(options.ownerPid) },
+        env: {
+          PATH: TOOL_PATH,
+          HOME: options.home,
+          LANG: "C.UTF-8",
+          TERM: "dumb",
+          USER: `agent-${options.agentId}`,
+          [CALL_TAG_VARIABLE]: marker,
+          [OWNER_TAG_VARIABLE]: String(options.ownerPid),
+        },
         ...(options.namespaces ? { statusFd: 3 as const } : {}),
       };
     },
@@ -104,7 +139,18 @@ export const SHM_SIZE_BYTES = 64 * 1024 * 1024;
 
 /** A fresh /dev whose only writable part is a sized /dev/shm. */
 export function sizedDev(): string[] {
-  return ["--dev", "/dev", "--size", String(SHM_SIZE_BYTES), "--perms", "1777", "--tmpfs", "/dev/shm", "--remount-ro", "/dev"];
+  return [
+    "--dev",
+    "/dev",
+    "--size",
+    String(SHM_SIZE_BYTES),
+    "--perms",
+    "1777",
+    "--tmpfs",
+    "/dev/shm",
+    "--remount-ro",
+    "/dev",
+  ];
 }
 
 /** The namespaces the jail and every command share: own pids, ipc, hostname, cgroup, and no network unless allowed; no capabilities. */
@@ -115,8 +161,10 @@ export function agentNamespaces(agentId: string, network: boolean): string[] {
     "--unshare-uts",
     "--unshare-cgroup-try",
     ...(network ? [] : ["--unshare-net"]),
-    "--hostname", `laoding-${agentId}`.slice(0, 63),
-    "--cap-drop", "ALL",
+    "--hostname",
+    `laoding-${agentId}`.slice(0, 63),
+    "--cap-drop",
+    "ALL",
   ];
 }
 
@@ -139,18 +187,41 @@ export function bwrapCommandArgs(options: BwrapCommandOptions, cwd: string, mark
     "--disable-userns",
     ...agentNamespaces(options.agentId, options.network),
     "--clearenv",
-    "--setenv", "PATH", TOOL_PATH,
-    "--setenv", "HOME", options.home,
-    "--setenv", "LANG", "C.UTF-8",
-    "--setenv", "TERM", "dumb",
-    "--setenv", "TMPDIR", "/tmp",
-    "--setenv", "USER", `agent-${options.agentId}`,
-    "--setenv", CALL_TAG_VARIABLE, marker,
+    "--setenv",
+    "PATH",
+    TOOL_PATH,
+    "--setenv",
+    "HOME",
+    options.home,
+    "--setenv",
+    "LANG",
+    "C.UTF-8",
+    "--setenv",
+    "TERM",
+    "dumb",
+    "--setenv",
+    "TMPDIR",
+    "/tmp",
+    "--setenv",
+    "USER",
+    `agent-${options.agentId}`,
+    "--setenv",
+    CALL_TAG_VARIABLE,
+    marker,
     // The jail's root is all this agent may see; everything read-only first.
-    "--ro-bind", "/", "/",
+    "--ro-bind",
+    "/",
+    "/",
     ...sizedDev(),
-    "--ro-bind", "/proc", "/proc",
-    "--size", String(options.tmpSizeBytes), "--perms", "1777", "--tmpfs", "/tmp",
+    "--ro-bind",
+    "/proc",
+    "/proc",
+    "--size",
+    String(options.tmpSizeBytes),
+    "--perms",
+    "1777",
+    "--tmpfs",
+    "/tmp",
   ];
   // Later mounts win: the writable trees after the read-only root and the fresh /tmp.
   for (const dir of outermostPaths(options.writable)) args.push("--bind", dir, dir);
@@ -163,7 +234,14 @@ export function bwrapLauncher(options: BwrapCommandOptions): Launcher {
   return {
     mode: "bwrap",
     launch(command, cwd, marker) {
-      const argv = limited(options, [options.bwrapPath, "--json-status-fd", "3", ...bwrapCommandArgs(options, cwd, marker), "--", ...bashArgv(command)]);
+      const argv = limited(options, [
+        options.bwrapPath,
+        "--json-status-fd",
+        "3",
+        ...bwrapCommandArgs(options, cwd, marker),
+        "--",
+        ...bashArgv(command),
+      ]);
       return { file: argv[0] as string, args: argv.slice(1), env: { PATH: TOOL_PATH, LANG: "C.UTF-8" }, statusFd: 3 };
     },
   };

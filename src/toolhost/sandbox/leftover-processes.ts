@@ -31,7 +31,13 @@ export function listProcesses(): ProcessEntry[] {
       const ppid = /\nPPid:\s+(\d+)/.exec(status);
       const uid = /\nUid:\s+(\d+)/.exec(status);
       const threads = /\nThreads:\s+(\d+)/.exec(status);
-      if (ppid && uid) entries.push({ pid: Number(name), ppid: Number(ppid[1]), uid: Number(uid[1]), threads: threads ? Number(threads[1]) : 1 });
+      if (ppid && uid)
+        entries.push({
+          pid: Number(name),
+          ppid: Number(ppid[1]),
+          uid: Number(uid[1]),
+          threads: threads ? Number(threads[1]) : 1,
+        });
     } catch {
       // Gone while listing.
     }
@@ -40,7 +46,11 @@ export function listProcesses(): ProcessEntry[] {
 }
 
 /** The processes of `uid` that do not descend from `keeper` (and are not it). */
-export function leftoversOf(uid: number, keeper: number, processes: Pick<ProcessEntry, "pid" | "ppid" | "uid">[] = listProcesses()): number[] {
+export function leftoversOf(
+  uid: number,
+  keeper: number,
+  processes: Pick<ProcessEntry, "pid" | "ppid" | "uid">[] = listProcesses(),
+): number[] {
   const parentOf = new Map(processes.map((entry) => [entry.pid, entry.ppid]));
   const descends = (pid: number): boolean => {
     // Bounded by the table's size: a pid cycle cannot happen, but a changing table could.
@@ -52,7 +62,9 @@ export function leftoversOf(uid: number, keeper: number, processes: Pick<Process
     }
     return false;
   };
-  return processes.filter((entry) => entry.uid === uid && entry.pid !== keeper && !descends(entry.pid)).map((entry) => entry.pid);
+  return processes
+    .filter((entry) => entry.uid === uid && entry.pid !== keeper && !descends(entry.pid))
+    .map((entry) => entry.pid);
 }
 
 /** SIGKILLs the leftovers of `uid` (see above); returns their pids so the caller can wait for them. Refuses root's uid. */
@@ -71,7 +83,10 @@ export function killLeftovers(uid: number, keeper: number = process.pid): number
 }
 
 /** Tasks (processes and their threads, as the kernel's limits count them) at and below each root pid. */
-export function tasksBelow(roots: number[], processes: Pick<ProcessEntry, "pid" | "ppid" | "threads">[] = listProcesses()): Map<number, number> {
+export function tasksBelow(
+  roots: number[],
+  processes: Pick<ProcessEntry, "pid" | "ppid" | "threads">[] = listProcesses(),
+): Map<number, number> {
   const children = new Map<number, typeof processes>();
   for (const entry of processes) children.set(entry.ppid, [...(children.get(entry.ppid) ?? []), entry]);
   const own = new Map(processes.map((entry) => [entry.pid, entry.threads]));

@@ -58,7 +58,8 @@ export class PathSandbox {
     const { realPath, exists } = realize(this.absolute(input, cwd), input);
     const root = this.rootOf(realPath);
     if (!root) throw outside(input);
-    if (access === "write" && !root.writable) throw new ToolError("PATH_NOT_ALLOWED", `${input} is in a read-only folder (${root.label})`);
+    if (access === "write" && !root.writable)
+      throw new ToolError("PATH_NOT_ALLOWED", `${input} is in a read-only folder (${root.label})`);
     return { realPath, exists, root };
   }
 
@@ -103,7 +104,8 @@ function realize(absolute: string, input: string): { realPath: string; exists: b
     // The agent's uid may not enter it: whatever it is, it is not the agent's.
     if (code === "EACCES" || code === "EPERM") throw outside(input);
     // A link swapped for a folder between lstat and readlink: the agent is racing its own tools.
-    if (code === "EINVAL") throw new ToolError("PATH_NOT_ALLOWED", `${input} changed while it was being checked; try again`);
+    if (code === "EINVAL")
+      throw new ToolError("PATH_NOT_ALLOWED", `${input} changed while it was being checked; try again`);
     if (code === "ENAMETOOLONG") throw new ToolError("INVALID_ARGS", `${input.slice(0, 80)}… is too long a path`);
     if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
   }

@@ -11,22 +11,36 @@ import { describeIssues } from "../../validation/describe-issues.js";
 /** The environment variable that carries the message (JSON). */
 export const STARTUP_VARIABLE = "LAODING_TOOLHOST_STARTUP";
 
-const absolutePath = z.string().min(1).max(4096).refine((path) => path.startsWith("/") && !path.includes("\0"), { message: "must be an absolute path without NUL bytes" });
+const absolutePath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((path) => path.startsWith("/") && !path.includes("\0"), {
+    message: "must be an absolute path without NUL bytes",
+  });
 const positiveInt = z.number().int().positive();
 
 export const toolhostStartupSchema = z
   .object({
     version: z.literal(1),
     agentId: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/),
-    roots: z.array(z.object({ path: absolutePath, writable: z.boolean(), label: z.string().min(1).max(64) }).strict()).min(1),
+    roots: z
+      .array(z.object({ path: absolutePath, writable: z.boolean(), label: z.string().min(1).max(64) }).strict())
+      .min(1),
     workTree: absolutePath,
     /**
      * A link every session folder gets (`团队经验` -> the agent's experience library).
      * Without a target, a link of that name is removed (the library was switched off).
      */
-    sessionLink: z.object({ name: z.string().min(1).max(255), target: absolutePath.optional() }).strict().optional(),
+    sessionLink: z
+      .object({ name: z.string().min(1).max(255), target: absolutePath.optional() })
+      .strict()
+      .optional(),
     /** The agent's experience library, when enabled: its tools are served and writes into it refresh its index. */
-    library: z.object({ dir: absolutePath, locale: z.enum(["zh", "en"]) }).strict().optional(),
+    library: z
+      .object({ dir: absolutePath, locale: z.enum(["zh", "en"]) })
+      .strict()
+      .optional(),
     /** An operator's maintenance child (admin API, `laoding share`): also serves the operator.* tools. Never set for chats. */
     operatorTools: z.boolean().optional(),
     allowedCommands: z.array(z.string().min(1).max(128)),
@@ -74,7 +88,9 @@ export class StartupMessageError extends Error {
 /** Parses the message from the child's environment; the error names the field that was wrong. */
 export function parseStartupMessage(text: string | undefined): ToolhostStartup {
   if (text === undefined || text === "") {
-    throw new StartupMessageError(`${STARTUP_VARIABLE} is not set: this process is started by the bot (or by \`laoding toolhost --agent ID\`), not by hand`);
+    throw new StartupMessageError(
+      `${STARTUP_VARIABLE} is not set: this process is started by the bot (or by \`laoding toolhost --agent ID\`), not by hand`,
+    );
   }
   let json: unknown;
   try {
@@ -84,7 +100,9 @@ export function parseStartupMessage(text: string | undefined): ToolhostStartup {
   }
   const parsed = toolhostStartupSchema.safeParse(json);
   if (!parsed.success) {
-    throw new StartupMessageError(`invalid ${STARTUP_VARIABLE}: ${describeIssues(parsed.error, { root: "the message" })}`);
+    throw new StartupMessageError(
+      `invalid ${STARTUP_VARIABLE}: ${describeIssues(parsed.error, { root: "the message" })}`,
+    );
   }
   return parsed.data;
 }

@@ -20,8 +20,17 @@ try {
   // Start libuv's thread pool now: under a process limit a fork bomb in a command could
   // otherwise leave no room for the threads the first asynchronous call needs.
   await (await import("node:fs/promises")).stat("/");
-  const logger = pino({ level: startup.logLevel, base: { pid: process.pid, component: "toolhost", agentId: startup.agentId } }, pino.destination({ fd: 2, sync: true }));
-  code = await runToolhostChild({ startup, logger, stdin: process.stdin, stdout: process.stdout, collectGarbage: fullCollection() });
+  const logger = pino(
+    { level: startup.logLevel, base: { pid: process.pid, component: "toolhost", agentId: startup.agentId } },
+    pino.destination({ fd: 2, sync: true }),
+  );
+  code = await runToolhostChild({
+    startup,
+    logger,
+    stdin: process.stdin,
+    stdout: process.stdout,
+    collectGarbage: fullCollection(),
+  });
 } catch (error) {
   process.stderr.write(`laoding toolhost: ${(error as Error).message}\n`);
   code = 1;

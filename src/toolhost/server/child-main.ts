@@ -48,7 +48,10 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
   }
   const sandbox = new PathSandbox(startup.roots);
   const workTree = sandbox.roots.find((root) => root.label === "working tree")?.path;
-  if (!workTree) throw new Error(`the working tree ${startup.workTree} does not exist or cannot be entered by uid ${process.getuid?.()}`);
+  if (!workTree)
+    throw new Error(
+      `the working tree ${startup.workTree} does not exist or cannot be entered by uid ${process.getuid?.()}`,
+    );
   const commandOptions = { agentId: startup.agentId, home: workTree, memoryLimitBytes: startup.memoryLimitBytes };
   const launcher =
     startup.commandSandbox === "bwrap"
@@ -60,7 +63,11 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
           tmpSizeBytes: startup.tmpSizeBytes,
           bwrapPath: startup.bwrapPath,
         })
-      : noneLauncher({ ...commandOptions, ownerPid: process.pid, ...(startup.commandNamespaces === true ? { namespaces: { bwrapPath: startup.bwrapPath } } : {}) });
+      : noneLauncher({
+          ...commandOptions,
+          ownerPid: process.pid,
+          ...(startup.commandNamespaces === true ? { namespaces: { bwrapPath: startup.bwrapPath } } : {}),
+        });
   // Never as root: a child run in-process (tests, by hand) would otherwise sweep the host.
   const uid = process.getuid?.();
   const sweeps = startup.ownUid === true && uid !== undefined && uid !== 0;
@@ -75,7 +82,12 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
     reader,
     writer,
     agentId: startup.agentId,
-    tools: createTools({ allowedCommands: startup.allowedCommands, network: startup.network, library: startup.library, operatorTools: startup.operatorTools }),
+    tools: createTools({
+      allowedCommands: startup.allowedCommands,
+      network: startup.network,
+      library: startup.library,
+      operatorTools: startup.operatorTools,
+    }),
     sandbox,
     workTree,
     // An answer must fit a frame whatever TOOL_OUTPUT_MAX_BYTES says.
@@ -84,7 +96,10 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
     logger,
     setupSession: createSessionSetup({ link: startup.sessionLink, library: startup.library, logger }),
   });
-  logger.info({ sandbox: shell.mode, uid: process.getuid?.(), roots: sandbox.roots.map((root) => root.path) }, "toolhost ready");
+  logger.info(
+    { sandbox: shell.mode, uid: process.getuid?.(), roots: sandbox.roots.map((root) => root.path) },
+    "toolhost ready",
+  );
 
   return new Promise((resolve) => {
     let done = false;
@@ -118,7 +133,12 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
     const parentWatch = setInterval(() => {
       if (process.ppid !== parentPid) return finish(0, "parent died");
       const { toolCalls, inFlight } = server.activity();
-      if (options.collectGarbage && inFlight === 0 && toolCalls === callsAtLastCheck && toolCalls !== callsAtLastCollection) {
+      if (
+        options.collectGarbage &&
+        inFlight === 0 &&
+        toolCalls === callsAtLastCheck &&
+        toolCalls !== callsAtLastCollection
+      ) {
         options.collectGarbage();
         callsAtLastCollection = toolCalls;
       }

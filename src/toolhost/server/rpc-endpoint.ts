@@ -16,7 +16,16 @@
  * protocol fault of the parent, logged and ignored.
  */
 import { closesOnce } from "../closes-once.js";
-import { CancellationTokenSource, ErrorCodes, Message, ResponseError, type CancellationToken, type MessageReader, type MessageWriter, type RequestMessage } from "vscode-jsonrpc/node";
+import {
+  CancellationTokenSource,
+  ErrorCodes,
+  Message,
+  ResponseError,
+  type CancellationToken,
+  type MessageReader,
+  type MessageWriter,
+  type RequestMessage,
+} from "vscode-jsonrpc/node";
 
 export type RequestHandler = (params: unknown, token: CancellationToken) => unknown;
 
@@ -31,7 +40,11 @@ export type RpcEndpoint = {
 
 const CANCEL_METHOD = "$/cancelRequest";
 
-export function createRpcEndpoint(reader: MessageReader, writer: MessageWriter, log: { warn(message: string): void }): RpcEndpoint {
+export function createRpcEndpoint(
+  reader: MessageReader,
+  writer: MessageWriter,
+  log: { warn(message: string): void },
+): RpcEndpoint {
   const handlers = new Map<string, RequestHandler>();
   const running = new Map<number | string, CancellationTokenSource>();
   const closing = closesOnce(reader, writer);
@@ -50,13 +63,17 @@ export function createRpcEndpoint(reader: MessageReader, writer: MessageWriter, 
     const fault =
       error instanceof ResponseError
         ? error
-        : new ResponseError(ErrorCodes.InternalError, `Request ${request.method} failed with message: ${error instanceof Error ? error.message : String(error)}`);
+        : new ResponseError(
+            ErrorCodes.InternalError,
+            `Request ${request.method} failed with message: ${error instanceof Error ? error.message : String(error)}`,
+          );
     send({ jsonrpc: "2.0", id: request.id, error: fault.toJson() } as Message);
   };
 
   const handleRequest = (request: RequestMessage): void => {
     const handler = handlers.get(request.method);
-    if (!handler) return refuse(request, new ResponseError(ErrorCodes.MethodNotFound, `Unhandled method ${request.method}`));
+    if (!handler)
+      return refuse(request, new ResponseError(ErrorCodes.MethodNotFound, `Unhandled method ${request.method}`));
     const id = request.id as number | string;
     const cancellation = new CancellationTokenSource();
     running.set(id, cancellation);

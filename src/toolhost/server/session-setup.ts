@@ -8,7 +8,16 @@
  * folder per child: the child is relaunched when the switch flips).
  * Only a link is ever removed or replaced: a real file or folder of that name is left alone.
  */
-import { appendFileSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import {
+  appendFileSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+} from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { ensureFresh, type LibraryLocale } from "../../knowledge/library/library-index.js";

@@ -82,8 +82,15 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
    * shared descriptor. Synchronous all the way for a synchronous tool, so its answer leaves
    * before the next request of the chunk is started (rpc-endpoint.ts).
    */
-  const handle = <M extends MethodDescriptor>(descriptor: M, run: (params: z.output<M["params"]>, token: CancellationToken) => MaybePromise<ResultOf<M>>) =>
-    connection.onRequest(descriptor.method, (params, token) => track(() => mapMaybe(run(validateParams(descriptor, params), token), (result) => checkedResult(descriptor, result))));
+  const handle = <M extends MethodDescriptor>(
+    descriptor: M,
+    run: (params: z.output<M["params"]>, token: CancellationToken) => MaybePromise<ResultOf<M>>,
+  ) =>
+    connection.onRequest(descriptor.method, (params, token) =>
+      track(() =>
+        mapMaybe(run(validateParams(descriptor, params), token), (result) => checkedResult(descriptor, result)),
+      ),
+    );
 
   handle(pingMethod, () => ({
     ok: true as const,
@@ -117,9 +124,15 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
 
   handle(toolCallMethod, (call, token): MaybePromise<ToolResult> => {
     const tool = tools.get(call.name);
-    if (!tool) return failure("UNKNOWN_TOOL", call.name, `no tool named ${call.name}; available: ${[...tools.keys()].join(", ")}`);
+    if (!tool)
+      return failure(
+        "UNKNOWN_TOOL",
+        call.name,
+        `no tool named ${call.name}; available: ${[...tools.keys()].join(", ")}`,
+      );
     const args = tool.inputSchema.safeParse(call.args);
-    if (!args.success) return failure("INVALID_ARGS", call.name, boundReason(describeIssues(args.error, { root: "arguments" })));
+    if (!args.success)
+      return failure("INVALID_ARGS", call.name, boundReason(describeIssues(args.error, { root: "arguments" })));
     // The abort signal is made only for a tool that asks for it: most calls never look.
     let controller: AbortController | undefined;
     let cancellation: { dispose(): void } | undefined;
@@ -135,12 +148,14 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
     const started = clock.now();
     const log = () => options.logger.child({ traceId: call.traceId, tool: call.name });
     const succeeded = (output: ToolOutput): ToolResult => {
-      if (options.logger.isLevelEnabled("debug")) log().debug({ durationMs: clock.now() - started, truncated: output.truncated }, "tool call done");
+      if (options.logger.isLevelEnabled("debug"))
+        log().debug({ durationMs: clock.now() - started, truncated: output.truncated }, "tool call done");
       return { ok: true, output: output.output, truncated: output.truncated };
     };
     const failed = (error: unknown): ToolResult => {
       if (error instanceof ToolError) {
-        if (options.logger.isLevelEnabled("debug")) log().debug({ code: error.code, durationMs: clock.now() - started }, "tool call failed");
+        if (options.logger.isLevelEnabled("debug"))
+          log().debug({ code: error.code, durationMs: clock.now() - started }, "tool call failed");
         return failure(error.code, call.name, boundReason(error.message), error.output);
       }
       // An fs error that escaped a tool: its code says enough, its message would name real paths.
@@ -180,7 +195,10 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
 function validateParams<M extends MethodDescriptor>(descriptor: M, params: unknown): z.output<M["params"]> {
   const parsed = descriptor.params.safeParse(params ?? {});
   if (!parsed.success) {
-    throw new ResponseError(RPC_ERRORS.invalidParams, `invalid params for ${descriptor.method}: ${describeIssues(parsed.error)}`);
+    throw new ResponseError(
+      RPC_ERRORS.invalidParams,
+      `invalid params for ${descriptor.method}: ${describeIssues(parsed.error)}`,
+    );
   }
   return parsed.data as z.output<M["params"]>;
 }
@@ -188,7 +206,11 @@ function validateParams<M extends MethodDescriptor>(descriptor: M, params: unkno
 /** A result that breaks the contract is this child's bug: said as a protocol fault, never sent as it is. */
 function checkedResult<M extends MethodDescriptor>(descriptor: M, result: ResultOf<M>): ResultOf<M> {
   const parsed = descriptor.result.safeParse(result);
-  if (!parsed.success) throw new ResponseError(RPC_ERRORS.internalError, `the toolhost built an invalid result for ${descriptor.method}: ${describeIssues(parsed.error)}`);
+  if (!parsed.success)
+    throw new ResponseError(
+      RPC_ERRORS.internalError,
+      `the toolhost built an invalid result for ${descriptor.method}: ${describeIssues(parsed.error)}`,
+    );
   return result;
 }
 
@@ -199,7 +221,15 @@ function toolInfo(tool: Tool, limits: ToolLimits): ToolInfo {
     description: tool.description,
     inputSchema: tool.jsonSchema,
     annotations: tool.hints,
-    ...(tool.deadline ? { deadline: { argument: tool.deadline.argument, defaultMs: tool.deadline.defaultMs(limits), maxMs: tool.deadline.maxMs(limits) } } : {}),
+    ...(tool.deadline
+      ? {
+          deadline: {
+            argument: tool.deadline.argument,
+            defaultMs: tool.deadline.defaultMs(limits),
+            maxMs: tool.deadline.maxMs(limits),
+          },
+        }
+      : {}),
   };
 }
 
@@ -216,7 +246,8 @@ function sessionFolder(requested: string, options: ToolhostServerOptions): strin
     mkdirSync(resolved.realPath, { recursive: true });
     folder = realpathSync.native(resolved.realPath);
     // A parent swapped for a link between the check and mkdir would have put it elsewhere.
-    if (!isWithin(options.workTree, folder)) throw new ToolError("PATH_NOT_ALLOWED", `cwd ${requested} is outside the agent's working tree`);
+    if (!isWithin(options.workTree, folder))
+      throw new ToolError("PATH_NOT_ALLOWED", `cwd ${requested} is outside the agent's working tree`);
   }
   if (options.setupSession && dirname(folder) === options.workTree) options.setupSession(folder);
   return folder;

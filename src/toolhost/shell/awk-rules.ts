@@ -17,11 +17,37 @@ const REST: OptionSpec = { value: "rest" };
 
 const AWK_GRAMMAR: OptionGrammar = {
   program: "awk",
-  short: { ...flags([..."bcCghknNOMPrsStVYI"]), F: NEXT, v: NEXT, f: NEXT, e: NEXT, E: NEXT, i: NEXT, l: NEXT, W: NEXT, Z: NEXT, d: REST, D: REST, L: REST, o: REST, p: REST },
+  short: {
+    ...flags([..."bcCghknNOMPrsStVYI"]),
+    F: NEXT,
+    v: NEXT,
+    f: NEXT,
+    e: NEXT,
+    E: NEXT,
+    i: NEXT,
+    l: NEXT,
+    W: NEXT,
+    Z: NEXT,
+    d: REST,
+    D: REST,
+    L: REST,
+    o: REST,
+    p: REST,
+  },
   long: {
-    ...flags("--characters-as-bytes --traditional --compat --copyright --gen-pot --help --usage --non-decimal-data --optimize --no-optimize --posix --re-interval --sandbox --use-lc-numeric --version --bignum --csv --trace --lint-old".split(" ")),
-    ...Object.fromEntries("--assign --field-separator --file --source --include --load --exec --locale".split(" ").map((name) => [name, NEXT])),
-    ...Object.fromEntries("--debug --dump-variables --lint --pretty-print --profile".split(" ").map((name) => [name, REST])),
+    ...flags(
+      "--characters-as-bytes --traditional --compat --copyright --gen-pot --help --usage --non-decimal-data --optimize --no-optimize --posix --re-interval --sandbox --use-lc-numeric --version --bignum --csv --trace --lint-old".split(
+        " ",
+      ),
+    ),
+    ...Object.fromEntries(
+      "--assign --field-separator --file --source --include --load --exec --locale"
+        .split(" ")
+        .map((name) => [name, NEXT]),
+    ),
+    ...Object.fromEntries(
+      "--debug --dump-variables --lint --pretty-print --profile".split(" ").map((name) => [name, REST]),
+    ),
   },
   clusters: true,
   operandEnds: true,
@@ -31,11 +57,22 @@ const AWK_GRAMMAR: OptionGrammar = {
 
 const FROM_FILE = "loads a program or extension from a file, which cannot be checked";
 const REFUSED: Record<string, string> = {
-  "-f": FROM_FILE, "--file": FROM_FILE, "-E": FROM_FILE, "--exec": FROM_FILE, "-i": FROM_FILE, "--include": FROM_FILE, "-l": FROM_FILE, "--load": FROM_FILE,
-  "-D": "starts the debugger, which runs commands read from its input", "--debug": "starts the debugger, which runs commands read from its input",
+  "-f": FROM_FILE,
+  "--file": FROM_FILE,
+  "-E": FROM_FILE,
+  "--exec": FROM_FILE,
+  "-i": FROM_FILE,
+  "--include": FROM_FILE,
+  "-l": FROM_FILE,
+  "--load": FROM_FILE,
+  "-D": "starts the debugger, which runs commands read from its input",
+  "--debug": "starts the debugger, which runs commands read from its input",
 };
 /** What a `-W` value may be: mawk's options and gawk's flags, each cut short as both allow. */
-const W_SAFE = "version dump help usage interactive posix_space random sprintf lint posix traditional sandbox characters-as-bytes compat copyright non-decimal-data optimize no-optimize re-interval use-lc-numeric bignum csv".split(" ");
+const W_SAFE =
+  "version dump help usage interactive posix_space random sprintf lint posix traditional sandbox characters-as-bytes compat copyright non-decimal-data optimize no-optimize re-interval use-lc-numeric bignum csv".split(
+    " ",
+  );
 /** `-W` names that read a program (`source`) or load one (`exec`, `file`...): mawk's `-W exec FILE` is `-f`. */
 const W_REFUSED = ["exec", "file", "source", "include", "load", "debug"];
 
@@ -68,11 +105,19 @@ function wValueProblem(program: string, value: string): string | undefined {
     const name = (item.split("=")[0] ?? "").replace(/^--/, "");
     const refused = W_REFUSED.filter((full) => full.startsWith(name));
     if (name === "" || refused.length > 0) {
-      const meaning = refused.length === 1 && refused[0] === name ? `-W ${item}` : `-W ${item} (it could mean -W ${refused.join(", -W ") || "anything"})`;
-      const why = refused.includes("source") ? "takes program text this allowlist does not read there; use -e" : refused.includes("debug") ? "could start the debugger, or load a program from a file" : FROM_FILE;
+      const meaning =
+        refused.length === 1 && refused[0] === name
+          ? `-W ${item}`
+          : `-W ${item} (it could mean -W ${refused.join(", -W ") || "anything"})`;
+      const why = refused.includes("source")
+        ? "takes program text this allowlist does not read there; use -e"
+        : refused.includes("debug")
+          ? "could start the debugger, or load a program from a file"
+          : FROM_FILE;
       return `${program} ${meaning} ${why}`;
     }
-    if (!W_SAFE.some((full) => full.startsWith(name))) return `${program} -W ${item} is not an option this allowlist knows`;
+    if (!W_SAFE.some((full) => full.startsWith(name)))
+      return `${program} -W ${item} is not an option this allowlist knows`;
   }
   return undefined;
 }

@@ -18,17 +18,32 @@ import { lexShell, type ShellToken, type Word } from "./shell-words.js";
 export type PolicyVerdict = { allowed: true; commands: string[] } | { allowed: false; reason: string };
 
 /** Shell builtins that only move around or print: always allowed. */
-export const SAFE_BUILTINS: ReadonlySet<string> = new Set(["cd", "pwd", "echo", "printf", "true", "false", "test", "["]);
+export const SAFE_BUILTINS: ReadonlySet<string> = new Set([
+  "cd",
+  "pwd",
+  "echo",
+  "printf",
+  "true",
+  "false",
+  "test",
+  "[",
+]);
 
 /** Builtins that assign variables, evaluate strings or change how later commands resolve. */
 const ASSIGNING_BUILTINS = new Set(
-  "declare typeset local read mapfile readarray export readonly unset let eval source . alias unalias set shopt trap hash enable getopts bind complete compgen compopt fc history".split(" "),
+  "declare typeset local read mapfile readarray export readonly unset let eval source . alias unalias set shopt trap hash enable getopts bind complete compgen compopt fc history".split(
+    " ",
+  ),
 );
 /** Keywords: loops assign (`for PATH in ...`), `[[`/`((` evaluate subscripts, the rest hide commands. */
-const KEYWORDS = new Set("if then else elif fi case esac for select while until do done function time coproc [[ ]] (( ! in".split(" "));
+const KEYWORDS = new Set(
+  "if then else elif fi case esac for select while until do done function time coproc [[ ]] (( ! in".split(" "),
+);
 /** Programs and builtins that run their arguments (or stdin, or a file) as commands. */
 const COMMAND_RUNNERS = new Set(
-  "sh bash dash zsh ksh mksh fish csh tcsh rbash xargs exec setsid sudo su doas runuser setpriv chroot unshare nsenter busybox strace ltrace gdb watch parallel script flock ionice chrt taskset firejail systemd-run vi vim nvim ex ed emacs less more man".split(" "),
+  "sh bash dash zsh ksh mksh fish csh tcsh rbash xargs exec setsid sudo su doas runuser setpriv chroot unshare nsenter busybox strace ltrace gdb watch parallel script flock ionice chrt taskset firejail systemd-run vi vim nvim ex ed emacs less more man".split(
+    " ",
+  ),
 );
 /** Wrappers that run the command given in their arguments, checked like any command. */
 const WRAPPERS: Record<string, (args: Word[]) => { target: Word[] } | { problem: string } | undefined> = {
@@ -67,7 +82,8 @@ function skipOptions(args: Word[], withValue: RegExp, positional: number): { tar
   return { target: args.slice(index + positional) };
 }
 
-const SAFE_REDIRECT = /^(\d?>&\d|\d?>&-|\d?>\s*\/dev\/null|&>\s*\/dev\/null|\d?>>\s*\/dev\/null|&>>\s*\/dev\/null|\d?<\s*\/dev\/null)$/;
+const SAFE_REDIRECT =
+  /^(\d?>&\d|\d?>&-|\d?>\s*\/dev\/null|&>\s*\/dev\/null|\d?>>\s*\/dev\/null|&>>\s*\/dev\/null|\d?<\s*\/dev\/null)$/;
 
 export function checkCommand(line: string, allowed: ReadonlySet<string>): PolicyVerdict {
   if (line.includes("\0")) return { allowed: false, reason: "the command contains a NUL byte" };
@@ -97,7 +113,10 @@ export function checkCommand(line: string, allowed: ReadonlySet<string>): Policy
       current.push(token);
       return undefined;
     }
-    if (token.kind === "redirect") return SAFE_REDIRECT.test(token.text) ? undefined : `redirection "${token.text}" is not allowed; use file.write to write files`;
+    if (token.kind === "redirect")
+      return SAFE_REDIRECT.test(token.text)
+        ? undefined
+        : `redirection "${token.text}" is not allowed; use file.write to write files`;
     if (token.text === ";;" || token.text === ";&") return `unexpected "${token.text}"`;
     if (current.length === 0 && token.text !== "\n") return `unexpected "${token.text.replace("\n", "newline")}"`;
     return finish();
@@ -109,15 +128,18 @@ function checkSimpleCommand(words: Word[], allowed: ReadonlySet<string>, depth: 
   const [nameWord, ...args] = words as [Word, ...Word[]];
   const name = nameWord.text;
   // `a=1`, `PATH+=x`, `a[$(id)]=1`: bash reads these before quote removal.
-  if (/^[A-Za-z_][A-Za-z0-9_]*(\[|\+?=)/.test(nameWord.raw)) return refuse(`assignments (${nameWord.raw.split(/[[+=]/)[0]}=...) are not allowed`);
+  if (/^[A-Za-z_][A-Za-z0-9_]*(\[|\+?=)/.test(nameWord.raw))
+    return refuse(`assignments (${nameWord.raw.split(/[[+=]/)[0]}=...) are not allowed`);
   if (nameWord.dynamic) return refuse(`a command name must be written out (${nameWord.raw} is expanded by bash)`);
   if (name.includes("/")) return refuse(`run commands by name, not by path (${name})`);
-  if (KEYWORDS.has(name)) return refuse(`the shell keyword ${name} cannot be checked (loops assign variables, [[ and (( evaluate)`);
+  if (KEYWORDS.has(name))
+    return refuse(`the shell keyword ${name} cannot be checked (loops assign variables, [[ and (( evaluate)`);
   if (ASSIGNING_BUILTINS.has(name)) return refuse(`${name} assigns variables or evaluates code and is never allowed`);
   if (COMMAND_RUNNERS.has(name)) return refuse(`${name} runs other commands and is never allowed`);
   const builtin = SAFE_BUILTINS.has(name) || name === "command" || name === "builtin";
   if (!builtin && !allowed.has(name)) return refuse(`${name} is not on ALLOWED_COMMANDS`);
-  if (name === "builtin" && args[0] && !SAFE_BUILTINS.has(args[0].text)) return refuse(`builtin ${args[0].text}: only ${[...SAFE_BUILTINS].join(", ")} may be run this way`);
+  if (name === "builtin" && args[0] && !SAFE_BUILTINS.has(args[0].text))
+    return refuse(`builtin ${args[0].text}: only ${[...SAFE_BUILTINS].join(", ")} may be run this way`);
   const wrapper = WRAPPERS[name];
   if (wrapper) {
     const unwrapped = wrapper(args);
@@ -133,7 +155,10 @@ function checkSimpleCommand(words: Word[], allowed: ReadonlySet<string>, depth: 
   if (problem) return refuse(problem);
   if (!INERT_PROGRAMS.has(name) && name !== "printf") {
     const dynamic = args.find((word) => word.dynamic);
-    if (dynamic) return refuse(`${name} takes written-out words only: ${dynamic.raw} is expanded by bash and could become an option; quote it or spell it out`);
+    if (dynamic)
+      return refuse(
+        `${name} takes written-out words only: ${dynamic.raw} is expanded by bash and could become an option; quote it or spell it out`,
+      );
   }
   return { allowed: true, commands: [name] };
 }

@@ -15,7 +15,8 @@ import { inputProblem } from "./script-source.js";
 import type { Word } from "./shell-words.js";
 
 const words = (list: string): string[] => list.split(/\s+/).filter(Boolean);
-const table = (list: string, spec: OptionSpec): Record<string, OptionSpec> => Object.fromEntries(words(list).map((name) => [name, spec]));
+const table = (list: string, spec: OptionSpec): Record<string, OptionSpec> =>
+  Object.fromEntries(words(list).map((name) => [name, spec]));
 
 /** Node 20's options that take a value (integer, string, host:port and list options, and their aliases). */
 const WITH_VALUE = `--heapsnapshot-near-heap-limit --v8-pool-size --secure-heap-min --secure-heap --heap-prof-interval --cpu-prof-interval
@@ -70,7 +71,9 @@ const NODE_GRAMMAR: OptionGrammar = {
   // `--experimental_loader` is `--experimental-loader`; `--no-warnings` turns a flag off.
   normalize: (name) => {
     const dashed = name.startsWith("--") ? `--${name.slice(2).replaceAll("_", "-")}` : name;
-    return dashed.startsWith("--no-") && words(FLAGS).includes(`--${dashed.slice(5)}`) ? `--${dashed.slice(5)}` : dashed;
+    return dashed.startsWith("--no-") && words(FLAGS).includes(`--${dashed.slice(5)}`)
+      ? `--${dashed.slice(5)}`
+      : dashed;
   },
   unknownWithEquals: true,
 };
@@ -78,17 +81,37 @@ const NODE_GRAMMAR: OptionGrammar = {
 const CODE = new Set(["--eval", "-e", "--print", "-p", "-pe"]);
 const MODULE_LOADERS = new Set(["--import", "--require", "-r", "--experimental-loader", "--loader"]);
 /** Files read as configuration that can name code to run (an env file can set NODE_OPTIONS). */
-const CONFIG_FILES = new Set(["--env-file", "--env-file-if-exists", "--snapshot-blob", "--openssl-config", "--experimental-policy", "--build-snapshot-config", "--experimental-sea-config"]);
+const CONFIG_FILES = new Set([
+  "--env-file",
+  "--env-file-if-exists",
+  "--snapshot-blob",
+  "--openssl-config",
+  "--experimental-policy",
+  "--build-snapshot-config",
+  "--experimental-sea-config",
+]);
 const INSPECTOR_OPTIONS = new Set([...words(INSPECTOR), "--inspect-port", "--debug-port", "--inspect-publish-uid"]);
-const STANDALONE = new Set(["--version", "-v", "--help", "-h", "--v8-options", "--completion-bash", "--test", "--prof-process"]);
+const STANDALONE = new Set([
+  "--version",
+  "-v",
+  "--help",
+  "-h",
+  "--v8-options",
+  "--completion-bash",
+  "--test",
+  "--prof-process",
+]);
 
 export function nodeProblem(program: string, args: Word[]): string | undefined {
   const read = readOptions(args, { ...NODE_GRAMMAR, program });
   if ("problem" in read) return read.problem;
   for (const { name, written, value } of read.options) {
-    if (CODE.has(name)) return `${program} ${written} runs code given on the command line; write a script with file.write and run that`;
-    if (name === "--interactive" || name === "-i") return `${program} ${written} starts the REPL, which runs code read from its input`;
-    if (INSPECTOR_OPTIONS.has(name)) return `${program} ${written} opens the inspector, through which whoever reaches its port runs code`;
+    if (CODE.has(name))
+      return `${program} ${written} runs code given on the command line; write a script with file.write and run that`;
+    if (name === "--interactive" || name === "-i")
+      return `${program} ${written} starts the REPL, which runs code read from its input`;
+    if (INSPECTOR_OPTIONS.has(name))
+      return `${program} ${written} opens the inspector, through which whoever reaches its port runs code`;
     if (MODULE_LOADERS.has(name)) {
       const problem = moduleProblem(program, name, value ?? "");
       if (problem) return problem;
@@ -101,9 +124,12 @@ export function nodeProblem(program: string, args: Word[]): string | undefined {
   if (read.endedBy === "--prof-process") return undefined;
   const script = read.operands[0];
   if (script === undefined) {
-    return read.options.some(({ name }) => STANDALONE.has(name)) ? undefined : `${program}: without a script file it runs code piped to it; write a script with file.write and run that`;
+    return read.options.some(({ name }) => STANDALONE.has(name))
+      ? undefined
+      : `${program}: without a script file it runs code piped to it; write a script with file.write and run that`;
   }
-  if (script === "inspect" && read.endedBy === script) return `${program} inspect starts the debugger, which runs commands read from its input`;
+  if (script === "inspect" && read.endedBy === script)
+    return `${program} inspect starts the debugger, which runs commands read from its input`;
   return inputProblem(program, "its script", script);
 }
 

@@ -54,11 +54,18 @@ export function readOptions(args: readonly Word[], grammar: OptionGrammar): Read
   const options: ReadOption[] = [];
   const operands: string[] = [];
   let endedBy: string | undefined;
-  const takeNext = (index: number, spec: OptionSpec, option: string): { values: string[]; index: number } | { problem: string } => {
+  const takeNext = (
+    index: number,
+    spec: OptionSpec,
+    option: string,
+  ): { values: string[]; index: number } | { problem: string } => {
     const values = args.slice(index + 1, index + 1 + (spec.words ?? 1)).map((word) => word.text);
     if (values.length < (spec.words ?? 1)) return { problem: `${grammar.program} ${option} needs a value` };
     const optionLike = values.find((value) => LOOKS_LIKE_OPTION.test(value));
-    if (optionLike) return { problem: `${grammar.program} ${option}'s value ${optionLike} looks like an option; attach the value to the option if it is one` };
+    if (optionLike)
+      return {
+        problem: `${grammar.program} ${option}'s value ${optionLike} looks like an option; attach the value to the option if it is one`,
+      };
     return { values, index: index + values.length };
   };
   for (let index = 0; index < args.length; index += 1) {
@@ -123,7 +130,10 @@ export function readOptions(args: readonly Word[], grammar: OptionGrammar): Read
 }
 
 /** A word read as a whole-word option: undefined when it is a cluster of letters instead. */
-function wholeWordOption(text: string, grammar: OptionGrammar): { name: string; spec: OptionSpec | undefined; attached?: string } | { problem: string } | undefined {
+function wholeWordOption(
+  text: string,
+  grammar: OptionGrammar,
+): { name: string; spec: OptionSpec | undefined; attached?: string } | { problem: string } | undefined {
   const equals = grammar.equals ? text.indexOf("=") : -1;
   const written = equals > 0 ? text.slice(0, equals) : text;
   const attached = equals > 0 ? text.slice(equals + 1) : undefined;
@@ -133,7 +143,8 @@ function wholeWordOption(text: string, grammar: OptionGrammar): { name: string; 
   if (grammar.clusters && !text.startsWith("--")) return undefined;
   if (grammar.prefixes && name.startsWith("--")) {
     const candidates = Object.keys(grammar.long).filter((option) => option.startsWith(name));
-    if (candidates.length > 1) return { problem: `${grammar.program} ${written} is ambiguous (${candidates.join(", ")})` };
+    if (candidates.length > 1)
+      return { problem: `${grammar.program} ${written} is ambiguous (${candidates.join(", ")})` };
     const [only] = candidates;
     if (only) return { name: only, spec: grammar.long[only], ...(attached === undefined ? {} : { attached }) };
   }

@@ -7,7 +7,16 @@
  */
 import { awkProblem } from "./awk-rules.js";
 import { gitProblem } from "./git-rules.js";
-import { bunProblem, interpreterProblem, LUA, PERL, PHP, RSCRIPT, RUBY, type Interpreter } from "./interpreter-rules.js";
+import {
+  bunProblem,
+  interpreterProblem,
+  LUA,
+  PERL,
+  PHP,
+  RSCRIPT,
+  RUBY,
+  type Interpreter,
+} from "./interpreter-rules.js";
 import { nodeProblem } from "./node-rules.js";
 import { pythonProblem } from "./python-rules.js";
 import { sedScriptProblem } from "./sed-script.js";
@@ -38,7 +47,8 @@ function sshRule(name: string, programFlags: string): Rule {
         const value = text.slice(at + 1) || args[index + 1]?.text || "";
         if (programFlags.includes(flag)) return `${name} -${flag} runs a program`;
         if (flag === "F") return `${name} -F reads a config file, which can name programs to run`;
-        if (flag === "o" && SSH_PROGRAM_OPTION.test(value.replace(/^["']/, ""))) return `${name} -o ${value.split(/[= ]/)[0]} runs a local program`;
+        if (flag === "o" && SSH_PROGRAM_OPTION.test(value.replace(/^["']/, "")))
+          return `${name} -o ${value.split(/[= ]/)[0]} runs a local program`;
         break;
       }
     }
@@ -51,8 +61,13 @@ const makeRule: Rule = (args) => {
   for (let index = 0; index < args.length; index += 1) {
     const text = (args[index] as Word).text;
     if (/^(--eval|-E)(=|$)/.test(text)) return `make ${text} runs code given on the command line`;
-    if (/^(-f|--file|--makefile)$/.test(text) && /^(-|\/dev\/stdin|\/proc\/)/.test(args[index + 1]?.text ?? "")) return "make reading a makefile from its input runs code piped to it; write a Makefile with file.write";
-    if (/^[^-][^=]*(!=|=)/.test(text) && (/^[^=]*!=/.test(text) || /\$[({]|^(SHELL|MAKESHELL|\.SHELLFLAGS)[:+?]?=/.test(text))) return `make ${text} runs code given on the command line`;
+    if (/^(-f|--file|--makefile)$/.test(text) && /^(-|\/dev\/stdin|\/proc\/)/.test(args[index + 1]?.text ?? ""))
+      return "make reading a makefile from its input runs code piped to it; write a Makefile with file.write";
+    if (
+      /^[^-][^=]*(!=|=)/.test(text) &&
+      (/^[^=]*!=/.test(text) || /\$[({]|^(SHELL|MAKESHELL|\.SHELLFLAGS)[:+?]?=/.test(text))
+    )
+      return `make ${text} runs code given on the command line`;
   }
   return undefined;
 };
@@ -66,7 +81,8 @@ const sedRule: Rule = (args) => {
   let scriptSeen = false;
   for (let index = 0; index < args.length; index += 1) {
     const text = (args[index] as Word).text;
-    if (/^(-f|--file)(=|$)/.test(text) || /^-[a-zA-Z]*f/.test(text)) return `sed ${text} reads a script from a file, which cannot be checked`;
+    if (/^(-f|--file)(=|$)/.test(text) || /^-[a-zA-Z]*f/.test(text))
+      return `sed ${text} reads a script from a file, which cannot be checked`;
     let script: string | undefined;
     if (text === "-e" || text === "--expression") script = args[(index += 1)]?.text ?? "";
     else if (text.startsWith("--expression=")) script = text.slice(13);
@@ -113,7 +129,10 @@ const testRule: Rule = (args) => {
 };
 
 /** `env` alone prints the (clean) environment; with a command or an assignment it runs or changes one. */
-const envRule: Rule = (args) => (args.every(({ text }) => text === "-0" || text === "--null") ? undefined : "env runs commands or changes the environment; only a bare `env` is allowed");
+const envRule: Rule = (args) =>
+  args.every(({ text }) => text === "-0" || text === "--null")
+    ? undefined
+    : "env runs commands or changes the environment; only a bare `env` is allowed";
 
 /** The rule of each program or builtin that has executing or assigning forms. */
 export const PROGRAM_RULES: Record<string, Rule> = {
@@ -142,7 +161,11 @@ export const PROGRAM_RULES: Record<string, Rule> = {
   Rscript: interpreterRule(RSCRIPT),
   sort: optionRule("sort", /^--compress-program/, "runs a program"),
   split: optionRule("split", /^--filter/, "runs a command"),
-  tar: optionRule("tar", /^--(to-command|checkpoint-action|use-compress-program|info-script|new-volume-script|rsh-command)|^-[a-zA-Z]*[IF]/, "runs a program"),
+  tar: optionRule(
+    "tar",
+    /^--(to-command|checkpoint-action|use-compress-program|info-script|new-volume-script|rsh-command)|^-[a-zA-Z]*[IF]/,
+    "runs a program",
+  ),
   rsync: optionRule("rsync", /^(-e|--rsh|--rsync-path)|^-[a-zA-Z]*e/, "runs a program"),
   zip: optionRule("zip", /^(-T|-TT|--unzip-command)|^-[a-zA-Z]*TT/, "runs a program"),
   wget: optionRule("wget", /^--use-askpass/, "runs a program"),
@@ -169,5 +192,7 @@ export function ruleFor(name: string): Rule | undefined {
  * expansion could become an executing option.
  */
 export const INERT_PROGRAMS: ReadonlySet<string> = new Set(
-  "echo cd pwd true false cat ls head tail wc grep egrep fgrep cut tr uniq nl od xxd hexdump base64 md5sum sha1sum sha256sum sha512sum cksum stat file du df basename dirname realpath readlink mkdir rmdir touch cp mv rm ln chmod tee sleep yes seq date id whoami uname hostname diff cmp comm paste join fold fmt column rev tac expand unexpand truncate mkfifo kill jq gzip gunzip zcat bzip2 bunzip2 xz unxz unzip curl".split(" "),
+  "echo cd pwd true false cat ls head tail wc grep egrep fgrep cut tr uniq nl od xxd hexdump base64 md5sum sha1sum sha256sum sha512sum cksum stat file du df basename dirname realpath readlink mkdir rmdir touch cp mv rm ln chmod tee sleep yes seq date id whoami uname hostname diff cmp comm paste join fold fmt column rev tac expand unexpand truncate mkfifo kill jq gzip gunzip zcat bzip2 bunzip2 xz unxz unzip curl".split(
+    " ",
+  ),
 );

@@ -24,7 +24,14 @@ const PYTHON_GRAMMAR: OptionGrammar = {
     W: { value: "next" },
     X: { value: "next" },
   },
-  long: { "--help": FLAG, "--help-env": FLAG, "--help-xoptions": FLAG, "--help-all": FLAG, "--version": FLAG, "--check-hash-based-pycs": { value: "next" } },
+  long: {
+    "--help": FLAG,
+    "--help-env": FLAG,
+    "--help-xoptions": FLAG,
+    "--help-all": FLAG,
+    "--version": FLAG,
+    "--check-hash-based-pycs": { value: "next" },
+  },
   clusters: true,
   operandEnds: true,
   equals: false,
@@ -32,7 +39,9 @@ const PYTHON_GRAMMAR: OptionGrammar = {
 
 /** `-m` modules whose command line names only data: files to read or write, nothing to run or import. */
 export const PYTHON_DATA_MODULES: ReadonlySet<string> = new Set(
-  "json.tool base64 gzip zipfile tarfile py_compile compileall tokenize ast calendar platform sysconfig site".split(" "),
+  "json.tool base64 gzip zipfile tarfile py_compile compileall tokenize ast calendar platform sysconfig site".split(
+    " ",
+  ),
 );
 
 /** Options after which python prints something and exits, needing no script. */
@@ -42,7 +51,8 @@ export function pythonProblem(program: string, args: Word[]): string | undefined
   const read = readOptions(args, { ...PYTHON_GRAMMAR, program });
   if ("problem" in read) return read.problem;
   for (const { name, value } of read.options) {
-    if (name === "-c") return `${program} -c runs code given on the command line; write a script with file.write and run that`;
+    if (name === "-c")
+      return `${program} -c runs code given on the command line; write a script with file.write and run that`;
     if (name === "-i") return `${program} -i runs code read from its input after the script; run the script alone`;
     if (name === "-m" && !PYTHON_DATA_MODULES.has(value ?? "")) {
       return `${program} -m ${value} is not one of the modules that read only data (${[...PYTHON_DATA_MODULES].join(", ")}): many modules run code from their command line or input; write a script with file.write and run that`;
@@ -51,7 +61,9 @@ export function pythonProblem(program: string, args: Word[]): string | undefined
   if (read.endedBy === "-m") return undefined;
   const script = read.operands[0];
   if (script === undefined) {
-    return read.options.some(({ name }) => STANDALONE.has(name)) ? undefined : `${program}: without a script file it runs code piped to it; write a script with file.write and run that`;
+    return read.options.some(({ name }) => STANDALONE.has(name))
+      ? undefined
+      : `${program}: without a script file it runs code piped to it; write a script with file.write and run that`;
   }
   return inputProblem(program, "its script", script);
 }

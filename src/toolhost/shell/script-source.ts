@@ -14,6 +14,9 @@ export function namesInput(path: string): boolean {
 }
 
 export function inputProblem(program: string, what: string, path: string): string | undefined {
-  if (path === "-") return `${program}: without a script file it runs code piped to it (- is its input); write a script with file.write and run that`;
-  return namesInput(path) ? `${program} would read ${what} from ${path}, which is its input or a device, not a file; write it with file.write and name that file` : undefined;
+  if (path === "-")
+    return `${program}: without a script file it runs code piped to it (- is its input); write a script with file.write and run that`;
+  return namesInput(path)
+    ? `${program} would read ${what} from ${path}, which is its input or a device, not a file; write it with file.write and name that file`
+    : undefined;
 }

@@ -51,7 +51,8 @@ export function sedScriptProblem(script: string): string | undefined {
     index += 1;
     if (command === "e") return "the e command runs a shell command";
     if (command === "{" || command === "}" || SIMPLE.has(command)) {
-      if (command === "q" || command === "Q" || command === "l" || command === "L") while (/[0-9 ]/.test(at())) index += 1;
+      if (command === "q" || command === "Q" || command === "l" || command === "L")
+        while (/[0-9 ]/.test(at())) index += 1;
       continue;
     }
     if (TO_END_OF_LINE.has(command)) {

@@ -102,7 +102,8 @@ export function createShellRunner(launcher: Launcher, options: ShellRunnerOption
   const checkShares = () => {
     if (!options.processShare || overShare.size === 0) return;
     const counts = options.processShare.tasksBelow([...overShare.keys()]);
-    for (const [pid, stopForShare] of overShare) if ((counts.get(pid) ?? 0) > options.processShare.maxTasks) stopForShare();
+    for (const [pid, stopForShare] of overShare)
+      if ((counts.get(pid) ?? 0) > options.processShare.maxTasks) stopForShare();
   };
   const watchShares = (pid: number, stopForShare: () => void) => {
     if (!options.processShare) return;
@@ -150,7 +151,8 @@ export function createShellRunner(launcher: Launcher, options: ShellRunnerOption
         // Both are piped above; the four-entry stdio only loses that in the typings.
         const stdout = child.stdout as Readable;
         const stderr = child.stderr as Readable;
-        const sandboxInit = spec.statusFd === undefined ? undefined : readSandboxInit(child.stdio[spec.statusFd] as Readable);
+        const sandboxInit =
+          spec.statusFd === undefined ? undefined : readSandboxInit(child.stdio[spec.statusFd] as Readable);
         const half = Math.floor(request.maxCaptureBytes / 2);
         const head: Buffer[] = [];
         let headBytes = 0;
@@ -297,7 +299,10 @@ function processStartTime(pid: number): string | undefined {
 }
 
 /** Waits, bounded, until the killed escapees and the sandbox's init (the last of its namespace) are gone. */
-async function settle(escapees: number[], sandboxInit: Promise<ProcessIdentity | undefined> | undefined): Promise<void> {
+async function settle(
+  escapees: number[],
+  sandboxInit: Promise<ProcessIdentity | undefined> | undefined,
+): Promise<void> {
   const waited: ProcessIdentity[] = escapees.flatMap((pid) => {
     const startTime = processStartTime(pid);
     return startTime === undefined ? [] : [{ pid, startTime }];
@@ -306,7 +311,10 @@ async function settle(escapees: number[], sandboxInit: Promise<ProcessIdentity |
   if (init) waited.push(init);
   const deadline = Date.now() + TEARDOWN_LIMIT_MS;
   let alive = waited;
-  while ((alive = alive.filter(({ pid, startTime }) => processStartTime(pid) === startTime)).length > 0 && Date.now() < deadline) {
+  while (
+    (alive = alive.filter(({ pid, startTime }) => processStartTime(pid) === startTime)).length > 0 &&
+    Date.now() < deadline
+  ) {
     await delay(2);
   }
 }

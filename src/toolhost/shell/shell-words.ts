@@ -88,7 +88,12 @@ export function lexShell(line: string): LexResult {
       inWord = true;
     } else if ((char === "<" || char === ">") && next === "(") {
       return { error: "process substitution cannot be checked" };
-    } else if (char === "(" || char === ")" || (char === "{" && !inWord && /[\s;]/.test(next ?? " ")) || (char === "}" && !inWord)) {
+    } else if (
+      char === "(" ||
+      char === ")" ||
+      (char === "{" && !inWord && /[\s;]/.test(next ?? " ")) ||
+      (char === "}" && !inWord)
+    ) {
       return { error: "subshells and command groups cannot be checked" };
     } else if (char === "<" || char === ">" || (char === "&" && next === ">")) {
       const redirect = readRedirect(line, index, /^\d$/.test(raw) ? raw : "");
@@ -103,7 +108,10 @@ export function lexShell(line: string): LexResult {
     } else if (SEPARATORS.has(char)) {
       push();
       let operator = char;
-      if ((char === "|" || char === "&" || char === ";") && (next === char || (char === "|" && next === "&") || (char === ";" && next === "&"))) {
+      if (
+        (char === "|" || char === "&" || char === ";") &&
+        (next === char || (char === "|" && next === "&") || (char === ";" && next === "&"))
+      ) {
         operator += next;
         index += 1;
       }
@@ -118,7 +126,13 @@ export function lexShell(line: string): LexResult {
     } else {
       const rest = line.slice(index + 1);
       // A wildcard, a bracket with its closing `]` in the same word, a brace list or range.
-      if (char === "*" || char === "?" || (char === "[" && /^[^\s;&|<>]*\]/.test(rest)) || (char === "{" && /^[^}]*(,|\.\.)[^}]*\}/.test(rest))) dynamic = true;
+      if (
+        char === "*" ||
+        char === "?" ||
+        (char === "[" && /^[^\s;&|<>]*\]/.test(rest)) ||
+        (char === "{" && /^[^}]*(,|\.\.)[^}]*\}/.test(rest))
+      )
+        dynamic = true;
       text += char;
       raw += char;
       inWord = true;
@@ -131,9 +145,13 @@ export function lexShell(line: string): LexResult {
 /** Refuses the expansions that run code or evaluate subscripts; `$NAME`, `${NAME}`, `$1`, `$?` pass. */
 function checkExpansion(line: string, index: number): string | undefined {
   const next = line[index + 1];
-  if (next === "(") return line[index + 2] === "(" ? "arithmetic expansion cannot be checked" : "command substitution cannot be checked";
+  if (next === "(")
+    return line[index + 2] === "("
+      ? "arithmetic expansion cannot be checked"
+      : "command substitution cannot be checked";
   if (next === "[") return "arithmetic expansion cannot be checked";
-  if (next === "{" && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(line.slice(index))) return "only plain ${NAME} expansions are allowed (no ${NAME[...]}, ${NAME:-...} and the like)";
+  if (next === "{" && !/^\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(line.slice(index)))
+    return "only plain ${NAME} expansions are allowed (no ${NAME[...]}, ${NAME:-...} and the like)";
   return undefined;
 }
 
@@ -141,7 +159,8 @@ function checkExpansion(line: string, index: number): string | undefined {
 function readRedirect(line: string, start: number, fd: string): { text: string; end: number } | { error: string } {
   let index = start;
   let operator = fd;
-  while (index < line.length && /[<>&|]/.test(line[index] as string) && operator.length < fd.length + 3) operator += line[index++] as string;
+  while (index < line.length && /[<>&|]/.test(line[index] as string) && operator.length < fd.length + 3)
+    operator += line[index++] as string;
   while (index < line.length && (line[index] === " " || line[index] === "\t")) index += 1;
   let target = "";
   while (index < line.length && !/[\s;&|<>()]/.test(line[index] as string)) target += line[index++] as string;

@@ -10,7 +10,8 @@
 import { readOptions, type OptionGrammar, type OptionSpec } from "./option-grammar.js";
 import type { Word } from "./shell-words.js";
 
-const spec = (names: string, option: OptionSpec): Record<string, OptionSpec> => Object.fromEntries(names.split(" ").map((name) => [name, option]));
+const spec = (names: string, option: OptionSpec): Record<string, OptionSpec> =>
+  Object.fromEntries(names.split(" ").map((name) => [name, option]));
 
 const SQLITE_GRAMMAR: OptionGrammar = {
   program: "sqlite3",
@@ -20,7 +21,9 @@ const SQLITE_GRAMMAR: OptionGrammar = {
       "-append -ascii -bail -batch -box -column -csv -deserialize -echo -header -noheader -help -html -interactive -json -line -list -markdown -memtrace -nofollow -quote -readonly -safe -stats -table -tabs -version -zip -multiplex -pcachetrace -vfstrace -utf8 -no-utf8 -unsafe-testing -ifexists",
       {},
     ),
-    ...spec("-cmd -init -maxsize -mmap -newline -nonce -nullvalue -separator -vfs -heap -sorterref -escape", { value: "next" }),
+    ...spec("-cmd -init -maxsize -mmap -newline -nonce -nullvalue -separator -vfs -heap -sorterref -escape", {
+      value: "next",
+    }),
     ...spec("-lookaside -pagecache", { value: "next", words: 2 }),
     // `-A ARGS...`: the rest of the line is the archive command's.
     "-A": { ends: true },
@@ -68,8 +71,10 @@ function dotCommandProblem(program: string, command: string): string | undefined
     const [name = "", ...rest] = line.trim().split(/\s+/);
     if (!name.startsWith(".")) continue;
     const typed = name.slice(1);
-    if (typed.length >= 2 && PROGRAM_COMMANDS.some((full) => full.startsWith(typed))) return `${program}: ${name} runs a program`;
-    if (rest.some((argument) => /^["']?\|/.test(argument))) return `${program}: ${name} with | pipes to or from a program`;
+    if (typed.length >= 2 && PROGRAM_COMMANDS.some((full) => full.startsWith(typed)))
+      return `${program}: ${name} runs a program`;
+    if (rest.some((argument) => /^["']?\|/.test(argument)))
+      return `${program}: ${name} with | pipes to or from a program`;
   }
   return undefined;
 }

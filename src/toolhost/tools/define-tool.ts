@@ -62,16 +62,30 @@ export type ToolOutput = { output: string; truncated: boolean };
  * `idempotentHint`: a second identical call changes nothing more; `openWorldHint`: reaches
  * beyond the agent's folders (the network).
  */
-export type ToolHints = { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+export type ToolHints = {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+};
 
 /** Hints of a tool that only reads the agent's folders. */
-export const READS_ONLY: ToolHints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+export const READS_ONLY: ToolHints = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
 
 /**
  * A tool whose deadline the caller chooses through one argument (milliseconds), within
  * the agent's limits; every other tool has the parent's call deadline.
  */
-export type DeadlineSpec = { argument: string; defaultMs(limits: ToolLimits): number; maxMs(limits: ToolLimits): number };
+export type DeadlineSpec = {
+  argument: string;
+  defaultMs(limits: ToolLimits): number;
+  maxMs(limits: ToolLimits): number;
+};
 
 export type Tool = {
   name: string;

@@ -5,7 +5,20 @@
  * a temp file + rename so a reader never sees half a file.
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, closeSync, constants, fstatSync, mkdirSync, openSync, readlinkSync, renameSync, rmSync, writeFileSync, lstatSync, type Stats } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  lstatSync,
+  type Stats,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { pathDescriptor, type PathSandbox } from "../sandbox/path-sandbox.js";
 import { ToolError } from "../tool-error.js";
@@ -81,7 +94,8 @@ function checkedRegularFile(fd: number, input: string): OpenedFile {
  */
 export function atomicWrite(realPath: string, content: string | Buffer, input: string, mode?: number): boolean {
   const existing = lstatOrUndefined(realPath);
-  if (existing?.isSymbolicLink()) throw new ToolError("PATH_NOT_ALLOWED", `${input} is a link; file tools never write through links`);
+  if (existing?.isSymbolicLink())
+    throw new ToolError("PATH_NOT_ALLOWED", `${input} is a link; file tools never write through links`);
   if (existing?.isDirectory()) throw new ToolError("PATH_IS_DIRECTORY", `${input} is a directory`);
   if (existing && !existing.isFile()) throw new ToolError("INVALID_ARGS", `${input} is not a regular file`);
   const folder = dirname(realPath);
@@ -106,7 +120,8 @@ export function atomicWrite(realPath: string, content: string | Buffer, input: s
 
 function createFolders(folder: string, input: string): void {
   const missing: string[] = [];
-  for (let current = folder; lstatOrUndefined(current) === undefined; current = dirname(current)) missing.unshift(current);
+  for (let current = folder; lstatOrUndefined(current) === undefined; current = dirname(current))
+    missing.unshift(current);
   for (const dir of missing) {
     try {
       mkdirSync(dir);

@@ -23,7 +23,10 @@ export const fileEditTool = defineTool({
     let text: string;
     try {
       if (stats.size > context.limits.writeMaxBytes) {
-        throw new ToolError("FILE_TOO_LARGE", `${args.path} is ${stats.size} bytes; file.edit handles at most ${context.limits.writeMaxBytes}`);
+        throw new ToolError(
+          "FILE_TOO_LARGE",
+          `${args.path} is ${stats.size} bytes; file.edit handles at most ${context.limits.writeMaxBytes}`,
+        );
       }
       text = readFileSync(fd, "utf8");
     } finally {
@@ -32,9 +35,14 @@ export const fileEditTool = defineTool({
     const count = text.split(args.old_string).length - 1;
     if (count === 0) throw new ToolError("INVALID_ARGS", `old_string was not found in ${args.path}`);
     if (count > 1 && !args.replace_all) {
-      throw new ToolError("INVALID_ARGS", `old_string matches ${count} times in ${args.path}; add surrounding text to make it unique or set replace_all`);
+      throw new ToolError(
+        "INVALID_ARGS",
+        `old_string matches ${count} times in ${args.path}; add surrounding text to make it unique or set replace_all`,
+      );
     }
-    const updated = args.replace_all ? text.split(args.old_string).join(args.new_string) : text.replace(args.old_string, () => args.new_string);
+    const updated = args.replace_all
+      ? text.split(args.old_string).join(args.new_string)
+      : text.replace(args.old_string, () => args.new_string);
     atomicWrite(resolved.realPath, updated, args.path);
     return { output: `replaced ${count} occurrence${count === 1 ? "" : "s"} in ${args.path}`, truncated: false };
   },

@@ -8,7 +8,8 @@ import { walkTree } from "./walk-tree.js";
 
 export const fileGlobTool = defineTool({
   name: "file.glob",
-  description: "Find files by glob pattern (**, *, ?, {a,b}, [abc]) relative to `path` (default: the working folder). Links are never followed.",
+  description:
+    "Find files by glob pattern (**, *, ?, {a,b}, [abc]) relative to `path` (default: the working folder). Links are never followed.",
   hints: READS_ONLY,
   inputSchema: z.object({ pattern: z.string().min(1).max(500), path: z.string().optional() }).strict(),
   async execute(args, context) {
@@ -22,7 +23,10 @@ export const fileGlobTool = defineTool({
         await budget.pause(context.signal);
         if (entry.type === "dir" || !matches(entry.rel)) continue;
         if (found.length >= context.limits.globMaxResults) {
-          return { output: `${found.join("\n")}\n…[stopped at ${context.limits.globMaxResults} results]`, truncated: true };
+          return {
+            output: `${found.join("\n")}\n…[stopped at ${context.limits.globMaxResults} results]`,
+            truncated: true,
+          };
         }
         found.push(entry.rel);
         if (!budget.collect(entry.rel)) break;

@@ -68,9 +68,14 @@ export const fileGrepTool = defineTool({
       if (budget.stoppedBecause) return stopped(budget.stoppedBecause);
       const notes = [
         ...(skipped > 0 ? [`${skipped} binary or oversized files skipped`] : []),
-        ...(longLines > 0 ? [`${longLines} lines longer than ${regex.maxChars} characters were searched in their first ${regex.maxChars} only`] : []),
+        ...(longLines > 0
+          ? [
+              `${longLines} lines longer than ${regex.maxChars} characters were searched in their first ${regex.maxChars} only`,
+            ]
+          : []),
       ];
-      if (results.length === 0) return { output: `no matches${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`, truncated: false };
+      if (results.length === 0)
+        return { output: `no matches${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`, truncated: false };
       return { output: `${results.join("\n")}${notes.length > 0 ? `\n…[${notes.join("; ")}]` : ""}`, truncated: false };
     });
   },

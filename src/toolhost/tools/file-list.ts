@@ -7,7 +7,8 @@ import { walkTree } from "./walk-tree.js";
 
 export const fileListTool = defineTool({
   name: "file.list",
-  description: "List a folder's entries with type and size. `depth` (default 1, at most 5) descends into subfolders. Links are shown, never followed.",
+  description:
+    "List a folder's entries with type and size. `depth` (default 1, at most 5) descends into subfolders. Links are shown, never followed.",
   hints: READS_ONLY,
   inputSchema: z
     .object({
@@ -17,7 +18,8 @@ export const fileListTool = defineTool({
     .strict(),
   async execute(args, context) {
     return inSearchRoot(args.path, context, async (root) => {
-      if (root.folderFd === undefined) throw new ToolError("NOT_A_DIRECTORY", `${args.path} is not a directory; use file.read`);
+      if (root.folderFd === undefined)
+        throw new ToolError("NOT_A_DIRECTORY", `${args.path} is not a directory; use file.read`);
       const lines: string[] = [];
       let truncated = false;
       const budget = walkBudget(context.limits.outputMaxBytes);
@@ -29,7 +31,8 @@ export const fileListTool = defineTool({
         if (!budget.visit()) break;
         await budget.pause(context.signal);
         const name = entry.type === "dir" ? `${entry.rel}/` : entry.rel;
-        const detail = entry.type === "file" ? `${entry.size}` : entry.type === "link" ? `-> ${entry.target ?? "?"}` : "";
+        const detail =
+          entry.type === "file" ? `${entry.size}` : entry.type === "link" ? `-> ${entry.target ?? "?"}` : "";
         const line = `${entry.type.padEnd(4)} ${name}${detail ? `  ${detail}` : ""}`;
         lines.push(line);
         if (!budget.collect(line)) break;

@@ -34,10 +34,18 @@ export const fileReadTool = defineTool({
       if (first.subarray(0, Math.min(firstCount, BINARY_SNIFF_BYTES)).includes(0)) {
         return { output: `${args.path} is a binary file of ${stats.size} bytes; not shown`, truncated: false };
       }
-      const whole = firstCount < first.length && args.offset === undefined && args.limit === undefined && firstCount <= maxBytes;
+      const whole =
+        firstCount < first.length && args.offset === undefined && args.limit === undefined && firstCount <= maxBytes;
       const { kept, truncated } = whole
         ? { kept: first.subarray(0, firstCount), truncated: false }
-        : collectLines(fd, first.subarray(0, firstCount), firstCount < first.length, args.offset ?? 1, args.limit, maxBytes);
+        : collectLines(
+            fd,
+            first.subarray(0, firstCount),
+            firstCount < first.length,
+            args.offset ?? 1,
+            args.limit,
+            maxBytes,
+          );
       let output = kept.toString("utf8");
       if (output.endsWith("\uFFFD")) output = output.slice(0, -1);
       if (truncated) output += `\n…[truncated at ${maxBytes} bytes of ${stats.size}; read on with offset/limit]`;
@@ -53,7 +61,14 @@ export const fileReadTool = defineTool({
  * Streams the file in chunks and keeps lines [startLine, startLine + limit) up to
  * `maxBytes`: memory stays bounded by the cap whatever the file's size.
  */
-function collectLines(fd: number, first: Buffer, firstIsAll: boolean, startLine: number, limit: number | undefined, maxBytes: number): { kept: Buffer; truncated: boolean } {
+function collectLines(
+  fd: number,
+  first: Buffer,
+  firstIsAll: boolean,
+  startLine: number,
+  limit: number | undefined,
+  maxBytes: number,
+): { kept: Buffer; truncated: boolean } {
   const endLine = limit === undefined ? Number.POSITIVE_INFINITY : startLine + limit - 1;
   const kept: Buffer[] = [];
   let keptBytes = 0;

@@ -30,7 +30,8 @@ export function globToRegExp(pattern: string, label = `glob pattern ${pattern}`)
     else if (char === "[") {
       const end = pattern.indexOf("]", index + 1);
       if (end < 0) source += "\\[";
-      else if (end === index + 1 || (end === index + 2 && pattern[index + 1] === "!")) throw new ToolError("INVALID_ARGS", `${label}: empty [] class`);
+      else if (end === index + 1 || (end === index + 2 && pattern[index + 1] === "!"))
+        throw new ToolError("INVALID_ARGS", `${label}: empty [] class`);
       else {
         const body = pattern.slice(index + 1, end).replace(/\\/g, "\\\\");
         source += `[${body.startsWith("!") ? `^${body.slice(1)}` : body}]`;

@@ -9,7 +9,12 @@ import { mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { INDEX_FILE } from "../../knowledge/library/library-doc.js";
-import { ensureFresh, rebuildIndex, type IndexResult, type LibraryLocale } from "../../knowledge/library/library-index.js";
+import {
+  ensureFresh,
+  rebuildIndex,
+  type IndexResult,
+  type LibraryLocale,
+} from "../../knowledge/library/library-index.js";
 import { createIndexSearcher } from "../../knowledge/library/library-search.js";
 import { isWithin } from "../sandbox/path-sandbox.js";
 import { ToolError } from "../tool-error.js";
@@ -30,7 +35,13 @@ export function createLibraryTools(library: LibrarySettings): Tool[] {
     inputSchema: z
       .object({
         query: z.string().trim().min(1).max(200).describe("Words to look for, Chinese or English"),
-        limit: z.number().int().min(1).max(50).optional().describe(`Most hits to return (default ${DEFAULT_SEARCH_LIMIT})`),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(50)
+          .optional()
+          .describe(`Most hits to return (default ${DEFAULT_SEARCH_LIMIT})`),
       })
       .strict(),
     async execute(args, context) {
@@ -38,9 +49,21 @@ export function createLibraryTools(library: LibrarySettings): Tool[] {
       const fresh = refresh(library, dir);
       const indexPath = join(dir, INDEX_FILE);
       const stats = statSync(indexPath, { bigint: true });
-      const hits = searcher(`${stats.mtimeNs}:${stats.size}:${stats.ino}`, () => readFileSync(indexPath, "utf8"), args.query, args.limit ?? DEFAULT_SEARCH_LIMIT);
-      if (hits.length === 0) return { output: `no document matches "${args.query}" (${fresh.count} documents in ${dir}/${INDEX_FILE})`, truncated: false };
-      const { text, truncated } = headTail([`${hits.length} of ${fresh.count} documents match; folder ${dir}`, ...hits.map((hit) => hit.line)].join("\n"), context.limits.outputMaxBytes);
+      const hits = searcher(
+        `${stats.mtimeNs}:${stats.size}:${stats.ino}`,
+        () => readFileSync(indexPath, "utf8"),
+        args.query,
+        args.limit ?? DEFAULT_SEARCH_LIMIT,
+      );
+      if (hits.length === 0)
+        return {
+          output: `no document matches "${args.query}" (${fresh.count} documents in ${dir}/${INDEX_FILE})`,
+          truncated: false,
+        };
+      const { text, truncated } = headTail(
+        [`${hits.length} of ${fresh.count} documents match; folder ${dir}`, ...hits.map((hit) => hit.line)].join("\n"),
+        context.limits.outputMaxBytes,
+      );
       return { output: text, truncated };
     },
   });
@@ -73,10 +96,19 @@ export function withLibraryRefresh(tool: Tool, library: LibrarySettings): Tool {
       if (written === undefined || !isWithin(dir, written)) return result;
       try {
         const refreshed = written === join(dir, INDEX_FILE) ? rebuildIndex(dir, library) : refresh(library, dir);
-        const note = refreshed.reason === "rebuild" ? `${INDEX_FILE} is generated: your edit was replaced by a rebuild` : `library index updated (${refreshed.count} documents)`;
-        return { ...result, output: `${result.output}; ${refreshed.regenerated ? note : `library index up to date (${refreshed.count} documents)`}` };
+        const note =
+          refreshed.reason === "rebuild"
+            ? `${INDEX_FILE} is generated: your edit was replaced by a rebuild`
+            : `library index updated (${refreshed.count} documents)`;
+        return {
+          ...result,
+          output: `${result.output}; ${refreshed.regenerated ? note : `library index up to date (${refreshed.count} documents)`}`,
+        };
       } catch (error) {
-        return { ...result, output: `${result.output}; the library index could not be refreshed: ${(error as Error).message}` };
+        return {
+          ...result,
+          output: `${result.output}; the library index could not be refreshed: ${(error as Error).message}`,
+        };
       }
     },
   };
@@ -102,10 +134,15 @@ function libraryDir(library: LibrarySettings): string {
     mkdirSync(library.dir, { recursive: true });
     return realpathSync(library.dir);
   } catch (error) {
-    throw new ToolError("PATH_NOT_FOUND", `the experience library ${library.dir} cannot be opened: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new ToolError(
+      "PATH_NOT_FOUND",
+      `the experience library ${library.dir} cannot be opened: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
 }
 
 function describeRefresh(path: string, result: IndexResult): string {
-  return result.regenerated ? `${path} regenerated (${result.reason}): ${result.count} documents` : `${path} is up to date: ${result.count} documents`;
+  return result.regenerated
+    ? `${path} regenerated (${result.reason}): ${result.count} documents`
+    : `${path} is up to date: ${result.count} documents`;
 }

@@ -55,7 +55,10 @@ export function compileLinear(pattern: string, what: string): LinearRegex {
     compiled = RE2JS.compile(pattern);
   } catch (error) {
     const reason = (error as Error).message.replace(/^error parsing regexp: /, "");
-    throw new ToolError("INVALID_ARGS", `${what} is not a valid regular expression (RE2 syntax: no backreferences or lookaround): ${reason}`);
+    throw new ToolError(
+      "INVALID_ARGS",
+      `${what} is not a valid regular expression (RE2 syntax: no backreferences or lookaround): ${reason}`,
+    );
   }
   const instructions = compiled.programSize();
   if (instructions > MAX_PROGRAM_INSTRUCTIONS) throw tooLarge(what, String(instructions));

@@ -6,7 +6,12 @@
 import { z } from "zod";
 
 /** operator.read: one page of a file's bytes; `next` is the offset of the following page, null at the end. */
-export const operatorReadPageSchema = z.object({ size: z.number(), offset: z.number(), next: z.number().nullable(), base64: z.string() });
+export const operatorReadPageSchema = z.object({
+  size: z.number(),
+  offset: z.number(),
+  next: z.number().nullable(),
+  base64: z.string(),
+});
 export type OperatorReadPage = z.infer<typeof operatorReadPageSchema>;
 
 /** operator.stat: one path's entry (links not followed), or the error code that kept it from being looked at. */

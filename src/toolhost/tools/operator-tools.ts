@@ -33,10 +33,21 @@ const json = (value: unknown) => ({ output: JSON.stringify(value), truncated: fa
 export function createOperatorTools(library: LibrarySettings | undefined): Tool[] {
   const read = defineTool({
     name: "operator.read",
-    description: "Read a file's bytes as base64, one page at a time (offset, then the answer's next); a file over maxBytes is refused before it is read.",
+    description:
+      "Read a file's bytes as base64, one page at a time (offset, then the answer's next); a file over maxBytes is refused before it is read.",
     hints: READS_ONLY,
     inputSchema: z
-      .object({ path: z.string(), offset: z.number().int().min(0).optional(), within: within.optional(), maxBytes: z.number().int().min(0).optional().describe("Refuse a file larger than this (its size as opened, so every page checks the file it reads)") })
+      .object({
+        path: z.string(),
+        offset: z.number().int().min(0).optional(),
+        within: within.optional(),
+        maxBytes: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe("Refuse a file larger than this (its size as opened, so every page checks the file it reads)"),
+      })
       .strict(),
     async execute(args, context) {
       const resolved = context.sandbox.resolve(args.path, context.cwd, "read");
@@ -45,7 +56,8 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
       try {
         assertWithin(context, args.within, readlinkSync(`/proc/self/fd/${fd}`), args.path);
         // The size of the file this call opened: one swapped in after a caller's stat, or grown between pages, is caught too.
-        if (args.maxBytes !== undefined && stats.size > args.maxBytes) throw new ToolError("FILE_TOO_LARGE", `${args.path} is ${stats.size} bytes; the limit is ${args.maxBytes}`);
+        if (args.maxBytes !== undefined && stats.size > args.maxBytes)
+          throw new ToolError("FILE_TOO_LARGE", `${args.path} is ${stats.size} bytes; the limit is ${args.maxBytes}`);
         const offset = Math.min(args.offset ?? 0, stats.size);
         const pageBytes = Math.max(3, Math.floor((context.limits.outputMaxBytes - ENVELOPE_BYTES) / 4) * 3);
         const buffer = Buffer.alloc(Math.min(pageBytes, stats.size - offset));
@@ -56,7 +68,12 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
           length += count;
         }
         const end = offset + length;
-        const page: OperatorReadPage = { size: stats.size, offset, next: end < stats.size && length > 0 ? end : null, base64: buffer.subarray(0, length).toString("base64") };
+        const page: OperatorReadPage = {
+          size: stats.size,
+          offset,
+          next: end < stats.size && length > 0 ? end : null,
+          base64: buffer.subarray(0, length).toString("base64"),
+        };
         return json(page);
       } finally {
         closeSync(fd);
@@ -66,12 +83,30 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
 
   const write = defineTool({
     name: "operator.write",
-    description: "Create or replace a file atomically from base64 bytes, with an exact mode when given. Never writes through a link.",
+    description:
+      "Create or replace a file atomically from base64 bytes, with an exact mode when given. Never writes through a link.",
     hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    inputSchema: z.object({ path: z.string(), base64: z.string(), mode: z.number().int().min(0).max(0o777).describe("Permission bits only: no setuid, setgid or sticky").optional(), within: within.optional() }).strict(),
+    inputSchema: z
+      .object({
+        path: z.string(),
+        base64: z.string(),
+        mode: z
+          .number()
+          .int()
+          .min(0)
+          .max(0o777)
+          .describe("Permission bits only: no setuid, setgid or sticky")
+          .optional(),
+        within: within.optional(),
+      })
+      .strict(),
     async execute(args, context) {
       const bytes = Buffer.from(args.base64, "base64");
-      if (bytes.length > context.limits.writeMaxBytes) throw new ToolError("FILE_TOO_LARGE", `content is ${bytes.length} bytes; the maximum is ${context.limits.writeMaxBytes}`);
+      if (bytes.length > context.limits.writeMaxBytes)
+        throw new ToolError(
+          "FILE_TOO_LARGE",
+          `content is ${bytes.length} bytes; the maximum is ${context.limits.writeMaxBytes}`,
+        );
       const resolved = context.sandbox.resolve(args.path, context.cwd, "write");
       assertWithin(context, args.within, resolved.realPath, args.path);
       const created = atomicWrite(resolved.realPath, bytes, args.path, args.mode);
@@ -88,12 +123,16 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
     async execute(args, context) {
       // The name itself is deleted, never what a link points to: resolve the folder, not the name.
       const absolute = resolve(context.cwd, args.path);
-      const target = join(context.sandbox.resolve(dirname(absolute), context.cwd, "write").realPath, basename(absolute));
+      const target = join(
+        context.sandbox.resolve(dirname(absolute), context.cwd, "write").realPath,
+        basename(absolute),
+      );
       context.sandbox.assertInside(target, args.path);
       assertWithin(context, args.within, target, args.path);
       const stats = lstatOrUndefined(target);
       if (!stats) throw new ToolError("PATH_NOT_FOUND", `${args.path} does not exist`);
-      if (stats.isSymbolicLink()) throw new ToolError("PATH_NOT_ALLOWED", `${args.path} is a link; only regular files are deleted`);
+      if (stats.isSymbolicLink())
+        throw new ToolError("PATH_NOT_ALLOWED", `${args.path} is a link; only regular files are deleted`);
       if (!stats.isFile()) throw new ToolError("PATH_NOT_ALLOWED", `${args.path} is not a regular file`);
       try {
         unlinkSync(target);
@@ -106,7 +145,8 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
 
   const move = defineTool({
     name: "operator.move",
-    description: "Move a file or folder to a path that does not exist yet (same file system); missing parent folders are created.",
+    description:
+      "Move a file or folder to a path that does not exist yet (same file system); missing parent folders are created.",
     hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     inputSchema: z.object({ from: z.string(), to: z.string() }).strict(),
     async execute(args, context) {
@@ -128,9 +168,12 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
 
   const stat = defineTool({
     name: "operator.stat",
-    description: "Type, size, mode and modification time of up to 200 paths (links are not followed), with each file's sha256 when asked.",
+    description:
+      "Type, size, mode and modification time of up to 200 paths (links are not followed), with each file's sha256 when asked.",
     hints: READS_ONLY,
-    inputSchema: z.object({ paths: z.array(z.string()).min(1).max(MAX_STAT_PATHS), hash: z.boolean().optional() }).strict(),
+    inputSchema: z
+      .object({ paths: z.array(z.string()).min(1).max(MAX_STAT_PATHS), hash: z.boolean().optional() })
+      .strict(),
     async execute(args, context) {
       const entries: OperatorStat[] = args.paths.map((path) => statOne(path, args.hash === true, context));
       return json(entries);
@@ -140,9 +183,15 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
   if (!library) return [read, write, remove, move, stat];
   const docs = defineTool({
     name: "operator.library-docs",
-    description: "Refresh the experience library's index, then one page of its documents with their frontmatter fields, size and modification time.",
+    description:
+      "Refresh the experience library's index, then one page of its documents with their frontmatter fields, size and modification time.",
     hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    inputSchema: z.object({ offset: z.number().int().min(0).optional(), limit: z.number().int().min(1).max(MAX_DOCS_PAGE).optional() }).strict(),
+    inputSchema: z
+      .object({
+        offset: z.number().int().min(0).optional(),
+        limit: z.number().int().min(1).max(MAX_DOCS_PAGE).optional(),
+      })
+      .strict(),
     async execute(args, context) {
       const dir = context.sandbox.resolve(library.dir, context.cwd, "write").realPath;
       ensureFresh(dir, library);
@@ -166,7 +215,8 @@ export function createOperatorTools(library: LibrarySettings | undefined): Tool[
 function assertWithin(context: ToolContext, folder: string | undefined, realPath: string, input: string): void {
   if (folder === undefined) return;
   const root = context.sandbox.resolve(folder, context.cwd, "read").realPath;
-  if (!isWithin(root, realPath)) throw new ToolError("PATH_NOT_ALLOWED", `${input} lies outside ${folder} (through a link)`);
+  if (!isWithin(root, realPath))
+    throw new ToolError("PATH_NOT_ALLOWED", `${input} lies outside ${folder} (through a link)`);
 }
 
 function statOne(path: string, hash: boolean, context: ToolContext): OperatorStat {

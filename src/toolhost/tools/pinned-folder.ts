@@ -37,7 +37,8 @@ export function openPinnedRoot(sandbox: PathSandbox, realPath: string, input: st
     const opened = readlinkSync(`/proc/self/fd/${fd}`);
     sandbox.assertInside(opened, input);
     // Inside the roots yet not what was resolved: a folder on the way was swapped meanwhile.
-    if (opened !== realPath) throw new ToolError("PATH_NOT_ALLOWED", `${input} changed while it was being opened; try again`);
+    if (opened !== realPath)
+      throw new ToolError("PATH_NOT_ALLOWED", `${input} changed while it was being opened; try again`);
     return fd;
   } catch (error) {
     closeSync(fd);

@@ -47,7 +47,12 @@ export function measurePattern(pattern: string): PatternSize {
     } else if (char === "{" && REPEAT.test(pattern.slice(index, index + 24))) {
       const [text, low, hasComma, high] = REPEAT.exec(pattern.slice(index, index + 24)) as RegExpExecArray;
       // `x{n,}` compiles to n copies and a star; `x{n,m}` to m copies, each optional one with a branch.
-      const count = hasComma === undefined ? Number(low) : high === "" || high === undefined ? Number(low) + 1 : Math.max(Number(low), Number(high));
+      const count =
+        hasComma === undefined
+          ? Number(low)
+          : high === "" || high === undefined
+            ? Number(low) + 1
+            : Math.max(Number(low), Number(high));
       if (largestRepeat === undefined || count > largestRepeat.count) largestRepeat = { count, text };
       const frame = top();
       frame.total += frame.last * (2 * count - 1);

@@ -12,12 +12,21 @@ export function createShellExecTool(allowedCommands: readonly string[], network:
     name: "shell.exec",
     description: `Run a command line with bash in the working folder. Every command of a pipeline or list must be one of: ${[...allowed].sort().join(", ")} (and the builtins ${[...SAFE_BUILTINS].join(", ")}). No command substitution, subshells or file redirections (use file.write). Output is capped (head + tail); nothing started by the command survives it.`,
     hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: network },
-    deadline: { argument: "timeout_ms", defaultMs: (limits) => limits.shellTimeoutMs, maxMs: (limits) => limits.shellMaxTimeoutMs },
+    deadline: {
+      argument: "timeout_ms",
+      defaultMs: (limits) => limits.shellTimeoutMs,
+      maxMs: (limits) => limits.shellMaxTimeoutMs,
+    },
     runsInFolder: true,
     inputSchema: z
       .object({
         command: z.string().min(1).max(10_000),
-        timeout_ms: z.number().int().min(100).optional().describe("Timeout in milliseconds; capped by the configured maximum"),
+        timeout_ms: z
+          .number()
+          .int()
+          .min(100)
+          .optional()
+          .describe("Timeout in milliseconds; capped by the configured maximum"),
       })
       .strict(),
     async execute(args, context) {
@@ -31,13 +40,29 @@ export function createShellExecTool(allowedCommands: readonly string[], network:
         maxCaptureBytes: context.limits.outputMaxBytes,
         signal: context.signal,
       });
-      const { text: body, truncated } = capturedText(result.head, result.tail, result.totalBytes, context.limits.outputMaxBytes);
-      if (result.timedOut) throw new ToolError("TIMEOUT", `the command ran longer than ${timeoutMs} ms and was killed`, body);
+      const { text: body, truncated } = capturedText(
+        result.head,
+        result.tail,
+        result.totalBytes,
+        context.limits.outputMaxBytes,
+      );
+      if (result.timedOut)
+        throw new ToolError("TIMEOUT", `the command ran longer than ${timeoutMs} ms and was killed`, body);
       if (result.cancelled) throw new ToolError("TIMEOUT", "the call was cancelled and the command killed", body);
-      if (result.overProcessShare) throw new ToolError("EXIT_NONZERO", "the command was killed: it started more processes than one call may hold (the agent's other calls need the rest)", body);
-      const flooded = result.flooded ? `\n…[output passed ${context.limits.outputMaxBytes * FLOOD_FACTOR} bytes; the command was killed]` : "";
+      if (result.overProcessShare)
+        throw new ToolError(
+          "EXIT_NONZERO",
+          "the command was killed: it started more processes than one call may hold (the agent's other calls need the rest)",
+          body,
+        );
+      const flooded = result.flooded
+        ? `\n…[output passed ${context.limits.outputMaxBytes * FLOOD_FACTOR} bytes; the command was killed]`
+        : "";
       if (!result.flooded && result.exitCode !== 0) {
-        const how = result.exitCode === null ? `was killed by ${result.signal ?? "a signal"}` : `exited with code ${result.exitCode}`;
+        const how =
+          result.exitCode === null
+            ? `was killed by ${result.signal ?? "a signal"}`
+            : `exited with code ${result.exitCode}`;
         throw new ToolError("EXIT_NONZERO", `the command ${how}`, body);
       }
       return { output: `${body}${flooded}` || "(no output, exit code 0)", truncated: truncated || result.flooded };

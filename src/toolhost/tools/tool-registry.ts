@@ -14,7 +14,12 @@ import { createShellExecTool } from "./shell-exec.js";
  * experience library enabled, its tools come next and writes into it refresh its index; an
  * operator's maintenance child also serves the operator.* tools, last.
  */
-export function createTools(options: { allowedCommands: readonly string[]; network: boolean; library?: LibrarySettings | undefined; operatorTools?: boolean | undefined }): Tool[] {
+export function createTools(options: {
+  allowedCommands: readonly string[];
+  network: boolean;
+  library?: LibrarySettings | undefined;
+  operatorTools?: boolean | undefined;
+}): Tool[] {
   const { library } = options;
   const writing = (tool: Tool) => (library ? withLibraryRefresh(tool, library) : tool);
   return [

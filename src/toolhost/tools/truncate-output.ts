@@ -100,7 +100,12 @@ export function headTail(text: string, maxBytes: number): { text: string; trunca
  * The text of a capture that kept the head and the tail of a command's output
  * (`totalBytes` counts what the command wrote, kept or not), capped like `headTail`.
  */
-export function capturedText(head: Buffer, tail: Buffer, totalBytes: number, maxBytes: number): { text: string; truncated: boolean } {
+export function capturedText(
+  head: Buffer,
+  tail: Buffer,
+  totalBytes: number,
+  maxBytes: number,
+): { text: string; truncated: boolean } {
   const missing = totalBytes - head.length - tail.length;
   if (missing <= 0) return headTail(Buffer.concat([head, tail]).toString("utf8"), maxBytes);
   const text = `${head.toString("utf8").replace(/\uFFFD$/, "")}\n…[${missing} bytes truncated]…\n${tail.toString("utf8").replace(/^\uFFFD/, "")}`;

@@ -34,12 +34,14 @@ export function walkBudget(maxAnswerBytes: number): WalkBudget {
   return {
     visit() {
       visited += 1;
-      if (visited > MAX_VISITED) stoppedBecause ??= `stopped after visiting ${MAX_VISITED} entries; narrow the path or the pattern`;
+      if (visited > MAX_VISITED)
+        stoppedBecause ??= `stopped after visiting ${MAX_VISITED} entries; narrow the path or the pattern`;
       return stoppedBecause === undefined;
     },
     collect(line) {
       bytes += encodedLength(line) + 2;
-      if (bytes > maxAnswerBytes) stoppedBecause ??= `stopped: the answer reached ${maxAnswerBytes} bytes; narrow the path or the pattern`;
+      if (bytes > maxAnswerBytes)
+        stoppedBecause ??= `stopped: the answer reached ${maxAnswerBytes} bytes; narrow the path or the pattern`;
       return stoppedBecause === undefined;
     },
     due() {

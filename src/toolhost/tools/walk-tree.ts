@@ -59,12 +59,19 @@ export function* walkTree(rootFd: number, options: { maxDepth: number; signal?: 
           } catch {
             continue;
           }
-          const type = stats.isSymbolicLink() ? "link" : stats.isDirectory() ? "dir" : stats.isFile() ? "file" : "other";
+          const type = stats.isSymbolicLink()
+            ? "link"
+            : stats.isDirectory()
+              ? "dir"
+              : stats.isFile()
+                ? "file"
+                : "other";
           const rel = pending.rel ? `${pending.rel}/${name}` : name;
           const entry: WalkEntry = { rel, at, type, size: stats.size, depth: pending.depth };
           if (type === "link") entry.target = safeReadlink(at);
           yield entry;
-          if (type === "dir" && pending.depth < options.maxDepth) subfolders.push({ parent: folder, name, rel, depth: pending.depth + 1 });
+          if (type === "dir" && pending.depth < options.maxDepth)
+            subfolders.push({ parent: folder, name, rel, depth: pending.depth + 1 });
         }
         folder.holds += subfolders.length;
         for (const sub of subfolders.reverse()) stack.push(sub);

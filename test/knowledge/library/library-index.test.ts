@@ -1,9 +1,23 @@
 import { spawn } from "node:child_process";
-import { readFileSync, rmSync, statSync, utimesSync, writeFileSync, mkdirSync, symlinkSync, readdirSync } from "node:fs";
+import {
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+  mkdirSync,
+  symlinkSync,
+  readdirSync,
+} from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseLibraryDoc } from "../../../src/knowledge/library/library-doc.js";
-import { ensureFresh, INDEX_HEADERS, indexedFiles, rebuildIndex } from "../../../src/knowledge/library/library-index.js";
+import {
+  ensureFresh,
+  INDEX_HEADERS,
+  indexedFiles,
+  rebuildIndex,
+} from "../../../src/knowledge/library/library-index.js";
 import { REAL_REPO_ROOT, tempDir } from "../../helpers/temp-dir.js";
 
 const zh = { locale: "zh" } as const;
@@ -41,7 +55,8 @@ describe("INDEX.md generation", () => {
   it("one line per document, newest file name first, in the documented shape", () => {
     const dir = library({
       "2026-10-24-mysql-deadlock.md": MYSQL,
-      "2026-10-20-feishu-card-rollback.md": "---\ntitle: 飞书卡片回滚\nkeywords: [飞书, 卡片, 回滚]\nsummary: 先撤回再重发\nlast_verified: 2026-10-20\n---\n",
+      "2026-10-20-feishu-card-rollback.md":
+        "---\ntitle: 飞书卡片回滚\nkeywords: [飞书, 卡片, 回滚]\nsummary: 先撤回再重发\nlast_verified: 2026-10-20\n---\n",
       "2026-11-01-no-frontmatter.md": "just text, no fences\n",
       "notes.md": "not a document name",
       "2026-10-21-has space.md": "not a document name either",
@@ -82,7 +97,8 @@ describe("INDEX.md generation", () => {
 
   it("pipes and newlines inside fields are neutralised: one document is one line", () => {
     const dir = library({
-      "2026-02-02-pipes.md": '---\ntitle: "a | b\\nc"\nkeywords: x|y, 中文 关键词\nsummary: >\n  first line\n  second | line\n---\n',
+      "2026-02-02-pipes.md":
+        '---\ntitle: "a | b\\nc"\nkeywords: x|y, 中文 关键词\nsummary: >\n  first line\n  second | line\n---\n',
     });
     ensureFresh(dir, zh);
     const lines = index(dir).split("\n");
@@ -105,7 +121,9 @@ describe("INDEX.md generation", () => {
     const dir = library({ "2026-10-24-mysql-deadlock.md": MYSQL });
     age(join(dir, "2026-10-24-mysql-deadlock.md"));
     ensureFresh(dir, { locale: "en" });
-    expect(index(dir)).toContain("# Team experience index (generated automatically, do not edit; grep this file to search)\n<!-- count: 1 -->\n");
+    expect(index(dir)).toContain(
+      "# Team experience index (generated automatically, do not edit; grep this file to search)\n<!-- count: 1 -->\n",
+    );
     expect(index(dir)).toContain("| verified 2026-10-24");
     expect(ensureFresh(dir, { locale: "en" }).regenerated).toBe(false);
     expect(ensureFresh(dir, zh)).toMatchObject({ regenerated: true, reason: "header-changed" });
@@ -127,7 +145,10 @@ describe("ensureFresh", () => {
     age(join(dir, "2026-10-24-mysql-deadlock.md"));
     ensureFresh(dir, zh);
     age(join(dir, "INDEX.md"), 30);
-    writeFileSync(join(dir, "2026-10-24-mysql-deadlock.md"), MYSQL.replace("MySQL 死锁排查实录", "MySQL 死锁排查(修订)"));
+    writeFileSync(
+      join(dir, "2026-10-24-mysql-deadlock.md"),
+      MYSQL.replace("MySQL 死锁排查实录", "MySQL 死锁排查(修订)"),
+    );
     expect(ensureFresh(dir, zh)).toMatchObject({ regenerated: true, reason: "document-newer" });
     expect(index(dir)).toContain("MySQL 死锁排查(修订)");
   });
@@ -169,15 +190,29 @@ describe("concurrent regeneration", () => {
   it("four processes rebuilding at once never leave a torn or half-written index", async () => {
     const docs: Record<string, string> = {};
     // Large enough that a write takes several syscalls' worth of time.
-    for (let index = 0; index < 300; index += 1) docs[`2026-05-${String((index % 28) + 1).padStart(2, "0")}-doc-${index}.md`] = `---\ntitle: 文档 ${index}\nkeywords: k${index}, 关键词\nsummary: ${"摘要".repeat(40)}\n---\n`;
+    for (let index = 0; index < 300; index += 1)
+      docs[`2026-05-${String((index % 28) + 1).padStart(2, "0")}-doc-${index}.md`] =
+        `---\ntitle: 文档 ${index}\nkeywords: k${index}, 关键词\nsummary: ${"摘要".repeat(40)}\n---\n`;
     const dir = library(docs);
     ensureFresh(dir, zh);
-    const writers = Array.from({ length: 4 }, () =>
-      new Promise<number>((resolve, reject) => {
-        const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), join(REAL_REPO_ROOT, "test/fixtures/library/regenerate-loop.ts"), dir, "15"], { stdio: ["ignore", "ignore", "inherit"] });
-        child.on("error", reject);
-        child.on("exit", (code) => resolve(code ?? -1));
-      }),
+    const writers = Array.from(
+      { length: 4 },
+      () =>
+        new Promise<number>((resolve, reject) => {
+          const child = spawn(
+            process.execPath,
+            [
+              "--import",
+              import.meta.resolve("tsx"),
+              join(REAL_REPO_ROOT, "test/fixtures/library/regenerate-loop.ts"),
+              dir,
+              "15",
+            ],
+            { stdio: ["ignore", "ignore", "inherit"] },
+          );
+          child.on("error", reject);
+          child.on("exit", (code) => resolve(code ?? -1));
+        }),
     );
     let done = false;
     const finished = Promise.all(writers).finally(() => {
