@@ -71,81 +71,13 @@ export type Orchestrator = {
 };
 
 export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
-  const { store, settings } = options;
   const agents = new Map(options.agents.map((agent) => [agent.id, agent]));
   const queue = new KeyedSerialQueue();
   const inFlight = new Set<Promise<unknown>>();
-  const env: TurnEnv = {
-    options,
-    recordGap: options.recordGap ?? createGapRecorder({ gaps: store.gaps, logger: options.logger }),
-    lastPrompts: new Map<string, PromptManifest>(),
-    promptSources: {
-      layout: options.layout,
-      locale: settings.locale,
-      logger: options.logger,
-      ...(options.rules ? { rules: options.rules } : {}),
-      ...(options.librarySignpost ? { librarySignpost: options.librarySignpost } : {}),
-      ...(options.extraSections ? { extraSections: options.extraSections } : {}),
-      ...(options.now ? { now: options.now } : {}),
-    },
-  };
+  const env = turnEnv(options);
   const commands = commandTable(options, env, agents);
-
-  async function process(message: IncomingMessage, control: TurnControl): Promise<string | undefined> {
-    const agent = agents.get(message.agentId);
-    if (!agent) throw new Error(`no agent "${message.agentId}"`);
-    const newTrace = (options.newTraceId ?? newTraceId)();
-    const sessionKey = `${message.agentId}:${message.channel}:${message.chatId}`;
-    const session = await store.sessions.activeSession(agent.id, message.channel, message.chatId);
-    const command = parseCommand(message.text);
-    const taken = await takeMessage(env, {
-      message,
-      sessionId: session.id,
-      sessionKey,
-      traceId: newTrace,
-      isCommand: command !== undefined,
-    });
-    if (taken.state === "done") return taken.reply;
-    const { traceId, log, userMessageId } = taken;
-    log.info({ chars: message.text.length, command: command?.name }, "message received");
-
-    if (command) {
-      const reply = await runCommand(commands, command, { message, locale: settings.locale, sessionKey });
-      await store.messages.append({
-        sessionId: session.id,
-        role: "assistant",
-        kind: "command",
-        content: reply,
-        traceId,
-      });
-      return reply;
-    }
-
-    const { answer, kind, route }: TurnOutcome = options.model
-      ? await answerWithModel(
-          env,
-          options.model,
-          { agent, message, session, userMessageId, traceId, sessionKey, log },
-          control,
-        )
-      : { kind: "no_model", answer: text(settings.locale, "noModel", { envFile: options.layout.envFile }) };
-    await store.messages.append({ sessionId: session.id, role: "assistant", kind: "chat", content: answer, traceId });
-    log.info({ chars: answer.length }, "answer sent");
-    try {
-      await options.afterTurn?.({
-        message,
-        traceId,
-        sessionId: session.id,
-        sessionKey,
-        kind,
-        ...(route ? { route } : {}),
-        answer,
-      });
-    } catch (error) {
-      log.error({ err: error }, "after-turn work failed");
-    }
-    return answer;
-  }
+  const process = (message: IncomingMessage, control: TurnControl) =>
+    processMessage(env, commands, agents, message, control);
 
   return {
     recordGap: env.recordGap,
@@ -161,6 +93,90 @@ export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
   };
+}
+
+/** What every turn of this orchestrator shares: its options, the gap recorder, the last prompt per chat, the prompt's sources. */
+function turnEnv(options: OrchestratorOptions): TurnEnv {
+  const { store, settings } = options;
+  return {
+    options,
+    recordGap: options.recordGap ?? createGapRecorder({ gaps: store.gaps, logger: options.logger }),
+    lastPrompts: new Map<string, PromptManifest>(),
+    promptSources: {
+      layout: options.layout,
+      locale: settings.locale,
+      logger: options.logger,
+      ...(options.rules ? { rules: options.rules } : {}),
+      ...(options.librarySignpost ? { librarySignpost: options.librarySignpost } : {}),
+      ...(options.extraSections ? { extraSections: options.extraSections } : {}),
+      ...(options.now ? { now: options.now } : {}),
+    },
+  };
+}
+
+/** One message: taken in (or found again), a command answered, or a turn run; the answer stored; the after-turn hooks told. */
+async function processMessage(
+  env: TurnEnv,
+  commands: ReturnType<typeof commandTable>,
+  agents: Map<string, AgentDefinition>,
+  message: IncomingMessage,
+  control: TurnControl,
+): Promise<string | undefined> {
+  const { options } = env;
+  const { store, settings } = options;
+  const agent = agents.get(message.agentId);
+  if (!agent) throw new Error(`no agent "${message.agentId}"`);
+  const newTrace = (options.newTraceId ?? newTraceId)();
+  const sessionKey = `${message.agentId}:${message.channel}:${message.chatId}`;
+  const session = await store.sessions.activeSession(agent.id, message.channel, message.chatId);
+  const command = parseCommand(message.text);
+  const taken = await takeMessage(env, {
+    message,
+    sessionId: session.id,
+    sessionKey,
+    traceId: newTrace,
+    isCommand: command !== undefined,
+  });
+  if (taken.state === "done") return taken.reply;
+  const { traceId, log, userMessageId } = taken;
+  log.info({ chars: message.text.length, command: command?.name }, "message received");
+
+  if (command) {
+    const reply = await runCommand(commands, command, { message, locale: settings.locale, sessionKey });
+    await store.messages.append({
+      sessionId: session.id,
+      role: "assistant",
+      kind: "command",
+      content: reply,
+      traceId,
+    });
+    return reply;
+  }
+
+  const { answer, kind, route }: TurnOutcome = options.model
+    ? await answerWithModel(
+        env,
+        options.model,
+        { agent, message, session, userMessageId, traceId, sessionKey, log },
+        control,
+      )
+    : { kind: "no_model", answer: text(settings.locale, "noModel", { envFile: options.layout.envFile }) };
+  await store.messages.append({ sessionId: session.id, role: "assistant", kind: "chat", content: answer, traceId });
+  log.info({ chars: answer.length }, "answer sent");
+  try {
+    await options.afterTurn?.({
+      message,
+      traceId,
+      sessionId: session.id,
+      sessionKey,
+      kind,
+      ...(route ? { route } : {}),
+      answer,
+    });
+  } catch (error) {
+    log.error({ err: error }, "after-turn work failed");
+  }
+  return answer;
 }
 
 /** The chat commands: the built-in ones, then the operators' (a later one of the same name wins). */

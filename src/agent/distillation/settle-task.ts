@@ -84,28 +84,7 @@ async function distillTask(
   const { store, settings, logger } = options;
   const { task, facts, runBase, source } = input;
   const { outcome, tags } = runBase;
-  // The lessons this task was shown come first among the aliases, so a failure can contradict them.
-  const shown = await lessonsById(options, task.selected);
-  const similar = await similarLessons(options, task.agentId, `${task.userText} ${tags.join(" ")}`, shown);
-  const aliases = aliasLessons([...shown, ...similar]);
-  const injectedIds = new Set(task.arm === "treatment" ? task.selected : []);
-  const messages = await store.messages.byTrace(task.traceId);
-  const transcript = distillTranscript(
-    messages,
-    shown.filter((lesson) => injectedIds.has(lesson.id)).map((lesson) => lesson.summary),
-    task.correction,
-  );
-  const evidence = [
-    ...(task.correction !== undefined
-      ? [`the user's next message corrected the answer: ${task.correction.slice(0, 300)}`]
-      : []),
-    ...(task.feedback
-      ? [
-          `the user's feedback: ${task.feedback.verdict}${task.feedback.text ? ` — ${task.feedback.text.slice(0, 300)}` : ""}`,
-        ]
-      : []),
-    ...(facts.toolCalls.some((call) => !call.ok) ? ["a tool call failed during the task"] : []),
-  ];
+  const { aliases, injectedIds, transcript, evidence } = await distillerInput(options, task, facts, tags);
   beforeDistillerCall?.();
   const reply = await proposeOperations(
     model,
@@ -168,6 +147,34 @@ async function distillTask(
     refused: result.refused.map((refusal) => refusal.reason),
     curated: await curateShown(options, task),
   };
+}
+
+/** What the distiller is shown of a task: the lessons it may name (aliases), the transcript and the evidence of its outcome. */
+async function distillerInput(options: DistillationOptions, task: TaskState, facts: TaskFacts, tags: string[]) {
+  const { store } = options;
+  // The lessons this task was shown come first among the aliases, so a failure can contradict them.
+  const shown = await lessonsById(options, task.selected);
+  const similar = await similarLessons(options, task.agentId, `${task.userText} ${tags.join(" ")}`, shown);
+  const aliases = aliasLessons([...shown, ...similar]);
+  const injectedIds = new Set(task.arm === "treatment" ? task.selected : []);
+  const messages = await store.messages.byTrace(task.traceId);
+  const transcript = distillTranscript(
+    messages,
+    shown.filter((lesson) => injectedIds.has(lesson.id)).map((lesson) => lesson.summary),
+    task.correction,
+  );
+  const evidence = [
+    ...(task.correction !== undefined
+      ? [`the user's next message corrected the answer: ${task.correction.slice(0, 300)}`]
+      : []),
+    ...(task.feedback
+      ? [
+          `the user's feedback: ${task.feedback.verdict}${task.feedback.text ? ` — ${task.feedback.text.slice(0, 300)}` : ""}`,
+        ]
+      : []),
+    ...(facts.toolCalls.some((call) => !call.ok) ? ["a tool call failed during the task"] : []),
+  ];
+  return { aliases, injectedIds, transcript, evidence };
 }
 
 /** The lessons with these ids that still exist, in the order given. */

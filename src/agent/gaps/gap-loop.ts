@@ -6,9 +6,9 @@
  * case the cluster is linked to it. The catalog is reloaded at once, so the draft is
  * routable on the next message. Environment gaps are never drafted.
  */
+import { overlappingSkill } from "./overlapping-skill.js";
 import type { Logger } from "pino";
 import type { SkillCatalog } from "../../knowledge/skill-catalog.js";
-import { overlap, terms } from "../../knowledge/keywords.js";
 import {
   draftSkillName,
   gateDraft,
@@ -17,7 +17,6 @@ import {
   type DraftLocale,
   type DraftWrite,
 } from "../../knowledge/skill-draft.js";
-import type { Skill } from "../../knowledge/skill.js";
 import type { ChatModel } from "../../llm/chat-model.js";
 import type { ClusterStats } from "../../store/gap-clusters-store.js";
 import type { Store } from "../../store/store.js";
@@ -37,9 +36,6 @@ export type DraftOutcome =
 
 /** Turns whose gaps wait for their after-turn evaluation; a turn that died never collects its own. */
 const MAX_PENDING_TURNS = 1_000;
-
-/** How much of a cluster's intent words a skill must cover to count as the same know-how. */
-export const LINK_OVERLAP = 0.6;
 
 export type GapLoop = {
   recordGap: GapRecorder;
@@ -239,15 +235,4 @@ async function draftEvidence(parts: DraftParts, stats: ClusterStats): Promise<Dr
   return evidence;
 }
 
-/** A non-fallback skill whose name and description cover the intent's words. */
-export function overlappingSkill(skills: readonly Skill[], intentKey: string): Skill | undefined {
-  const intentTerms = terms(intentKey.replace(/-/g, " "));
-  if (intentTerms.size === 0) return undefined;
-  let best: { skill: Skill; score: number } | undefined;
-  for (const skill of skills) {
-    if (skill.name === "skill-builder" || skill.status === "deprecated") continue;
-    const score = overlap(intentTerms, terms(`${skill.name.replace(/-/g, " ")} ${skill.description}`));
-    if (score >= LINK_OVERLAP && (!best || score > best.score)) best = { skill, score };
-  }
-  return best?.skill;
-}
+export { LINK_OVERLAP, overlappingSkill } from "./overlapping-skill.js";
