@@ -2,7 +2,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: [".ab/", "dist/", "dist-check/", "node_modules/", "workspace/", "bin/", "test/fixtures/**/*.mjs", "bench/fixtures/**/*.mjs", "eslint.config.js"] },
+  { ignores: [".ab/", "dist/", "dist-check/", "node_modules/", "workspace/", "bin/", "test/fixtures/**/*.mjs", "bench/fixtures/**/*.mjs", "bench/.tmp/", "eslint.config.js"] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
