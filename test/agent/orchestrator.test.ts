@@ -355,7 +355,12 @@ describe("commands", () => {
     await bot.send("notes");
     const context = await bot.send("/context");
     expect(context).toMatch(/^Last turn's prompt \(\d+ characters, skills: write-notes\):/);
-    expect(context).toMatch(/- persona: \d+\n- skills: \d+\n- library-signpost: \d+\n- tool-use: \d+/);
+    expect(context).toMatch(
+      /- persona: \d+ \([^\n]+\)\n- skills: \d+ \([^\n]+\)\n- library-signpost: \d+ \([^\n]+\)\n- tool-use: \d+/,
+    );
+    // Each section says where it comes from and its budget, from the one list that composes the prompt.
+    expect(context).toContain("- skills: ");
+    expect(context).toMatch(/- skills: \d+ \(the routed skills' SKILL\.md bodies[^;]*; at most 2 skills\)/);
     expect(bot.fake.requests).toHaveLength(2);
     expect(existsSync(bot.layout.databaseFile)).toBe(true);
   });

@@ -138,7 +138,13 @@ export async function composePrompt(
 
 /** `/context`'s lines: each section of the last prompt with its size, in the list's order. */
 export function manifestLines(manifest: PromptManifest): string[] {
-  return manifest.sections.map((section) => `- ${section.name}: ${section.chars}`);
+  const specs = new Map(PROMPT_SECTIONS.map((spec) => [spec.name, spec]));
+  const extra = specs.get("extra");
+  return manifest.sections.map((section) => {
+    // A section a producer added under its own name is one of the "extra" ones.
+    const spec = specs.get(section.name) ?? extra;
+    return `- ${section.name}: ${section.chars}${spec ? ` (${spec.source}; ${spec.budget})` : ""}`;
+  });
 }
 
 function readPersona(sources: PromptSources, agent: AgentDefinition): string {
