@@ -9,17 +9,31 @@ import { runChannelsBench } from "./channels-bench.js";
 import { runGapsBench } from "./gaps-bench.js";
 import { runLibraryBench } from "./library-bench.js";
 import { runOrchestratorBench } from "./orchestrator-bench.js";
+import { runReplicasBench } from "./replicas-bench.js";
 import { runBoundaryBench, runToolhostBench } from "./toolhost-bench.js";
 
 const README = join(fileURLToPath(new URL(".", import.meta.url)), "README.md");
 
 const SUITES: Record<string, { title: string; run: () => Promise<string> }> = {
   toolhost: { title: "ToolHost round-trips, throughput, cold start, memory", run: runToolhostBench },
-  boundary: { title: "Sandbox boundary: file tools and shell commands through the jailed child", run: runBoundaryBench },
-  orchestrator: { title: "Orchestrator overhead per message (zero-latency model, one-tool turn)", run: runOrchestratorBench },
+  boundary: {
+    title: "Sandbox boundary: file tools and shell commands through the jailed child",
+    run: runBoundaryBench,
+  },
+  orchestrator: {
+    title: "Orchestrator overhead per message (zero-latency model, one-tool turn)",
+    run: runOrchestratorBench,
+  },
   gaps: { title: "Capability gaps: record and evaluate a cluster at scale", run: runGapsBench },
-  library: { title: "Experience library: INDEX.md regeneration, freshness check, library.search", run: runLibraryBench },
-  channels: { title: "Chat channels end to end (Telegram fake on loopback, zero-latency model)", run: runChannelsBench },
+  library: {
+    title: "Experience library: INDEX.md regeneration, freshness check, library.search",
+    run: runLibraryBench,
+  },
+  channels: {
+    title: "Chat channels end to end (Telegram fake on loopback, zero-latency model)",
+    run: runChannelsBench,
+  },
+  replicas: { title: "Replicas on PostgreSQL: messages/s, 50 chats, zero-latency model", run: runReplicasBench },
 };
 
 const wanted = process.argv.slice(2);
