@@ -74,8 +74,8 @@ export function createGapLoop(options: GapLoopOptions): GapLoop {
     gaps: store.gaps,
     logger,
     canonicalKey: (agentId, intentKey) => canonicalIntentKey(store.clusters, agentId, intentKey, sinceMs()),
-    // The key merge reads the registry then writes it: replicas take turns on it.
-    atomically: (work) => store.transaction(work, { lock: "gap-intent-keys" }),
+    // The key merge reads the agent's registry then writes it: replicas take turns on it, agent by agent.
+    atomically: (agentId, work) => store.transaction(work, { lock: `gap-intent-keys:${agentId}` }),
     onRecorded: (gap) => {
       pending.set(gap.traceId, [...(pending.get(gap.traceId) ?? []), gap]);
       if (pending.size > MAX_PENDING_TURNS) pending.delete(pending.keys().next().value as string);

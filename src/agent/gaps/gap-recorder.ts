@@ -27,8 +27,8 @@ export function createGapRecorder(options: {
   /** Maps a key to the agent's canonical one (similar keys merged); identity by default. */
   canonicalKey?: (agentId: string, intentKey: string) => string | Promise<string>;
   onRecorded?: (gap: RecordedGap) => void;
-  /** Runs the key merge and the insert as one unit (one transaction, one commit). */
-  atomically?: <T>(work: () => Promise<T>) => Promise<T>;
+  /** Runs the key merge and the insert of one agent's gap as one unit (one transaction, one commit). */
+  atomically?: <T>(agentId: string, work: () => Promise<T>) => Promise<T>;
 }): GapRecorder {
   const { gaps, logger } = options;
   return async (event) => {
@@ -41,7 +41,7 @@ export function createGapRecorder(options: {
         const intentKey = (await options.canonicalKey?.(event.agentId, event.intentKey)) ?? event.intentKey;
         return { intentKey, id: await gaps.record({ ...event, intentKey, rawIntentKey: event.intentKey, gapClass }) };
       };
-      const { intentKey, id } = options.atomically ? await options.atomically(store) : await store();
+      const { intentKey, id } = options.atomically ? await options.atomically(event.agentId, store) : await store();
       logger.info(
         { traceId: event.traceId, agentId: event.agentId, gapId: id, reason: event.reason, gapClass, intentKey },
         "capability gap recorded",

@@ -68,7 +68,7 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
     );
   }
 
-  const queries = new Map<string, PostgresQuery>();
+  const queries = new Map<string, PostgresQuery & { name: string }>();
   /** A transaction's connection while it is open: work scheduled inside it that runs after the commit must not reuse the returned connection. */
   type Transaction = { client: pg.PoolClient; open: boolean };
   const context = new AsyncLocalStorage<Transaction>();
@@ -81,15 +81,17 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
   async function query<Row>(sql: string, params?: SqlParams): Promise<pg.QueryResult<Row & pg.QueryResultRow>> {
     let prepared = queries.get(sql);
     if (!prepared) {
-      prepared = toPostgresQuery(sql);
+      // Named: each connection parses and plans a statement once, instead of at every call.
+      prepared = { ...toPostgresQuery(sql), name: `laoding_${queries.size + 1}` };
       queries.set(sql, prepared);
     }
     const values = bindValues(prepared, params, sql);
     const client = openClient();
     try {
+      const statement = { name: prepared.name, text: prepared.text, values };
       return client
-        ? await client.query<Row & pg.QueryResultRow>(prepared.text, values)
-        : await pool.query<Row & pg.QueryResultRow>(prepared.text, values);
+        ? await client.query<Row & pg.QueryResultRow>(statement)
+        : await pool.query<Row & pg.QueryResultRow>(statement);
     } catch (error) {
       throw new StoreError(
         `PostgreSQL at ${label} refused a statement: ${serverWords(error)} (statement: ${sql.replace(/\s+/g, " ").trim().slice(0, 160)})`,
