@@ -37,7 +37,6 @@ import {
   mkdtempSync,
   openSync,
   closeSync,
-  readdirSync,
   readFileSync,
   rmSync,
   writeFileSync,
@@ -49,6 +48,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { isRoutingRequest, routeTo, startFakeOpenAI } from "../test/fakes/openai-server.js";
 import { startFakeTelegram, type FakeTelegram, type TelegramCall } from "../test/fakes/telegram-server.js";
+import { findPostgresBin, runPg, type Server } from "../test/helpers/postgres-global-setup.js";
 import { childrenOf, formatMs, percentile } from "./stats.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -608,31 +608,7 @@ function medianRun(runs: RunResult[]): RunResult {
 
 // ---------------------------------------------------------------- PostgreSQL
 
-type PgServer = { dir: string; bin: string; port: number; asPostgres: boolean };
-
-/** The newest /usr/lib/postgresql/<version>/bin holding initdb and pg_ctl. */
-function findPostgresBin(): string | undefined {
-  const override = process.env.LAODING_POSTGRES_BIN;
-  if (override) return existsSync(join(override, "initdb")) ? override : undefined;
-  const root = "/usr/lib/postgresql";
-  if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root)
-    .filter(
-      (name) =>
-        /^\d+(\.\d+)?$/.test(name) &&
-        existsSync(join(root, name, "bin", "initdb")) &&
-        existsSync(join(root, name, "bin", "pg_ctl")),
-    )
-    .sort((a, b) => Number(b) - Number(a));
-  return versions[0] === undefined ? undefined : join(root, versions[0], "bin");
-}
-
-/** Runs a server program, as the `postgres` user when this process is root (the server refuses root). */
-function runPg(server: Pick<PgServer, "bin" | "asPostgres">, program: string, args: string[]): string {
-  const file = join(server.bin, program);
-  const [command, argv] = server.asPostgres ? ["runuser", ["-u", "postgres", "--", file, ...args]] : [file, args];
-  return execFileSync(command, argv, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 });
-}
+type PgServer = Server;
 
 async function startPostgres(bin: string): Promise<PgServer> {
   const asPostgres = process.getuid?.() === 0;

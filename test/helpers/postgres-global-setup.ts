@@ -42,7 +42,7 @@ export const PASSWORD_ROLE_GROUP = "password_users";
 const DIR_PREFIX = "laoding-pg-";
 const SUPERUSER = "laoding";
 
-type Server = { dir: string; bin: string; port: number; asPostgres: boolean };
+export type Server = { dir: string; bin: string; port: number; asPostgres: boolean };
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   if (process.env.LAODING_SKIP_POSTGRES === "1") {
@@ -90,8 +90,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
 }
 
-/** The newest /usr/lib/postgresql/<version>/bin holding initdb, pg_ctl and postgres. */
-function findPostgresBin(): string | undefined {
+/** The newest /usr/lib/postgresql/<version>/bin holding initdb, pg_ctl and postgres (the bench starts its server with it too). */
+export function findPostgresBin(): string | undefined {
   const override = process.env.LAODING_POSTGRES_BIN;
   if (override) return existsSync(join(override, "initdb")) ? override : undefined;
   const root = "/usr/lib/postgresql";
@@ -108,7 +108,7 @@ function findPostgresBin(): string | undefined {
 }
 
 /** Runs a server program, as the `postgres` user when this process is root (the server refuses root). */
-function runPg(server: Pick<Server, "bin" | "asPostgres">, program: string, args: string[]): string {
+export function runPg(server: Pick<Server, "bin" | "asPostgres">, program: string, args: string[]): string {
   const file = join(server.bin, program);
   const [command, argv] = server.asPostgres ? ["runuser", ["-u", "postgres", "--", file, ...args]] : [file, args];
   return execFileSync(command, argv, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 });
