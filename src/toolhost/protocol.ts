@@ -26,6 +26,16 @@ export const ERROR_CODES = [
   "EXIT_NONZERO",
   "TOOLHOST_UNAVAILABLE",
   "TOOLHOST_CRASHED",
+  /** The egress proxy refused the host (not on the agent's network allow list). */
+  "NETWORK_REFUSED",
+  /** An allowed host could not be reached or answered badly (DNS, connect, TLS, reset). */
+  "NETWORK_FAILED",
+  /** web.fetch got a body it does not turn into text (a PDF, an image, an archive). */
+  "UNSUPPORTED_CONTENT",
+  /** An MCP server of the agent is not running (failed to start, crashed, backing off). */
+  "MCP_UNAVAILABLE",
+  /** An MCP server answered the call with `isError` or a protocol error. */
+  "MCP_TOOL_ERROR",
   "INTERNAL",
 ] as const;
 export type ToolErrorCode = (typeof ERROR_CODES)[number];
@@ -105,6 +115,86 @@ export const toolCallMethod = {
 } as const;
 
 export type ToolInfo = z.infer<typeof toolInfoSchema>;
+
+/** A server name in agents.json `mcpServers`: its tools are named `mcp.<server>.<tool>`. */
+export const MCP_SERVER_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+
+/**
+ * One MCP server of the agent, as the parent sends it after each start of the child
+ * (`mcp.configure`): `$NAME` values already resolved from the bot's environment. It
+ * travels on the protocol, never in the start-up message or the child's environment, and
+ * the child passes `env`/`headers` only to that server and never logs them.
+ */
+export const mcpServerConfigSchema = z.discriminatedUnion("transport", [
+  z
+    .object({
+      name: z.string().regex(MCP_SERVER_NAME),
+      transport: z.literal("stdio"),
+      command: z.string().min(1).max(4096),
+      args: z.array(z.string().max(4096)).max(256),
+      env: z.record(z.string(), z.string()),
+      /** Absolute, inside the agent's working tree; default: the working tree. */
+      cwd: z.string().min(1).max(4096).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      name: z.string().regex(MCP_SERVER_NAME),
+      transport: z.literal("http"),
+      url: z.string().url().max(4096),
+      headers: z.record(z.string(), z.string()),
+    })
+    .strict(),
+]);
+export type McpServerConfig = z.infer<typeof mcpServerConfigSchema>;
+
+export const mcpConfigureMethod = {
+  method: "mcp.configure",
+  params: z
+    .object({
+      servers: z.array(mcpServerConfigSchema).max(64),
+      /** How long a server may take from spawn/connect to its tools list. */
+      startTimeoutMs: z.number().int().positive(),
+      /** Deadline of one MCP tool call unless the parent's call deadline is shorter. */
+      callTimeoutMs: z.number().int().positive(),
+    })
+    .strict(),
+  result: z.object({ ok: z.literal(true) }),
+} as const;
+
+export const MCP_SERVER_STATES = ["idle", "starting", "running", "backoff", "failed", "stopped"] as const;
+
+export const mcpServerStatusSchema = z.object({
+  name: z.string(),
+  transport: z.enum(["stdio", "http"]),
+  state: z.enum(MCP_SERVER_STATES),
+  /** Tools it offers (0 until it has started). */
+  tools: z.array(z.object({ name: z.string(), description: z.string() })),
+  restarts: z.number().int().nonnegative(),
+  /** The last failure, one line, secrets never in it. */
+  lastError: z.string().optional(),
+  /** Epoch ms of the last failure. */
+  lastErrorAt: z.number().optional(),
+});
+export type McpServerStatus = z.infer<typeof mcpServerStatusSchema>;
+
+export const mcpStatusMethod = {
+  method: "mcp.status",
+  params: z.object({}).strict(),
+  result: z.object({ servers: z.array(mcpServerStatusSchema) }),
+} as const;
+
+/** Starts one configured server afresh (apart from the running one), lists its tools, stops it. */
+export const mcpTestMethod = {
+  method: "mcp.test",
+  params: z.object({ server: z.string().regex(MCP_SERVER_NAME) }).strict(),
+  result: z.object({
+    ok: z.boolean(),
+    tools: z.array(z.object({ name: z.string(), description: z.string() })),
+    error: z.string().optional(),
+    durationMs: z.number(),
+  }),
+} as const;
 
 export type MethodDescriptor = { method: string; params: z.ZodType; result: z.ZodType };
 export type ParamsOf<M extends MethodDescriptor> = z.input<M["params"]>;

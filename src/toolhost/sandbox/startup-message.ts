@@ -59,7 +59,15 @@ export const toolhostStartupSchema = z
     /** How shell commands run: in a nested bubblewrap per command, or directly. */
     commandSandbox: z.enum(["bwrap", "none"]),
     bwrapPath: absolutePath,
+    /** The host's network, shared (agents.json `"network": true`). */
     network: z.boolean(),
+    /**
+     * agents.json `"network": { "allow": [...] }`: the jail keeps its own empty network
+     * namespace and the only way out is the bot's egress proxy, a Unix socket at this path
+     * (bound into the jail at the same path). The child forwards 127.0.0.1:<port> to it
+     * and gives commands HTTP_PROXY/HTTPS_PROXY/ALL_PROXY. Never set with `network: true`.
+     */
+    egress: z.object({ socketPath: absolutePath }).strict().optional(),
     tmpSizeBytes: positiveInt,
     /** RLIMIT_DATA of every shell command. */
     memoryLimitBytes: positiveInt,
