@@ -19,6 +19,8 @@ import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import {
   failure,
+  mcpStatusMethod,
+  mcpTestMethod,
   pingMethod,
   toolCallMethod,
   toolListMethod,
@@ -142,9 +144,27 @@ export class ToolhostClient {
     return connection.request(pingMethod, {}, { timeoutMs });
   }
 
-  /** The child's tools; cached per child generation. */
-  async listTools(): Promise<ToolInfo[]> {
+  /**
+   * The child's tools; cached per child generation. `refresh` asks the child again (once
+   * per turn): its MCP servers' tools come and go (`tools/list_changed`, a crash, a start).
+   */
+  async listTools(options: { refresh?: boolean } = {}): Promise<ToolInfo[]> {
+    if (options.refresh) return this.fetchTools(true);
     return this.knownTools() ?? this.fetchTools();
+  }
+
+  /** The agent's MCP servers as the running child sees them; undefined while no child runs (none is started for this). */
+  async mcpStatus(timeoutMs = 5_000): Promise<ResultOf<typeof mcpStatusMethod> | undefined> {
+    const { supervisor } = this.options;
+    if (supervisor.state !== "running") return undefined;
+    const connection = await supervisor.ready();
+    return connection.request(mcpStatusMethod, {}, { timeoutMs });
+  }
+
+  /** Starts one of the agent's MCP servers afresh, lists its tools and stops it (`laoding mcp test`). */
+  async mcpTest(server: string, timeoutMs: number): Promise<ResultOf<typeof mcpTestMethod>> {
+    const connection = await this.options.supervisor.ready();
+    return connection.request(mcpTestMethod, { server }, { timeoutMs });
   }
 
   /** The running child's list when it is at hand: every call asks for its tool's hints, most without waiting. */
@@ -155,10 +175,10 @@ export class ToolhostClient {
       : undefined;
   }
 
-  private async fetchTools(): Promise<ToolInfo[]> {
+  private async fetchTools(refresh = false): Promise<ToolInfo[]> {
     const connection = await this.options.supervisor.readyAfterRestart(this.options.callTimeoutMs);
     const generation = this.options.supervisor.generation;
-    if (this.toolsCache?.generation === generation) return this.toolsCache.tools;
+    if (!refresh && this.toolsCache?.generation === generation) return this.toolsCache.tools;
     const { tools } = await connection.request(toolListMethod, {}, { timeoutMs: this.options.callTimeoutMs });
     this.toolsCache = { generation, tools };
     return tools;
