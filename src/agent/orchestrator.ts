@@ -43,6 +43,8 @@ export type OrchestratorOptions = {
     turnTimeoutMs?: number;
     /** Where the model lives, for the words of an unreachable-model answer. */
     modelBaseUrl?: string;
+    /** MCP_MAX_TOOLS_PER_AGENT; default the variables table's. */
+    mcpMaxTools?: number;
   };
   logger: Logger;
   /** Always-on rules of an agent (distillation adds them). */

@@ -6,6 +6,7 @@ import { readFileSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { z } from "zod";
 import { describeIssues } from "../validation/describe-issues.js";
+import { mcpServersSchema, networkSchema, referencedNames } from "./agent-reach.js";
 import { ConfigError, jsonErrorLocation, locateJsonPath } from "./config-error.js";
 import { writeConfigFileAtomic } from "./env-file.js";
 
@@ -57,8 +58,10 @@ export const agentSchema = z
         message: "must be a file inside bot_context/ (a relative path without ..), such as soul.md",
       })
       .optional(),
-    /** Whether the agent's shell commands may use the network. */
-    network: z.boolean().default(false),
+    /** What the agent's commands and tools may reach: nothing, the host's network, or an allow list through the egress proxy (agent-reach.ts). */
+    network: networkSchema,
+    /** MCP servers whose tools join the agent's (`mcp.<server>.<tool>`), in Claude Desktop's shape. */
+    mcpServers: mcpServersSchema,
     /** Whether the team experience library is enabled (a run-time override in agent_settings wins). */
     experienceLibrary: z.boolean().default(true),
     /** Extra folders only this agent may write (relative to the workspace); ALLOWED_DIRS are read-only for all. */
@@ -137,12 +140,18 @@ export function parseAgents(text: string, origin: string): AgentDefinition[] {
   return agents;
 }
 
-/** The env variable names agents.json declares for bot credentials (they are not typos). */
+/** The env variable names agents.json declares for bot credentials and MCP servers' `$NAME`s (they are not typos). */
 export function declaredCredentialNames(agents: AgentDefinition[]): string[] {
   return agents.flatMap((agent) => [
     ...(agent.telegram ? [agent.telegram.tokenEnv] : []),
     ...(agent.feishu ? [agent.feishu.appIdEnv, agent.feishu.appSecretEnv] : []),
+    ...mcpReferences(agent),
   ]);
+}
+
+/** The variables an agent's MCP servers name as `$NAME`: secrets, passed only to that server. */
+export function mcpReferences(agent: AgentDefinition): string[] {
+  return Object.values(agent.mcpServers).flatMap((server) => referencedNames(server));
 }
 
 export function readAgentsFile(path: string): AgentDefinition[] {

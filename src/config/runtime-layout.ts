@@ -36,6 +36,8 @@ export type RuntimeLayout = {
   workRoot: string;
   /** The link in every session folder to the agent's experience library (LIBRARY_LINK_NAME). */
   libraryLinkName: string;
+  /** EGRESS_HOSTS resolved against the workspace (the egress proxy's trusted name mapping), when set. */
+  egressHostsFile: string | undefined;
   /** ALLOWED_DIRS resolved against the workspace, without duplicates. */
   extraAllowedDirs: string[];
   /** ALLOWED_COMMANDS as the operator set it, without duplicates: nothing is ever added behind their back. */
@@ -65,6 +67,8 @@ export function createRuntimeLayout(workspaceDir: string, config: Config): Runti
     agentsPrivateRoot,
     workRoot,
     libraryLinkName: config.LIBRARY_LINK_NAME,
+    egressHostsFile:
+      config.EGRESS_HOSTS === undefined ? undefined : resolveInWorkspace(workspaceDir, config.EGRESS_HOSTS),
     extraAllowedDirs: unique(config.ALLOWED_DIRS.map((dir) => resolveInWorkspace(workspaceDir, dir))),
     allowedCommands: unique(config.ALLOWED_COMMANDS),
     agentTrees(agentId) {

@@ -113,6 +113,24 @@ export const VARIABLES = {
     group: "Tools",
     doc: "Extra folders every agent may read (read-only for all agents; a folder one agent may write is its `writableDirs` in agents.json).",
   },
+  EGRESS_HOSTS: {
+    schema: optionalText(),
+    expected: "a path to a hosts-format file (relative to the workspace)",
+    group: "Tools",
+    doc: "Names the egress proxy resolves from this file instead of DNS (`<address> <name> [<name>...]` per line, # comments). A name mapped here is trusted to its address, even a loopback or private one, so this is how an agent's allow list reaches an internal host of a split-horizon network, and how tests name loopback servers (docs/network.md).",
+  },
+  MCP_MAX_TOOLS_PER_AGENT: {
+    ...bounded("a number of tools", 0, 500),
+    defaultValue: "40",
+    group: "Tools",
+    doc: "Most MCP server tools offered to the model in one request (built-in tools are not counted): those the routed skills name in `allowed-tools` first, then the rest in server order.",
+  },
+  MCP_START_TIMEOUT_MS: {
+    ...bounded("milliseconds", 1_000, 600_000),
+    defaultValue: "30000",
+    group: "Tools",
+    doc: "How long an MCP server may take from its start to its tools list; one that takes longer is marked failed and tried again later with back-off.",
+  },
   ALLOWED_COMMANDS: {
     schema: list(),
     expected: "a comma-separated list of command names",

@@ -30,6 +30,8 @@ const skillFrontmatter = z.object({
   intent_key: z.string().max(100).optional(),
   created: z.string().max(40).optional(),
   last_verified: z.string().max(40).optional(),
+  /** Agent Skills' `allowed-tools`: tool names (space- or comma-separated, `*` wildcards) the skill uses; MCP tools named here are offered first. */
+  "allowed-tools": z.string().max(2000).optional(),
 });
 
 export type Skill = {
@@ -40,6 +42,8 @@ export type Skill = {
   intentKey?: string;
   created?: string;
   lastVerified?: string;
+  /** Tools it names in `allowed-tools` (`mcp.github.*`, `shell.exec`). */
+  allowedTools?: string[];
   /** The markdown body after the frontmatter. */
   body: string;
   path: string;
@@ -96,6 +100,8 @@ export function parseSkillText(text: string, path: string, source: Skill["source
   if (result.data.intent_key) skill.intentKey = result.data.intent_key;
   if (result.data.created) skill.created = result.data.created;
   if (result.data.last_verified) skill.lastVerified = result.data.last_verified;
+  const allowedTools = result.data["allowed-tools"]?.split(/[\s,]+/).filter((name) => name.length > 0);
+  if (allowedTools && allowedTools.length > 0) skill.allowedTools = allowedTools;
   return { ok: true, value: skill };
 }
 

@@ -20,6 +20,8 @@ export const zh: Record<TextKey, string> = {
   noContext: "这个对话还没有发给模型的内容。",
   contextHeader: "上一轮的提示词（{total} 字符，{skills}）：",
   contextSkills: "技能：{skills}",
+  contextMcpUnavailable: "MCP 服务 {server} 不可用（{state}）：{reason}；它启动之前，它的工具不会提供给模型。",
+  contextMcpLeftOut: "有 {count} 个 MCP 工具没有放进请求（MCP_MAX_TOOLS_PER_AGENT）。",
   feedbackUsage: "用法：/feedback good|bad [说明]，评价我上一个回答。",
   feedbackNothing: "这个对话里还没有可以评价的回答。",
   feedbackThanks: "谢谢，已记录你对上一个回答的评价。",

@@ -2,9 +2,9 @@
  * Every secret value a loaded configuration holds, for the redactor: the variables marked
  * `secret` in the table (bot tokens, app secrets, LLM_API_KEY, ADMIN_TOKEN, webhook
  * secrets) and the bot credentials agents.json names by variable (`tokenEnv`,
- * `appSecretEnv`). App ids are not secrets: Feishu shows them to anyone in the app.
+ * `appSecretEnv`) and the `$NAME`s of MCP servers' env, args, URLs and headers. App ids are not secrets: Feishu shows them to anyone in the app.
  */
-import type { AgentDefinition } from "../config/agents.js";
+import { mcpReferences, type AgentDefinition } from "../config/agents.js";
 import type { LoadedConfig } from "../config/load-config.js";
 import { SECRET_VARIABLES } from "../config/variables.js";
 
@@ -19,6 +19,7 @@ export function configuredSecrets(
   const named = agents.flatMap((agent) => [
     ...(agent.telegram ? [agent.telegram.tokenEnv] : []),
     ...(agent.feishu ? [agent.feishu.appSecretEnv] : []),
+    ...mcpReferences(agent),
   ]);
   // Values are used trimmed (chat-bots.ts); the raw value may carry the spaces of an env file.
   const fromAgents = named.flatMap((name) => {

@@ -31,6 +31,7 @@ import { startReplica, type Replica } from "../replica/replica.js";
 import { recordRunningBot } from "./bot-pid-file.js";
 import { createLibrarySwitch } from "./library-switch.js";
 import { prepareToolhostLaunches, type AgentLaunch, type ToolhostLaunches } from "./toolhost-launch.js";
+import type { AgentReach } from "./agent-reach.js";
 import { createToolhostPool } from "./toolhost-pool-factory.js";
 import { writeDraftThroughToolhost } from "./draft-through-toolhost.js";
 
@@ -56,6 +57,8 @@ export type BotRuntimeOptions = {
   cliEntry: string;
   /** How each agent's toolhost runs; prepared (and probed) here when not given. */
   launches?: ToolhostLaunches;
+  /** The agents' egress proxy and MCP servers (runtime/agent-reach.ts), given to the launches; closed with the runtime. */
+  reach?: AgentReach;
   clock?: Clock;
   /** Tests and benchmarks inject a model; otherwise it comes from LLM_* settings. */
   model?: ChatModel;
@@ -130,7 +133,13 @@ function assembleRuntime(
   libraryEnabled: (agent: AgentDefinition) => boolean,
 ): BotRuntime {
   const { config } = options.loaded;
-  const launchSetup = { config, layout: options.layout, cliEntry: options.cliEntry, libraryEnabled };
+  const launchSetup = {
+    config,
+    layout: options.layout,
+    cliEntry: options.cliEntry,
+    libraryEnabled,
+    ...(options.reach ? { reach: options.reach } : {}),
+  };
   const launches = options.launches ?? prepareToolhostLaunches({ ...launchSetup, agents: options.agents });
   const toolhosts = createToolhostPool({
     config,
@@ -318,6 +327,7 @@ function assembleRuntime(
       contextBudgetChars: config.CONTEXT_CHAR_BUDGET,
       locale: config.BOT_LOCALE,
       turnTimeoutMs: config.TURN_TIMEOUT_MS,
+      mcpMaxTools: config.MCP_MAX_TOOLS_PER_AGENT,
       ...(config.LLM_BASE_URL ? { modelBaseUrl: config.LLM_BASE_URL } : {}),
     },
     logger: options.logger,
@@ -363,6 +373,7 @@ function assembleRuntime(
         await orchestrator.idle();
         await distillation?.idle();
         await toolhosts.stopAll();
+        await options.reach?.close();
         await Promise.all(recording);
         await replica.stop();
         await store.close();

@@ -14,7 +14,8 @@ import { INDEX_FILE } from "../knowledge/library/library-doc.js";
 import type { Logger } from "../log/logger.js";
 import type { Store } from "../store/store.js";
 import { operatorFiles, type OperatorFiles } from "./operator-files.js";
-import { prepareToolhostLaunches, type ToolhostLaunches } from "./toolhost-launch.js";
+import type { ToolhostClient } from "../toolhost/client/toolhost-client.js";
+import { prepareToolhostLaunches, type LaunchReach, type ToolhostLaunches } from "./toolhost-launch.js";
 import { createToolhostPool } from "./toolhost-pool-factory.js";
 
 export type LibraryMaintenance = {
@@ -29,6 +30,8 @@ export type LibraryMaintenance = {
 
 export type MaintenancePool = {
   agent(agentId: string): LibraryMaintenance;
+  /** The agent's maintenance child itself (`laoding mcp test`): started on first use, with the agent's MCP servers when `reach` was given. */
+  client(agentId: string): ToolhostClient;
   /** How the children run ("none" when any agent runs without the OS sandbox). */
   sandbox: ToolhostLaunches["mode"];
   close(): Promise<void>;
@@ -44,6 +47,8 @@ export type MaintenanceOptions = {
   onWarning: (warning: string) => void;
   /** Where the children's own log lines go (the log file while a one-shot command prints its result); default the bot's stderr. */
   childStderr?: () => number;
+  /** The agents' egress and MCP servers (runtime/agent-reach.ts); without it the children reach no network and run no MCP server. */
+  reach?: LaunchReach;
 };
 
 export function openMaintenancePool(options: MaintenanceOptions): MaintenancePool {
@@ -54,6 +59,7 @@ export function openMaintenancePool(options: MaintenanceOptions): MaintenancePoo
     cliEntry: options.cliEntry,
     libraryEnabled: () => true,
     operatorTools: true,
+    ...(options.reach ? { reach: options.reach } : {}),
   });
   for (const warning of launches.warnings) options.onWarning(warning);
   const pool = createToolhostPool({
@@ -66,6 +72,10 @@ export function openMaintenancePool(options: MaintenanceOptions): MaintenancePoo
   const known = new Map<string, LibraryMaintenance>();
   return {
     sandbox: launches.mode,
+    client(agentId) {
+      if (!launches.agents.has(agentId)) throw new Error(`no agent "${agentId}"`);
+      return pool.client(agentId);
+    },
     agent(agentId) {
       const existing = known.get(agentId);
       if (existing) return existing;

@@ -45,6 +45,7 @@ import {
 import { bwrapCommandArgs, commandNamespacesArgs } from "../toolhost/sandbox/command-launchers.js";
 import type { SandboxRoot } from "../toolhost/sandbox/path-sandbox.js";
 import type { ToolhostStartup } from "../toolhost/sandbox/startup-message.js";
+import type { mcpConfigureMethod, ParamsOf } from "../toolhost/protocol.js";
 import { DEFAULT_TOOL_LIMITS } from "../toolhost/tools/define-tool.js";
 
 /** Why an agent's sandbox cannot start (`problem`) and what to do about it (`fix`); the message says both. */
@@ -72,6 +73,8 @@ export type AgentLaunch = {
   cgroup?: AgentCgroup;
   startup: ToolhostStartup;
   launch: ChildLaunch;
+  /** The agent's MCP servers, sent to each new child (`mcp.configure`); their `$NAME`s resolved. */
+  mcp?: McpConfigureParams;
 };
 
 export type ToolhostLaunches = {
@@ -102,6 +105,19 @@ export type LaunchSetup = {
   localOperatorOnly?: boolean;
   /** Where the cgroup hierarchies are (tests); default read from /proc/self/mountinfo. */
   cgroups?: CgroupHierarchies | null;
+  /**
+   * The agents' reach (runtime/agent-reach.ts): the egress proxy's socket of an agent with an
+   * allow list, and its MCP servers. Without it, an allow list reaches nothing and no MCP
+   * server runs (commands that never chat: `laoding share`).
+   */
+  reach?: LaunchReach;
+};
+
+export type McpConfigureParams = ParamsOf<typeof mcpConfigureMethod>;
+
+export type LaunchReach = {
+  egressSocket(agentId: string): string | undefined;
+  mcp(agentId: string): McpConfigureParams | undefined;
 };
 
 /** Labels of the operator's folders (their modes are the operator's, not the agent's). */
@@ -137,6 +153,7 @@ export function toolhostStartupFor(
   agent: AgentDefinition,
   commandSandbox: "bwrap" | "none",
   libraryEnabled = agent.experienceLibrary,
+  egressSocket?: string,
 ): ToolhostStartup {
   const trees = layout.agentTrees(agent.id);
   return {
@@ -154,7 +171,8 @@ export function toolhostStartupFor(
     },
     commandSandbox,
     bwrapPath: config.TOOLHOST_BWRAP_PATH,
-    network: agent.network,
+    network: agent.network === true,
+    ...(egressSocket !== undefined && typeof agent.network === "object" ? { egress: { socketPath: egressSocket } } : {}),
     tmpSizeBytes: config.TOOLHOST_TMP_SIZE_MB * 1024 * 1024,
     memoryLimitBytes: config.TOOLHOST_MEMORY_LIMIT_MB * 1024 * 1024,
     tasksPerCall: tasksPerCall(config.TOOLHOST_NPROC_LIMIT, config.TOOLHOST_CONCURRENCY),
@@ -260,6 +278,7 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
             ),
           };
     const cgroup = groupFor(agent.id);
+    const mcp = setup.reach?.mcp(agent.id);
     const plan = (
       mode: "bwrap" | "none",
       jail: boolean,
@@ -272,6 +291,7 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
         agent,
         mode,
         setup.libraryEnabled?.(agent) ?? agent.experienceLibrary,
+        setup.reach?.egressSocket(agent.id),
       );
       const startup = {
         ...planned,
@@ -296,6 +316,7 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
         ...(cgroup ? { cgroup } : {}),
         startup,
         launch: planChildLaunch(options),
+        ...(mcp ? { mcp } : {}),
       };
     };
     agents.set(

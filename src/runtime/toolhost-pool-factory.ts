@@ -3,6 +3,7 @@ import type { Config } from "../config/load-config.js";
 import type { Logger } from "../log/logger.js";
 import type { Store } from "../store/store.js";
 import { DEFAULT_START_TIMEOUT_MS, DEFAULT_STOP_GRACE_MS, ToolhostPool } from "../toolhost/client/toolhost-pool.js";
+import { mcpConfigureMethod } from "../toolhost/protocol.js";
 import { spawnToolhostChild, type ToolhostLaunches } from "./toolhost-launch.js";
 
 export function createToolhostPool(options: {
@@ -38,6 +39,10 @@ export function createToolhostPool(options: {
       return spawnToolhostChild(launch, ["pipe", "pipe", options.childStderr?.() ?? "inherit"]);
     },
     logger: options.logger,
+    initialize: async (agentId, connection) => {
+      const mcp = options.launches.agents.get(agentId)?.mcp;
+      if (mcp) await connection.request(mcpConfigureMethod, mcp, { timeoutMs: DEFAULT_START_TIMEOUT_MS });
+    },
     recordCall: (audit) => options.store.toolCalls.record(audit),
   });
 }

@@ -49,9 +49,13 @@ export function builtinCommands(options: {
         const manifest = options.lastPrompt(sessionKey);
         if (!manifest) return text(locale, "noContext");
         const skills = text(locale, "contextSkills", { skills: manifest.skills.join(", ") || "-" });
-        return [text(locale, "contextHeader", { total: manifest.totalChars, skills }), ...manifestLines(manifest)].join(
-          "\n",
-        );
+        const tools = manifest.tools;
+        return [
+          text(locale, "contextHeader", { total: manifest.totalChars, skills }),
+          ...manifestLines(manifest),
+          ...(tools?.mcpUnavailable ?? []).map((server) => text(locale, "contextMcpUnavailable", server)),
+          ...(tools && tools.mcpLeftOut > 0 ? [text(locale, "contextMcpLeftOut", { count: tools.mcpLeftOut })] : []),
+        ].join("\n");
       },
     },
   ];

@@ -4,7 +4,13 @@
  * features add sections (library signpost, experiences) without touching the others.
  */
 export type PromptSection = { name: string; content: string };
-export type PromptManifest = { sections: { name: string; chars: number }[]; totalChars: number; skills: string[] };
+export type PromptManifest = {
+  sections: { name: string; chars: number }[];
+  totalChars: number;
+  skills: string[];
+  /** The agent's MCP servers that were not running when the turn listed its tools, and tools over the cap. */
+  tools?: { mcpUnavailable: { server: string; state: string; reason: string }[]; mcpLeftOut: number };
+};
 
 export function buildSystemPrompt(
   sections: PromptSection[],

@@ -23,7 +23,8 @@ export async function runTurn(turn: TurnContext): Promise<TurnAnswer> {
   const route = await routeTurn(turn, snapshot, history);
   const cwd = chatFolder(options.layout.agentTrees(agent.id), message.channel, message.chatId);
   const client = await options.toolhost(agent.id);
-  const tools = await listTurnTools(turn, client, route);
+  const allowedTools = route.skills.flatMap((name) => snapshot.get(name)?.allowedTools ?? []);
+  const tools = await listTurnTools(turn, client, route, allowedTools);
   const prompt = await composePrompt(promptSources, {
     agent,
     userText: message.text,
@@ -33,7 +34,7 @@ export async function runTurn(turn: TurnContext): Promise<TurnAnswer> {
     cwd,
     lessons,
   });
-  lastPrompts.set(turn.sessionKey, prompt.manifest);
+  lastPrompts.set(turn.sessionKey, tools.notes ? { ...prompt.manifest, tools: tools.notes } : prompt.manifest);
   const messages: ChatMessage[] = [
     { role: "system", content: prompt.text },
     ...history,

@@ -1,18 +1,35 @@
 /** Step: the agent's toolhost tools, named as the model may call them. */
+import { VARIABLES } from "../../config/variables.js";
 import type { ToolhostClient } from "../../toolhost/client/toolhost-client.js";
 import { toModelToolName, toolNameMap } from "../react/tool-names.js";
 import type { RouteDecision } from "../routing/route-message.js";
+import { shortlistTools } from "./tool-shortlist.js";
+
+const DEFAULT_MCP_MAX_TOOLS = Number(VARIABLES.MCP_MAX_TOOLS_PER_AGENT.defaultValue);
 import type { TurnContext, TurnTools } from "./turn-context.js";
 
-/** The agent's tools as the model sees them; none (and a gap) when the toolhost is down. */
+/**
+ * The agent's tools as the model sees them (its MCP servers' shortlisted: tool-shortlist.ts);
+ * none (and a gap) when the toolhost is down.
+ */
 export async function listTurnTools(
   turn: TurnContext,
   client: ToolhostClient,
   route: RouteDecision,
+  allowedByRoutedSkills: readonly string[] = [],
 ): Promise<TurnTools> {
   try {
-    const tools = await client.listTools();
+    // Asked afresh each turn when MCP servers may have changed their tools since.
+    const listed = await client.listTools({ refresh: Object.keys(turn.agent.mcpServers).length > 0 });
+    const { offered: tools, left } = shortlistTools(
+      listed,
+      allowedByRoutedSkills,
+      turn.env.options.settings.mcpMaxTools ?? DEFAULT_MCP_MAX_TOOLS,
+    );
+    if (left > 0) turn.log.debug({ left }, "MCP tools over MCP_MAX_TOOLS_PER_AGENT left out of this request");
+    const notes = await mcpNotes(turn, client, left);
     return {
+      ...(notes ? { notes } : {}),
       names: toolNameMap(tools.map((tool) => tool.name)),
       specs: tools.map((tool) => ({
         name: toModelToolName(tool.name),
@@ -31,5 +48,20 @@ export async function listTurnTools(
       detail: (error as Error).message,
     });
     return { specs: [], names: new Map() };
+  }
+}
+
+/** The agent's MCP servers that are not running now (one sentence each in `/context`); never fails the turn. */
+async function mcpNotes(turn: TurnContext, client: ToolhostClient, left: number): Promise<TurnTools["notes"]> {
+  if (Object.keys(turn.agent.mcpServers).length === 0) return undefined;
+  try {
+    const status = await client.mcpStatus();
+    const mcpUnavailable = (status?.servers ?? [])
+      .filter((server) => server.state !== "running")
+      .map((server) => ({ server: server.name, state: server.state, reason: server.lastError ?? "-" }));
+    return { mcpUnavailable, mcpLeftOut: left };
+  } catch (error) {
+    turn.log.warn({ err: error }, "cannot ask the toolhost for its MCP servers' state");
+    return undefined;
   }
 }

@@ -76,5 +76,10 @@ export type TurnContext = {
   gapBase: Omit<GapEvent, "intentKey" | "reason">;
 };
 
-export type TurnTools = { specs: ToolSpec[]; names: Map<string, string> };
+export type TurnTools = {
+  specs: ToolSpec[];
+  names: Map<string, string>;
+  /** What `/context` says of the agent's MCP servers this turn. */
+  notes?: NonNullable<PromptManifest["tools"]>;
+};
 export type HistoryMessage = { role: "user" | "assistant"; content: string };

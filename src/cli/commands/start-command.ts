@@ -4,6 +4,7 @@ import { createConsoleChannel } from "../../channels/console-channel.js";
 import { messageCap } from "../../agent/message-cap-reply.js";
 import type { Channel } from "../../channels/channel.js";
 import { ConfigError } from "../../config/config-error.js";
+import { openAgentReach } from "../../runtime/agent-reach.js";
 import { createBotRuntime, type BotRuntime } from "../../runtime/bot-runtime.js";
 import {
   loginChatBots,
@@ -171,27 +172,42 @@ async function startRuntime(
     ? formatSeedReport(boot.seedReport, layout.workspaceDir).filter((line) => !line.startsWith("kept"))
     : [];
   if (copied.length > 0) logger.info({ workspace: layout.workspaceDir, seeded: copied }, "workspace seeded");
-  // A sandbox that cannot work stops start-up here, naming the reason (SandboxUnavailableError).
-  const sandbox = prepareToolhostLaunches({
+  // Egress and MCP servers first: the jails bind the proxy's sockets, and a `$NAME` that is not set stops start-up here.
+  const reach = await openAgentReach({
     config: loaded.config,
     layout,
     agents: boot.agents,
-    cliEntry: CLI_ENTRY,
-    localOperatorOnly,
-  });
-  // Said on the console too, whatever the log level: a weaker sandbox is never silent.
-  for (const warning of sandbox.warnings) boot.warn(warning);
-  const logFile = boot.logFile;
-  const runtime = await createBotRuntime({
-    loaded,
-    layout,
-    agents: boot.agents,
+    lookup: (name) => loaded.declaredValue(name),
     logger,
-    cliEntry: CLI_ENTRY,
-    launches: sandbox,
-    ...(logFile ? { childStderr: () => logFile.fd() } : {}),
   });
-  return { runtime, sandbox };
+  try {
+    // A sandbox that cannot work stops start-up here, naming the reason (SandboxUnavailableError).
+    const sandbox = prepareToolhostLaunches({
+      config: loaded.config,
+      layout,
+      agents: boot.agents,
+      cliEntry: CLI_ENTRY,
+      localOperatorOnly,
+      reach,
+    });
+    // Said on the console too, whatever the log level: a weaker sandbox is never silent.
+    for (const warning of [...sandbox.warnings, ...reach.warnings]) boot.warn(warning);
+    const logFile = boot.logFile;
+    const runtime = await createBotRuntime({
+      loaded,
+      layout,
+      agents: boot.agents,
+      logger,
+      cliEntry: CLI_ENTRY,
+      launches: sandbox,
+      reach,
+      ...(logFile ? { childStderr: () => logFile.fd() } : {}),
+    });
+    return { runtime, sandbox };
+  } catch (error) {
+    await reach.close();
+    throw error;
+  }
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import type { Logger } from "pino";
+import type { ChildConnection } from "./child-connection.js";
 import { ToolhostClient, type ToolCallAudit } from "./toolhost-client.js";
 import { ToolhostSupervisor } from "./toolhost-supervisor.js";
 
@@ -26,6 +27,8 @@ export type ToolhostPoolOptions = {
   spawn: (agentId: string) => ChildProcess;
   logger: Logger;
   recordCall?: (audit: ToolCallAudit) => Promise<void>;
+  /** Sent to each new child of the agent before its first call (supervisor's `initialize`). */
+  initialize?: (agentId: string, connection: ChildConnection) => Promise<void>;
 };
 
 export const DEFAULT_START_TIMEOUT_MS = 15_000;
@@ -62,6 +65,9 @@ export class ToolhostPool {
           coolDownMs: settings.restartWindowMs,
         },
         logger,
+        ...(this.options.initialize
+          ? { initialize: (connection: ChildConnection) => this.options.initialize?.(agentId, connection) ?? Promise.resolve() }
+          : {}),
       });
       client = new ToolhostClient({
         agentId,

@@ -40,6 +40,12 @@ export type SupervisorOptions = {
   stopGraceMs: number;
   restart: RestartPolicyOptions;
   logger: Logger;
+  /**
+   * Runs on every new child after its first ping, before any call reaches it: the agent's
+   * MCP servers are sent here (`mcp.configure`), so a restarted child has them too. A
+   * failure fails the start like a missed ping.
+   */
+  initialize?: (connection: ChildConnection) => Promise<void>;
   clock?: { now(): number };
 };
 
@@ -253,6 +259,7 @@ export class ToolhostSupervisor {
         connection.request(pingMethod, {}, { timeoutMs: this.options.startTimeoutMs }),
         spawnError,
       ]);
+      if (this.options.initialize) await Promise.race([this.options.initialize(connection), spawnError]);
       this.options.logger.info({ childPid: info.pid, sandbox: info.sandbox }, "toolhost started");
       return connection;
     } catch (error) {

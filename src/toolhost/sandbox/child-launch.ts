@@ -168,8 +168,13 @@ function jailArgs(options: ChildLaunchOptions, env: Record<string, string>): str
   const readOnly = startup.roots.filter((root) => !root.writable).map((root) => root.path);
   // Left to bwrap, the ancestors of a bind come out mode 0700 and the agent's uid could
   // not pass; a host parent such as /root (0700) becomes a 0755 tmpfs folder in here.
-  for (const dir of ancestorsOf([...code, ...writable, ...readOnly])) args.push("--perms", "0755", "--dir", dir);
+  const egress = startup.egress ? [startup.egress.socketPath] : [];
+  for (const dir of ancestorsOf([...code, ...writable, ...readOnly, ...egress]))
+    args.push("--perms", "0755", "--dir", dir);
   for (const path of code) args.push("--ro-bind", path, path);
+  // The egress proxy's socket of this agent, at its own path (under the jail's fresh /tmp
+  // when the bot keeps it in the host's): the jail has no other way out (startup-message.ts).
+  for (const path of egress) args.push("--bind", path, path);
   // Later mounts win: writable trees, then read-only carve-outs inside them.
   for (const dir of outermostPaths(writable)) args.push("--bind", dir, dir);
   for (const dir of readOnly) args.push("--ro-bind", dir, dir);

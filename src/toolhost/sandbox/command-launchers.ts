@@ -30,7 +30,32 @@ export type CommandSandboxOptions = {
   home: string;
   /** RLIMIT_DATA of the command, in bytes. */
   memoryLimitBytes: number;
+  /** Variables every command and server gets besides the base set: the egress proxy's (HTTP_PROXY and kin). */
+  extraEnv?: Record<string, string>;
 };
+
+/**
+ * How the child starts one of the agent's MCP stdio servers: the same sandbox as a
+ * command (namespaces, memory bound, no inherited descriptors), but long-lived, with the
+ * server's own variables. Those travel in the spawned process's environment, never in
+ * argv, so no process listing shows them.
+ */
+export type ServerLaunch = { command: string; args: string[]; env: Record<string, string> };
+
+export type ServerLauncher = (server: { argv: string[]; env: Record<string, string>; cwd: string }) => ServerLaunch;
+
+function baseEnv(options: CommandSandboxOptions, marker: string): Record<string, string> {
+  return {
+    PATH: TOOL_PATH,
+    HOME: options.home,
+    LANG: "C.UTF-8",
+    TERM: "dumb",
+    TMPDIR: "/tmp",
+    USER: `agent-${options.agentId}`,
+    ...options.extraEnv,
+    [CALL_TAG_VARIABLE]: marker,
+  };
+}
 
 /**
  * The prefix every command shares: first in line for the kernel's out-of-memory killer
@@ -105,18 +130,25 @@ export function noneLauncher(
       return {
         file: argv[0] as string,
         args: argv.slice(1),
-        env: {
-          PATH: TOOL_PATH,
-          HOME: options.home,
-          LANG: "C.UTF-8",
-          TERM: "dumb",
-          USER: `agent-${options.agentId}`,
-          [CALL_TAG_VARIABLE]: marker,
-          [OWNER_TAG_VARIABLE]: String(options.ownerPid),
-        },
+        env: { ...baseEnv(options, marker), [OWNER_TAG_VARIABLE]: String(options.ownerPid) },
         ...(options.namespaces ? { statusFd: 3 as const } : {}),
       };
     },
+  };
+}
+
+/** None mode: the server in namespaces of its own when the child's commands get them. */
+export function noneServerLauncher(
+  options: CommandSandboxOptions & { ownerPid: number; namespaces?: { bwrapPath: string } },
+): ServerLauncher {
+  return (server) => {
+    const wrap = options.namespaces ? commandNamespacesArgs(options.namespaces.bwrapPath) : [];
+    const argv = limited(options, [...wrap, ...withInheritedFdsClosed(server.argv)]);
+    return {
+      command: argv[0] as string,
+      args: argv.slice(1),
+      env: { ...baseEnv(options, "mcp-server"), [OWNER_TAG_VARIABLE]: String(options.ownerPid), ...server.env },
+    };
   };
 }
 
@@ -179,35 +211,22 @@ export function outermostPaths(paths: string[]): string[] {
   return unique.filter((path) => !unique.some((other) => other !== path && isWithin(other, path)));
 }
 
-export function bwrapCommandArgs(options: BwrapCommandOptions, cwd: string, marker: string): string[] {
+/** `marker` undefined: the environment bwrap was started with passes through (a server's, set by the spawner). */
+export function bwrapCommandArgs(options: BwrapCommandOptions, cwd: string, marker: string | undefined): string[] {
+  const env =
+    marker === undefined
+      ? []
+      : [
+          "--clearenv",
+          ...Object.entries(baseEnv(options, marker)).flatMap(([name, value]) => ["--setenv", name, value]),
+        ];
   const args = [
     "--die-with-parent",
     "--new-session",
     "--unshare-user",
     "--disable-userns",
     ...agentNamespaces(options.agentId, options.network),
-    "--clearenv",
-    "--setenv",
-    "PATH",
-    TOOL_PATH,
-    "--setenv",
-    "HOME",
-    options.home,
-    "--setenv",
-    "LANG",
-    "C.UTF-8",
-    "--setenv",
-    "TERM",
-    "dumb",
-    "--setenv",
-    "TMPDIR",
-    "/tmp",
-    "--setenv",
-    "USER",
-    `agent-${options.agentId}`,
-    "--setenv",
-    CALL_TAG_VARIABLE,
-    marker,
+    ...env,
     // The jail's root is all this agent may see; everything read-only first.
     "--ro-bind",
     "/",
@@ -244,5 +263,22 @@ export function bwrapLauncher(options: BwrapCommandOptions): Launcher {
       ]);
       return { file: argv[0] as string, args: argv.slice(1), env: { PATH: TOOL_PATH, LANG: "C.UTF-8" }, statusFd: 3 };
     },
+  };
+}
+
+/** Bwrap mode: the server in a fresh sandbox of its own, like a command's, for as long as it runs. */
+export function bwrapServerLauncher(options: BwrapCommandOptions): ServerLauncher {
+  return (server) => {
+    const argv = limited(options, [
+      options.bwrapPath,
+      ...bwrapCommandArgs(options, server.cwd, undefined),
+      "--",
+      ...withInheritedFdsClosed(server.argv),
+    ]);
+    return {
+      command: argv[0] as string,
+      args: argv.slice(1),
+      env: { ...baseEnv(options, "mcp-server"), ...server.env },
+    };
   };
 }

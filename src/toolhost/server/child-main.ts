@@ -10,12 +10,17 @@ import type { Writable } from "node:stream";
 import type { Logger } from "pino";
 import { BoundedMessageReader } from "../bounded-reader.js";
 import { FramedMessageWriter } from "../framed-writer.js";
-import { bwrapLauncher, noneLauncher } from "../sandbox/command-launchers.js";
+import { createMcpServers } from "../mcp-servers/mcp-servers.js";
+import { createProxiedFetch, directFetch } from "../net/proxied-fetch.js";
+import { proxyEnvironment } from "../net/proxy-environment.js";
+import { startProxyForwarder } from "../net/proxy-forwarder.js";
+import { bwrapLauncher, bwrapServerLauncher, noneLauncher, noneServerLauncher } from "../sandbox/command-launchers.js";
 import { killLeftovers, tasksBelow } from "../sandbox/leftover-processes.js";
 import { PathSandbox } from "../sandbox/path-sandbox.js";
 import type { ToolhostStartup } from "../sandbox/startup-message.js";
 import { createShellRunner } from "../shell/shell-runner.js";
 import { createTools } from "../tools/tool-registry.js";
+import { createWebFetchTool } from "../tools/web-fetch.js";
 import { answerBudget } from "../tools/truncate-output.js";
 import { createSessionSetup } from "./session-setup.js";
 import { serveToolhost } from "./toolhost-server.js";
@@ -35,8 +40,14 @@ export type ChildOptions = {
 };
 
 /** Runs until the connection ends; resolves with the exit code. */
-export function runToolhostChild(options: ChildOptions): Promise<number> {
+export async function runToolhostChild(options: ChildOptions): Promise<number> {
   const { startup, logger } = options;
+  // With an allow list, the jail's only way out: loopback port -> the egress proxy's socket.
+  const forwarder = startup.egress
+    ? await startProxyForwarder({ socketPath: startup.egress.socketPath, logger })
+    : undefined;
+  const fetch = forwarder && startup.egress ? createProxiedFetch({ socketPath: startup.egress.socketPath }) : undefined;
+  const reachesNetwork = startup.network || forwarder !== undefined;
   // The library is a root only if it exists when the sandbox is built: create it on first use.
   if (startup.library) {
     try {
@@ -52,22 +63,29 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
     throw new Error(
       `the working tree ${startup.workTree} does not exist or cannot be entered by uid ${process.getuid?.()}`,
     );
-  const commandOptions = { agentId: startup.agentId, home: workTree, memoryLimitBytes: startup.memoryLimitBytes };
-  const launcher =
-    startup.commandSandbox === "bwrap"
-      ? bwrapLauncher({
-          ...commandOptions,
-          writable: sandbox.roots.filter((root) => root.writable).map((root) => root.path),
-          readOnly: sandbox.roots.filter((root) => !root.writable).map((root) => root.path),
-          network: startup.network,
-          tmpSizeBytes: startup.tmpSizeBytes,
-          bwrapPath: startup.bwrapPath,
-        })
-      : noneLauncher({
-          ...commandOptions,
-          ownerPid: process.pid,
-          ...(startup.commandNamespaces === true ? { namespaces: { bwrapPath: startup.bwrapPath } } : {}),
-        });
+  const commandOptions = {
+    agentId: startup.agentId,
+    home: workTree,
+    memoryLimitBytes: startup.memoryLimitBytes,
+    ...(forwarder ? { extraEnv: proxyEnvironment(forwarder.url) } : {}),
+  };
+  const bwrapOptions = {
+    ...commandOptions,
+    writable: sandbox.roots.filter((root) => root.writable).map((root) => root.path),
+    readOnly: sandbox.roots.filter((root) => !root.writable).map((root) => root.path),
+    // With an allow list a command shares the jail's network namespace, where only the forwarder listens.
+    network: reachesNetwork,
+    tmpSizeBytes: startup.tmpSizeBytes,
+    bwrapPath: startup.bwrapPath,
+  };
+  const noneOptions = {
+    ...commandOptions,
+    ownerPid: process.pid,
+    ...(startup.commandNamespaces === true ? { namespaces: { bwrapPath: startup.bwrapPath } } : {}),
+  };
+  const launcher = startup.commandSandbox === "bwrap" ? bwrapLauncher(bwrapOptions) : noneLauncher(noneOptions);
+  const serverLauncher =
+    startup.commandSandbox === "bwrap" ? bwrapServerLauncher(bwrapOptions) : noneServerLauncher(noneOptions);
   // Never as root: a child run in-process (tests, by hand) would otherwise sweep the host.
   const uid = process.getuid?.();
   const sweeps = startup.ownUid === true && uid !== undefined && uid !== 0;
@@ -76,6 +94,15 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
     ...(startup.tasksPerCall !== undefined ? { processShare: { maxTasks: startup.tasksPerCall, tasksBelow } } : {}),
   });
 
+  const mcp = createMcpServers({
+    logger: logger.child({ component: "mcp" }),
+    workTree,
+    launchStdio: (server) => {
+      const launch = serverLauncher({ argv: [server.command, ...server.args], env: server.env, cwd: server.cwd });
+      return { ...launch, cwd: server.cwd };
+    },
+    ...(fetch ? { fetch } : startup.network ? { fetch: directFetch } : {}),
+  });
   const reader = new BoundedMessageReader(options.stdin, startup.maxFrameBytes);
   const writer = new FramedMessageWriter(options.stdout, { batch: "none" });
   const server = serveToolhost({
@@ -84,10 +111,17 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
     agentId: startup.agentId,
     tools: createTools({
       allowedCommands: startup.allowedCommands,
-      network: startup.network,
+      network: reachesNetwork,
       library: startup.library,
       operatorTools: startup.operatorTools,
+      refusals: forwarder,
+      webFetch: fetch
+        ? createWebFetchTool({ fetch })
+        : startup.network
+          ? createWebFetchTool({ fetch: directFetch })
+          : undefined,
     }),
+    mcp,
     sandbox,
     workTree,
     // An answer must fit a frame whatever TOOL_OUTPUT_MAX_BYTES says.
@@ -101,7 +135,7 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
     "toolhost ready",
   );
 
-  return new Promise((resolve) => {
+  return await new Promise((resolve) => {
     let done = false;
     const parentPid = process.ppid;
     const finish = (code: number, why: string) => {
@@ -111,7 +145,8 @@ export function runToolhostChild(options: ChildOptions): Promise<number> {
       shell.killAll();
       server.connection.dispose();
       logger.info({ why }, "toolhost exiting");
-      resolve(code);
+      // Servers get a moment to exit on their own; the jail's end (or --die-with-parent) takes any that do not.
+      void Promise.allSettled([mcp.stopAll(), forwarder?.close()]).then(() => resolve(code));
     };
     reader.onError((error) => finish(2, `protocol error: ${error.message}`));
     server.connection.onClose(() => {

@@ -5,8 +5,16 @@ import { ToolError } from "../tool-error.js";
 import { defineTool } from "./define-tool.js";
 import { capturedText } from "./truncate-output.js";
 
-/** Builds shell.exec for an allowlist; every simple command of the line is checked. */
-export function createShellExecTool(allowedCommands: readonly string[], network: boolean) {
+/** What the egress proxy refused while a command ran (the child's forwarder keeps it: net/proxy-forwarder.ts). */
+export type EgressRefusals = { refusalsSince(time: number): string[] };
+
+/**
+ * Builds shell.exec for an allowlist; every simple command of the line is checked.
+ * `refusals`: with an allow list, a command that failed after the proxy refused a host
+ * is reported as NETWORK_REFUSED with the proxy's reason, so the model learns why
+ * (curl alone only says "CONNECT tunnel failed, response 403").
+ */
+export function createShellExecTool(allowedCommands: readonly string[], network: boolean, refusals?: EgressRefusals) {
   const allowed = new Set(allowedCommands);
   return defineTool({
     name: "shell.exec",
@@ -33,6 +41,7 @@ export function createShellExecTool(allowedCommands: readonly string[], network:
       const verdict = checkCommand(args.command, allowed);
       if (!verdict.allowed) throw new ToolError("COMMAND_NOT_ALLOWED", verdict.reason);
       const timeoutMs = Math.min(args.timeout_ms ?? context.limits.shellTimeoutMs, context.limits.shellMaxTimeoutMs);
+      const started = Date.now();
       const result = await context.shell.run({
         command: args.command,
         cwd: context.cwd,
@@ -58,6 +67,10 @@ export function createShellExecTool(allowedCommands: readonly string[], network:
       const flooded = result.flooded
         ? `\n…[output passed ${context.limits.outputMaxBytes * FLOOD_FACTOR} bytes; the command was killed]`
         : "";
+      // A refusal is the news, whatever the exit code: curl shows a plain-HTTP refusal as
+      // a page and exits 0, and `|| true` hides the rest. The output still goes with it.
+      const refused = refusals?.refusalsSince(started) ?? [];
+      if (refused.length > 0) throw new ToolError("NETWORK_REFUSED", refusedReason(refused), body);
       if (!result.flooded && result.exitCode !== 0) {
         const how =
           result.exitCode === null
@@ -68,4 +81,11 @@ export function createShellExecTool(allowedCommands: readonly string[], network:
       return { output: `${body}${flooded}` || "(no output, exit code 0)", truncated: truncated || result.flooded };
     },
   });
+}
+
+function refusedReason(reasons: readonly string[]): string {
+  const distinct = [...new Set(reasons)];
+  return distinct.length <= 3
+    ? distinct.join("; ")
+    : `${distinct.slice(0, 3).join("; ")}; and ${distinct.length - 3} more`;
 }

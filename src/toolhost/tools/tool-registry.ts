@@ -7,7 +7,7 @@ import { fileReadTool } from "./file-read.js";
 import { fileWriteTool } from "./file-write.js";
 import { createLibraryTools, withLibraryRefresh, type LibrarySettings } from "./library-tools.js";
 import { createOperatorTools } from "./operator-tools.js";
-import { createShellExecTool } from "./shell-exec.js";
+import { createShellExecTool, type EgressRefusals } from "./shell-exec.js";
 
 /**
  * Every tool an agent's toolhost serves, in the order `tool.list` shows them. With the
@@ -16,9 +16,14 @@ import { createShellExecTool } from "./shell-exec.js";
  */
 export function createTools(options: {
   allowedCommands: readonly string[];
+  /** Commands may reach the network (the host's, or through the egress proxy). */
   network: boolean;
   library?: LibrarySettings | undefined;
   operatorTools?: boolean | undefined;
+  /** The egress proxy's refusals, when the agent has an allow list. */
+  refusals?: EgressRefusals | undefined;
+  /** web.fetch is offered when the agent has a network: through the proxy or directly. */
+  webFetch?: Tool | undefined;
 }): Tool[] {
   const { library } = options;
   const writing = (tool: Tool) => (library ? withLibraryRefresh(tool, library) : tool);
@@ -29,7 +34,8 @@ export function createTools(options: {
     writing(fileEditTool),
     fileGrepTool,
     fileGlobTool,
-    createShellExecTool(options.allowedCommands, options.network),
+    createShellExecTool(options.allowedCommands, options.network, options.refusals),
+    ...(options.webFetch ? [options.webFetch] : []),
     ...(library ? createLibraryTools(library) : []),
     ...(options.operatorTools ? createOperatorTools(library) : []),
   ];
