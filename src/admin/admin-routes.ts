@@ -115,6 +115,7 @@ export function adminRoutes(service: AdminService): AdminRoute[] {
       path: "/v1/agents/:id/experiences-report",
       handle: (request) => service.effectReport(agentId(request)),
     },
+    { method: "GET", path: "/v1/agents/:id/mcp", handle: (request) => service.mcpServers(agentId(request)) },
   ];
 }
 

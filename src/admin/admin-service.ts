@@ -16,6 +16,7 @@ import type { Store } from "../store/store.js";
 import type { OperatorDoc } from "../toolhost/tools/operator-tools.js";
 import { AdminError } from "./admin-errors.js";
 import { createAdminLessons, type LessonAction, type LessonCounts } from "./admin-lessons.js";
+import { agentMcpView, type AgentMcpView, type BotToolhosts } from "./mcp-view.js";
 
 export type AgentSummary = {
   id: string;
@@ -59,6 +60,11 @@ export function createAdminService(options: {
   docMaxBytes: number;
   /** This process's replica name (REPLICA_NAME, or host:pid) and REPLICA_LEASE_MS. */
   replica: { name: string; leaseMs: number };
+  /**
+   * The running bot's toolhosts, once the bot in this process has them (`laoding start`);
+   * undefined under `laoding admin`, which runs apart from any bot.
+   */
+  botToolhosts?: () => BotToolhosts | undefined;
 }) {
   const { store, maintenance } = options;
   const lessons = createAdminLessons(store);
@@ -238,6 +244,26 @@ export function createAdminService(options: {
     lessonAction: (agentId: string, lessonId: string, action: LessonAction, reason?: string) =>
       lessons.act(agentOf(agentId).id, lessonId, action, reason),
     effectReport: (agentId: string) => lessons.report(agentOf(agentId).id),
+    /**
+     * The agent's MCP servers: agents.json's, with the live status of the bot's child when
+     * it runs. Asking never starts a child (mcpStatus answers undefined instead).
+     */
+    async mcpServers(agentId: string): Promise<AgentMcpView> {
+      const agent = agentOf(agentId);
+      const toolhosts = options.botToolhosts?.();
+      if (!toolhosts) return agentMcpView(agent, undefined, false);
+      let live: Awaited<ReturnType<ReturnType<BotToolhosts["client"]>["mcpStatus"]>>;
+      try {
+        live = await toolhosts.client(agent.id).mcpStatus();
+      } catch (error) {
+        throw new AdminError(
+          "TOOLHOST_FAILED",
+          `agent ${agent.id}'s toolhost did not report its MCP servers: ${(error as Error).message}; try again, or see the bot's log (laoding logs)`,
+          { cause: error },
+        );
+      }
+      return agentMcpView(agent, live, true);
+    },
     /** A live draft's row and its SKILL.md text, read through the agent's toolhost. */
     async readDraft(agentId: string, name: string): Promise<DraftDetail> {
       const agent = agentOf(agentId);

@@ -3,6 +3,10 @@
  * ADMIN_PORT is set): its own database connection (SQLite in WAL mode: the bot's
  * connection sees its writes at once; or its own PostgreSQL pool), the operator's
  * maintenance toolhosts, the service and the server.
+ *
+ * The admin API starts before the bot's runtime (a bad token stops start-up first), so
+ * the bot's toolhosts are handed over afterwards (`attachBot`): from then on
+ * `GET /v1/agents/:id/mcp` reports the live state of each agent's MCP servers.
  */
 import type { AgentDefinition } from "../config/agents.js";
 import type { Config } from "../config/load-config.js";
@@ -16,6 +20,7 @@ import { adminRoutes } from "./admin-routes.js";
 import { createAdminService } from "./admin-service.js";
 import { pageAssets } from "./page-assets.js";
 import { requireAdminToken, startAdminServer, type AdminServer } from "./admin-server.js";
+import type { BotToolhosts } from "./mcp-view.js";
 
 export type AdminLaunch = {
   config: Config;
@@ -29,7 +34,12 @@ export type AdminLaunch = {
   onWarning: (warning: string) => void;
 };
 
-export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
+export type LaunchedAdmin = AdminServer & {
+  /** The bot in this process has its toolhosts now (`laoding start`): the MCP view reports them live. */
+  attachBot(toolhosts: BotToolhosts): void;
+};
+
+export async function launchAdmin(options: AdminLaunch): Promise<LaunchedAdmin> {
   const { config } = options;
   // Before anything is opened or probed: no token, no admin API.
   requireAdminToken(config.ADMIN_TOKEN);
@@ -40,6 +50,7 @@ export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
     maxConnections: config.DATABASE_POOL_MAX,
   });
   let maintenance: ReturnType<typeof openMaintenancePool> | undefined;
+  let botToolhosts: BotToolhosts | undefined;
   try {
     maintenance = openMaintenancePool({
       config,
@@ -61,6 +72,7 @@ export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
       docMaxBytes: config.ADMIN_DOC_MAX_BYTES,
       // The bot's replica in this process has the same name (REPLICA_NAME, or this host and pid).
       replica: { name: config.REPLICA_NAME ?? defaultReplicaName(), leaseMs: config.REPLICA_LEASE_MS },
+      botToolhosts: () => botToolhosts,
     });
     const server = await startAdminServer({
       host: config.ADMIN_HOST,
@@ -75,7 +87,11 @@ export async function launchAdmin(options: AdminLaunch): Promise<AdminServer> {
     const pool = maintenance;
     return {
       ...server,
+      attachBot(toolhosts) {
+        botToolhosts = toolhosts;
+      },
       async close() {
+        botToolhosts = undefined;
         await server.close();
         await pool.close();
         await store.close();

@@ -105,6 +105,18 @@ export type GapCluster = {
 };
 export type GapReport = { agent: string; sinceHours: number; clusters: GapCluster[]; drafts: DraftRow[] };
 export type DraftDetail = { name: string; intentKey: string; status: string; path: string; content: string };
+/** One MCP server of an agent (mirrors src/admin/mcp-view.ts; never an env or header value). */
+export type McpServer = {
+  name: string;
+  transport: "stdio" | "http";
+  state: string;
+  tools: { name: string; description: string }[];
+  restarts: number;
+  lastError?: string;
+  lastErrorAt?: number;
+  configured: { command?: string; urlHost?: string };
+};
+export type AgentMcp = { agentId: string; running: boolean; botAttached: boolean; servers: McpServer[] };
 
 export type Api = ReturnType<typeof createApi>;
 
@@ -176,6 +188,7 @@ export function createApi(token: () => string | null) {
     deprecateLesson: (id: string, lessonId: string, reason: string) =>
       call<Lesson>("POST", `${agent(id)}/experiences/${encodeURIComponent(lessonId)}/deprecate`, { reason }),
     effectReport: (id: string) => call<EffectReport>("GET", `${agent(id)}/experiences-report`),
+    mcp: (id: string) => call<AgentMcp>("GET", `${agent(id)}/mcp`),
     retireDraft: (id: string, name: string) =>
       call<{ name: string; archivedTo: string | null }>(
         "DELETE",

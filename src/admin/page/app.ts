@@ -13,6 +13,7 @@ import { editorView } from "./view-editor.js";
 import { gapsView } from "./view-gaps.js";
 import { LESSON_STATUSES, lessonsView } from "./view-lessons.js";
 import { libraryView } from "./view-library.js";
+import { mcpView } from "./view-mcp.js";
 
 const TOKEN_KEY = "laoding-admin-token";
 const root = document.getElementById("app") as HTMLElement;
@@ -140,7 +141,7 @@ function skipLink(): HTMLElement {
 }
 
 function agentOfHash(): string | null {
-  const match = /^#\/(?:library|gaps|lessons)\/([^/]+)/.exec(location.hash);
+  const match = /^#\/(?:library|gaps|lessons|mcp)\/([^/]+)/.exec(location.hash);
   return match ? decodeURIComponent(match[1] as string) : null;
 }
 
@@ -164,6 +165,11 @@ function renderApp(): void {
             `#/lessons/${encodeURIComponent(agent)}`,
             `${t("lessons")} · ${agent}`,
             location.hash.startsWith("#/lessons/"),
+          ),
+          link(
+            `#/mcp/${encodeURIComponent(agent)}`,
+            `${t("mcpServers")} · ${agent}`,
+            location.hash.startsWith("#/mcp/"),
           ),
         ]
       : null,
@@ -199,6 +205,7 @@ function route(): Promise<void> {
   if (view === "library" && agent && mode === "edit" && file) return editorView(context, agent, file);
   if (view === "gaps" && agent) return gapsView(context, agent);
   if (view === "lessons" && agent && !mode) return lessonsView(context, agent);
+  if (view === "mcp" && agent && !mode) return mcpView(context, agent);
   const status = LESSON_STATUSES.find((value) => value === mode);
   if (view === "lessons" && agent && status) return lessonsView(context, agent, status);
   main.replaceChildren(h("p", {}, t("notFoundView")), h("a", { href: "#/agents" }, t("agents")));

@@ -139,6 +139,27 @@ const en = {
   verdictInsufficient: "insufficient data",
   reportTotals:
     "Lessons created {created} · promoted {promoted} · deprecated {deprecated} · distiller calls {calls} (skipped by the gates {skipped}) · tokens {tokens} · phantom citations {phantom}",
+  mcpServers: "MCP servers",
+  openMcp: "MCP",
+  mcpServer: "Server",
+  mcpState: "State",
+  mcpTools: "Tools",
+  mcpToolCount: "{count} tools",
+  mcpRestarts: "Restarts",
+  mcpLastError: "Last error",
+  mcpNone:
+    "This agent has no MCP servers. Add them under “mcpServers” in configs/agents.json and restart the bot (docs/mcp.md, “Using MCP servers”).",
+  mcpDetached:
+    "This admin API runs apart from the bot (laoding admin), so it shows agents.json only. For live state, serve it from the bot (laoding start with ADMIN_PORT set), or run laoding mcp test <agent> <server>.",
+  mcpNotRunning:
+    "The agent's toolhost is not running now: it starts with the agent's next message, and each server with its first use.",
+  mcpStateNotStarted: "not started",
+  mcpStateIdle: "idle",
+  mcpStateStarting: "starting",
+  mcpStateRunning: "running",
+  mcpStateBackoff: "waiting to restart",
+  mcpStateFailed: "failed",
+  mcpStateStopped: "stopped",
 };
 
 export type MessageKey = keyof typeof en;
@@ -276,6 +297,26 @@ const zh: Record<MessageKey, string> = {
   verdictInsufficient: "数据不足",
   reportTotals:
     "新建教训 {created} · 晋升 {promoted} · 弃用 {deprecated} · 蒸馏调用 {calls}(被门控跳过 {skipped})· token {tokens} · 虚假引用 {phantom}",
+  mcpServers: "MCP 服务器",
+  openMcp: "MCP",
+  mcpServer: "服务器",
+  mcpState: "状态",
+  mcpTools: "工具",
+  mcpToolCount: "{count} 个工具",
+  mcpRestarts: "重启次数",
+  mcpLastError: "最近错误",
+  mcpNone:
+    "这个智能体没有 MCP 服务器。在 configs/agents.json 的“mcpServers”下添加,然后重启机器人(见 docs/mcp.md 的“Using MCP servers”)。",
+  mcpDetached:
+    "这个管理 API 独立于机器人运行(laoding admin),只能显示 agents.json 的配置。要看实时状态,请由机器人提供它(设置 ADMIN_PORT 后运行 laoding start),或运行 laoding mcp test <智能体> <服务器>。",
+  mcpNotRunning: "这个智能体的工具宿主当前未运行:它会在智能体收到下一条消息时启动,每个服务器在首次使用时启动。",
+  mcpStateNotStarted: "未启动",
+  mcpStateIdle: "空闲",
+  mcpStateStarting: "启动中",
+  mcpStateRunning: "运行中",
+  mcpStateBackoff: "等待重启",
+  mcpStateFailed: "失败",
+  mcpStateStopped: "已停止",
 };
 
 const LOCALE_KEY = "laoding-admin-locale";
