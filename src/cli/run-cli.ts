@@ -16,6 +16,7 @@ import { gapsCommand } from "./commands/gaps-command.js";
 import { importCommand } from "./commands/import-command.js";
 import { initCommand } from "./commands/init-command.js";
 import { logsCommand } from "./commands/logs-command.js";
+import { mcpCommand } from "./commands/mcp-command.js";
 import { operatorsCommand } from "./commands/operators-command.js";
 import { rulesCommand } from "./commands/rules-command.js";
 import { libraryCommand } from "./commands/library-command.js";
@@ -34,6 +35,7 @@ export const COMMANDS: Command[] = [
   experiencesCommand,
   rulesCommand,
   libraryCommand,
+  mcpCommand,
   shareCommand,
   importCommand,
   adminCommand,
