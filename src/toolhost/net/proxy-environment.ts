@@ -1,0 +1,25 @@
+/**
+ * The environment that sends a command's traffic to the egress forwarder
+ * (proxy-forwarder.ts). Both spellings are set: curl reads `http_proxy` in lower case
+ * only (the upper-case form is ignored for CGI safety), most other tools read either.
+ * `ALL_PROXY` covers the tools that use it for every scheme (curl, git over some
+ * transports, many language HTTP clients).
+ */
+export function proxyEnvironment(url: string): Record<string, string> {
+  return {
+    HTTP_PROXY: url,
+    HTTPS_PROXY: url,
+    ALL_PROXY: url,
+    http_proxy: url,
+    https_proxy: url,
+    all_proxy: url,
+    // Empty on purpose: everything goes through the proxy, loopback and internal names
+    // included. Inside the jail there is nothing to reach directly (the network namespace
+    // holds only loopback, where the forwarder is the only listener), and the proxy is
+    // what decides: a direct attempt would fail with a bare "connection refused" where the
+    // proxy says which host was refused and why. Set rather than left out, so that a
+    // NO_PROXY=localhost,... from the environment commands start with cannot survive.
+    NO_PROXY: "",
+    no_proxy: "",
+  };
+}
