@@ -1,4 +1,4 @@
-import { launchAdmin } from "../../admin/launch-admin.js";
+import { launchAdmin, type LaunchedAdmin } from "../../admin/launch-admin.js";
 import type { AdminServer } from "../../admin/admin-server.js";
 import type { Boot } from "../bootstrap.js";
 import { bootstrap } from "../bootstrap.js";
@@ -43,7 +43,7 @@ export const adminCommand: Command = {
 };
 
 /** Starts the admin API for a booted workspace (`laoding admin`, and `laoding start` when ADMIN_PORT is set). */
-export function startAdminFor(context: CliContext, boot: Boot, port: number): Promise<AdminServer> {
+export function startAdminFor(context: CliContext, boot: Boot, port: number): Promise<LaunchedAdmin> {
   return launchAdmin({
     config: boot.loaded.config,
     layout: boot.layout,

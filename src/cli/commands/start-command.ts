@@ -68,21 +68,29 @@ async function start(context: CliContext, workspaceDir: string | undefined): Pro
   const admin =
     boot.loaded.config.ADMIN_PORT > 0 ? await startAdminFor(context, boot, boot.loaded.config.ADMIN_PORT) : undefined;
   try {
+    // The admin API shows the running bot's MCP servers once its toolhosts exist.
+    const attach = (runtime: BotRuntime) => admin?.attachBot(runtime.toolhosts);
     return consoleOnly(channels)
-      ? await serveConsole(context, boot, boot.agents[0]?.id as string)
-      : await serveChatChannels(context, boot, channels);
+      ? await serveConsole(context, boot, boot.agents[0]?.id as string, attach)
+      : await serveChatChannels(context, boot, channels, attach);
   } finally {
     await admin?.close();
   }
 }
 
 /** Telegram and Feishu: every bot logs in first (a bad token stops start-up), then the gateway runs them. */
-async function serveChatChannels(context: CliContext, boot: Boot, channels: ChannelName[]): Promise<number> {
+async function serveChatChannels(
+  context: CliContext,
+  boot: Boot,
+  channels: ChannelName[],
+  attach?: (runtime: BotRuntime) => void,
+): Promise<number> {
   const { logger, loaded } = boot;
   const planned = await planChatBots({ loaded, agents: boot.agents, channels, logger });
   for (const warning of [...planned.warnings, ...withoutOperators(planned.bots)]) boot.warn(warning);
   const bots = await loginChatBots(planned.bots);
   const { runtime, sandbox } = await startRuntime(context, boot, false);
+  attach?.(runtime);
   const locale = loaded.config.BOT_LOCALE;
   const channel = createChatGateway({
     bots,
@@ -124,13 +132,19 @@ async function serveChatChannels(context: CliContext, boot: Boot, channels: Chan
 }
 
 /** Shared by `start` (console channel) and `chat`. */
-export async function serveConsole(context: CliContext, boot: Boot, agentId: string): Promise<number> {
+export async function serveConsole(
+  context: CliContext,
+  boot: Boot,
+  agentId: string,
+  attach?: (runtime: BotRuntime) => void,
+): Promise<number> {
   const { logger, layout } = boot;
   if (!boot.agents.some((agent) => agent.id === agentId)) {
     throw new UsageError(`no agent "${agentId}"; known: ${boot.agents.map((agent) => agent.id).join(", ")}`, "");
   }
   // Only the operator at this terminal talks to the bot (launch policy: `localOperatorOnly`).
   const { runtime, sandbox } = await startRuntime(context, boot, true);
+  attach?.(runtime);
   const interactive = isTerminal(context);
   const channel: Channel = createConsoleChannel({
     input: context.stdin,

@@ -10,7 +10,6 @@ import type { Writable } from "node:stream";
 import type { Logger } from "pino";
 import { BoundedMessageReader } from "../bounded-reader.js";
 import { FramedMessageWriter } from "../framed-writer.js";
-import { createMcpServers } from "../mcp-servers/mcp-servers.js";
 import { createProxiedFetch, directFetch } from "../net/proxied-fetch.js";
 import { proxyEnvironment } from "../net/proxy-environment.js";
 import { startProxyForwarder } from "../net/proxy-forwarder.js";
@@ -22,6 +21,7 @@ import { createShellRunner } from "../shell/shell-runner.js";
 import { createTools } from "../tools/tool-registry.js";
 import { createWebFetchTool } from "../tools/web-fetch.js";
 import { answerBudget } from "../tools/truncate-output.js";
+import { lazyMcpServers } from "./lazy-mcp-servers.js";
 import { createSessionSetup } from "./session-setup.js";
 import { serveToolhost } from "./toolhost-server.js";
 
@@ -94,15 +94,17 @@ export async function runToolhostChild(options: ChildOptions): Promise<number> {
     ...(startup.tasksPerCall !== undefined ? { processShare: { maxTasks: startup.tasksPerCall, tasksBelow } } : {}),
   });
 
-  const mcp = createMcpServers({
-    logger: logger.child({ component: "mcp" }),
-    workTree,
-    launchStdio: (server) => {
-      const launch = serverLauncher({ argv: [server.command, ...server.args], env: server.env, cwd: server.cwd });
-      return { ...launch, cwd: server.cwd };
-    },
-    ...(fetch ? { fetch } : startup.network ? { fetch: directFetch } : {}),
-  });
+  const mcp = lazyMcpServers(async () =>
+    (await import("../mcp-servers/mcp-servers.js")).createMcpServers({
+      logger: logger.child({ component: "mcp" }),
+      workTree,
+      launchStdio: (server) => {
+        const launch = serverLauncher({ argv: [server.command, ...server.args], env: server.env, cwd: server.cwd });
+        return { ...launch, cwd: server.cwd };
+      },
+      ...(fetch ? { fetch } : startup.network ? { fetch: directFetch } : {}),
+    }),
+  );
   const reader = new BoundedMessageReader(options.stdin, startup.maxFrameBytes);
   const writer = new FramedMessageWriter(options.stdout, { batch: "none" });
   const server = serveToolhost({
