@@ -73,7 +73,7 @@ export async function openAgentReach(options: AgentReachOptions): Promise<AgentR
     // second process of the same workspace (`laoding mcp test` beside the bot) has its own.
     socketDir = mkdtempSync(join(tmpdir(), "laoding-egress-"));
     chmodSync(socketDir, 0o711);
-    proxy = await startEgressProxy({
+    proxy = startEgressProxy({
       socketDir,
       hosts,
       ownEndpoints: await ownEndpoints(config, resolve),

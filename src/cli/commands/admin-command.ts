@@ -1,5 +1,4 @@
 import { launchAdmin, type LaunchedAdmin } from "../../admin/launch-admin.js";
-import type { AdminServer } from "../../admin/admin-server.js";
 import type { Boot } from "../bootstrap.js";
 import { bootstrap } from "../bootstrap.js";
 import { CLI_ENTRY, packageVersion, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
