@@ -79,40 +79,43 @@ export type McpServerSetting = StdioServerSetting | HttpServerSetting;
 
 /** A server is remote when it has a `url`, else it is a command: each is checked by its own shape, so errors name its own keys. */
 export const mcpServersSchema = z
-  .record(
-    z.string().regex(MCP_SERVER_NAME, { message: "a server name must match ^[a-z0-9][a-z0-9_-]{0,31}$" }),
-    z.unknown(),
-  )
+  .record(z.string(), z.unknown())
   .default({})
-  .superRefine((servers, context) => {
-    if (Object.keys(servers).length > SERVERS_MAX)
-      context.addIssue({ code: "custom", path: [], message: `at most ${SERVERS_MAX} servers per agent` });
+  .transform((servers, context) => {
+    if (Object.keys(servers).length > SERVERS_MAX) {
+      context.addIssue({ code: "custom", message: `at most ${SERVERS_MAX} servers per agent` });
+      return z.NEVER;
+    }
+    const checked: Record<string, McpServerSetting> = {};
     for (const [name, server] of Object.entries(servers)) {
+      if (!MCP_SERVER_NAME.test(name)) {
+        context.addIssue({
+          code: "custom",
+          path: [name],
+          message: `a server name must match ^[a-z0-9][a-z0-9_-]{0,31}$ (its tools are named mcp.<server>.<tool>)`,
+        });
+        continue;
+      }
       const remote = typeof server === "object" && server !== null && "url" in server;
       const parsed = (remote ? httpServerSchema : stdioServerSchema).safeParse(server);
-      if (!parsed.success)
-        for (const issue of parsed.error.issues)
-          context.addIssue({
-            ...issue,
-            path: [name, ...issue.path],
-            message:
-              issue.code === "invalid_type" && issue.path.length === 0
+      if (parsed.success) {
+        checked[name] = parsed.data;
+        continue;
+      }
+      for (const issue of parsed.error.issues)
+        context.addIssue({
+          code: "custom",
+          path: [name, ...issue.path.map((key) => (typeof key === "symbol" ? String(key) : key))],
+          message:
+            issue.code === "unrecognized_keys"
+              ? `unknown ${issue.keys.length === 1 ? "key" : "keys"} ${issue.keys.map((key) => `"${key}"`).join(", ")}; a server has ${remote ? '"url" and "headers"' : '"command", "args", "env" and "cwd"'}`
+              : issue.code === "invalid_type" && issue.path.length === 0
                 ? 'must be { "command": …, "args": […], "env": {…} } or { "url": …, "headers": {…} }'
                 : issue.message,
-          } as z.core.$ZodRawIssue);
+        });
     }
-  })
-  .transform((servers) =>
-    Object.fromEntries(
-      Object.entries(servers).map(([name, server]) => [
-        name,
-        (typeof server === "object" && server !== null && "url" in server
-          ? httpServerSchema
-          : stdioServerSchema
-        ).parse(server) as McpServerSetting,
-      ]),
-    ),
-  );
+    return checked;
+  });
 
 const REFERENCE = /\$\$|\$\{([A-Z_][A-Z0-9_]*)\}|\$([A-Z_][A-Z0-9_]*)/g;
 
@@ -172,7 +175,9 @@ export function resolveMcpServer(
     return { config: { name, transport: "http", url: fill(server.url, `${at}.url`), headers }, secrets };
   }
   const args = server.args.map((arg, index) => fill(arg, `${at}.args[${index}]`));
-  const env = Object.fromEntries(Object.entries(server.env).map(([key, text]) => [key, fill(text, `${at}.env.${key}`)]));
+  const env = Object.fromEntries(
+    Object.entries(server.env).map(([key, text]) => [key, fill(text, `${at}.env.${key}`)]),
+  );
   const cwd = server.cwd === undefined ? undefined : `${workTree}/${server.cwd.replace(/\/+$/, "")}`;
   return {
     config: { name, transport: "stdio", command: server.command, args, env, ...(cwd ? { cwd } : {}) },

@@ -56,7 +56,9 @@ export class AllowEntryError extends Error {
     readonly entry: string,
     readonly problem: string,
   ) {
-    super(`"${entry}" is not a valid network allow entry: ${problem}. ${VALID_FORMS}`);
+    super(
+      `"${entry}" is not a valid network allow entry: ${problem}${/[.?!]$/.test(problem) ? "" : "."} ${VALID_FORMS}`,
+    );
   }
 }
 

@@ -7,6 +7,7 @@
  */
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { lookup as dnsLookup } from "node:dns/promises";
+import { isIP } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { allowListOf, resolveMcpServer, UnsetReferenceError } from "../config/agent-reach.js";
@@ -173,12 +174,15 @@ async function ownEndpoints(
   resolve: (name: string) => Promise<readonly string[]>,
 ): Promise<OwnEndpoint[]> {
   const endpoints: OwnEndpoint[] = [];
-  if (config.ADMIN_PORT > 0) endpoints.push({ label: "admin", address: config.ADMIN_HOST, port: config.ADMIN_PORT });
+  // Listeners are named by the address they bind; a name is resolved here, once, as the proxy needs addresses.
+  const listener = async (label: string, host: string, port: number) => {
+    const addresses = isIP(host) ? [host] : await resolve(host).catch(() => [] as readonly string[]);
+    for (const address of addresses) endpoints.push({ label, address, port });
+  };
+  if (config.ADMIN_PORT > 0) await listener("admin", config.ADMIN_HOST, config.ADMIN_PORT);
   const webhookHost = config.WEBHOOK_HOST ?? "127.0.0.1";
-  if (config.TELEGRAM_WEBHOOK_URL)
-    endpoints.push({ label: "webhooks", address: webhookHost, port: config.TELEGRAM_WEBHOOK_PORT });
-  if (config.FEISHU_WEBHOOK_PORT > 0)
-    endpoints.push({ label: "webhooks", address: webhookHost, port: config.FEISHU_WEBHOOK_PORT });
+  if (config.TELEGRAM_WEBHOOK_URL) await listener("webhooks", webhookHost, config.TELEGRAM_WEBHOOK_PORT);
+  if (config.FEISHU_WEBHOOK_PORT > 0) await listener("webhooks", webhookHost, config.FEISHU_WEBHOOK_PORT);
   const remote = async (url: string | undefined, label: string, exempt: boolean) => {
     if (!url) return;
     let parsed: URL;
@@ -189,25 +193,18 @@ async function ownEndpoints(
     }
     const name = parsed.hostname.replace(/^\[|\]$/g, "");
     if (!name) return;
-    const defaultPort =
-      parsed.protocol === "https:"
-        ? 443
-        : parsed.protocol === "postgres:" || parsed.protocol === "postgresql:"
-          ? 5432
-          : 80;
-    const port = parsed.port === "" ? defaultPort : Number(parsed.port);
-    const addresses = await resolve(name).catch(() => [] as readonly string[]);
+    const port = parsed.port === "" ? (DEFAULT_PORTS[parsed.protocol] ?? 80) : Number(parsed.port);
+    const addresses = isIP(name) ? [name] : await resolve(name).catch(() => [] as readonly string[]);
     for (const address of addresses)
       endpoints.push({ label, address, port, ...(exempt ? { exemptWhenListedByName: true, name } : {}) });
   };
+  // Resolved at start: a name that moves later is still refused at its old place only.
   await remote(config.LLM_BASE_URL, "model endpoint", true);
   await remote(config.DATABASE_URL, "database", false);
-  // Addresses resolved at start: a name that moves later is still refused at its old place only.
-  return endpoints.map((endpoint) => ({
-    ...endpoint,
-    address: endpoint.address === "localhost" ? "127.0.0.1" : endpoint.address,
-  }));
+  return endpoints;
 }
+
+const DEFAULT_PORTS: Record<string, number> = { "http:": 80, "https:": 443, "postgres:": 5432, "postgresql:": 5432 };
 
 async function systemResolve(name: string): Promise<readonly string[]> {
   const found = await dnsLookup(name, { all: true, verbatim: true });

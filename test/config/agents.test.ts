@@ -17,7 +17,7 @@ function errorOf(run: () => unknown): ConfigError {
 describe("agents file", () => {
   it("applies defaults", () => {
     expect(parseAgents('{"agents":[{"id":"main","name":"Main"}]}', "agents.json")).toEqual([
-      { id: "main", name: "Main", network: false, experienceLibrary: true, writableDirs: [] },
+      { id: "main", name: "Main", network: false, mcpServers: {}, experienceLibrary: true, writableDirs: [] },
     ]);
   });
 
@@ -54,7 +54,7 @@ describe("agents file", () => {
     expect(missing.message).toMatch(/^agents.json:1:12: agents\[0\] \(id "a"\): `name` is missing\./);
     const typo = errorOf(() => parseAgents('{"agents":[{"id":"a","nmae":"A","name":"A"}]}', "agents.json"));
     expect(typo.message).toMatch(
-      /unknown field `nmae` \(allowed: id, name, description, persona, network, experienceLibrary, writableDirs, telegram, feishu\)/,
+      /unknown field `nmae` \(allowed: id, name, description, persona, network, mcpServers, experienceLibrary, writableDirs, telegram, feishu\)/,
     );
     expect(typo.hint).not.toMatch(/ids? never change/);
     expect(errorOf(() => parseAgents('{"agents":[{"id":"A","name":"A"}]}', "agents.json")).hint).toMatch(/Fix the id/);
