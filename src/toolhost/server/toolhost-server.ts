@@ -22,6 +22,7 @@ import {
   type ToolInfo,
   type ToolResult,
 } from "../protocol.js";
+import type { McpServers } from "../mcp-servers/mcp-servers.js";
 import type { ShellRunner } from "../shell/shell-runner.js";
 import { ToolError } from "../tool-error.js";
 import type { Tool, ToolLimits, ToolOutput } from "../tools/define-tool.js";
@@ -29,6 +30,7 @@ import { andFinally, andThen, mapMaybe, type MaybePromise } from "../maybe-async
 import { errnoFailure } from "../tools/file-access.js";
 import { boundReason } from "../tools/truncate-output.js";
 import { describeIssues } from "../../validation/describe-issues.js";
+import { handleMcpMethods, type RegisterMethod } from "./mcp-handlers.js";
 import { createRpcEndpoint, type RpcEndpoint } from "./rpc-endpoint.js";
 
 /** How long a session folder's resolution serves the path tools' calls that follow. */
@@ -50,6 +52,11 @@ export type ToolhostServerOptions = {
   /** Prepares a session folder each time it is resolved afresh: the `团队经验` link, git exclude, library index (session-setup.ts). */
   setupSession?: (folder: string) => void;
   clock?: { now(): number };
+  /**
+   * The agent's MCP servers: their tools follow the built-in ones in tool.list, calls to
+   * `mcp.*` names go to them, and the mcp.* methods reach them (mcp-handlers.ts).
+   */
+  mcp?: McpServers;
 };
 
 export type ToolhostServer = {
@@ -82,7 +89,7 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
    * shared descriptor. Synchronous all the way for a synchronous tool, so its answer leaves
    * before the next request of the chunk is started (rpc-endpoint.ts).
    */
-  const handle = <M extends MethodDescriptor>(
+  const handle: RegisterMethod = <M extends MethodDescriptor>(
     descriptor: M,
     run: (params: z.output<M["params"]>, token: CancellationToken) => MaybePromise<ResultOf<M>>,
   ) =>
@@ -102,7 +109,14 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
   }));
 
   const toolList = options.tools.map((tool) => toolInfo(tool, options.limits));
-  handle(toolListMethod, () => ({ tools: toolList }));
+  const { mcp } = options;
+  // MCP servers start on the first list (lazily) and their tools can change between lists.
+  handle(toolListMethod, () =>
+    mcp
+      ? mcp.tools().then((more) => ({ tools: [...toolList, ...more.map((tool) => toolInfo(tool, options.limits))] }))
+      : { tools: toolList },
+  );
+  handleMcpMethods(handle, mcp);
 
   // A chat's calls come in bursts, all naming the chat's folder: its resolution (three
   // system calls) serves the calls of the next moment. Safe for path tools, which check
@@ -124,12 +138,32 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
 
   handle(toolCallMethod, (call, token): MaybePromise<ToolResult> => {
     const tool = tools.get(call.name);
-    if (!tool)
-      return failure(
-        "UNKNOWN_TOOL",
-        call.name,
-        `no tool named ${call.name}; available: ${[...tools.keys()].join(", ")}`,
+    if (tool) return runTool(tool, call, token);
+    // An MCP server's tool: found once its server has started (the first call may start it).
+    if (mcp && call.name.startsWith("mcp."))
+      return andThen(
+        () => mcp.find(call.name),
+        (found) =>
+          found
+            ? runTool(found, call, token)
+            : failure(
+                "UNKNOWN_TOOL",
+                call.name,
+                boundReason(`no tool named ${call.name}; the MCP servers' tools: ${mcp.names().join(", ") || "none"}`),
+              ),
+        (error) => {
+          options.logger.error({ err: error, tool: call.name }, "finding an MCP tool failed");
+          return failure("INTERNAL", call.name, "the toolhost failed unexpectedly; its log has the details");
+        },
       );
+    return failure("UNKNOWN_TOOL", call.name, `no tool named ${call.name}; available: ${[...tools.keys()].join(", ")}`);
+  });
+
+  const runTool = (
+    tool: Tool,
+    call: z.output<typeof toolCallMethod.params>,
+    token: CancellationToken,
+  ): MaybePromise<ToolResult> => {
     const args = tool.inputSchema.safeParse(call.args);
     if (!args.success)
       return failure("INVALID_ARGS", call.name, boundReason(describeIssues(args.error, { root: "arguments" })));
@@ -182,7 +216,7 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
         cancellation?.dispose();
       },
     );
-  });
+  };
 
   connection.listen();
   return {
