@@ -9,6 +9,7 @@ import { runChannelsBench } from "./channels-bench.js";
 import { runGapsBench } from "./gaps-bench.js";
 import { runLibraryBench } from "./library-bench.js";
 import { runOrchestratorBench } from "./orchestrator-bench.js";
+import { runReachBench } from "./reach-bench.js";
 import { runReplicasBench } from "./replicas-bench.js";
 import { runBoundaryBench, runToolhostBench } from "./toolhost-bench.js";
 
@@ -34,6 +35,10 @@ const SUITES: Record<string, { title: string; run: () => Promise<string> }> = {
     run: runChannelsBench,
   },
   replicas: { title: "Replicas on PostgreSQL: messages/s, 50 chats, zero-latency model", run: runReplicasBench },
+  reach: {
+    title: "Reach: web.fetch through the egress proxy, MCP tool calls through the toolhost child",
+    run: runReachBench,
+  },
 };
 
 const wanted = process.argv.slice(2);
