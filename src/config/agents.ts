@@ -151,7 +151,8 @@ export function declaredCredentialNames(agents: AgentDefinition[]): string[] {
 
 /** The variables an agent's MCP servers name as `$NAME`: secrets, passed only to that server. */
 export function mcpReferences(agent: AgentDefinition): string[] {
-  return Object.values(agent.mcpServers).flatMap((server) => referencedNames(server));
+  // Definitions built in code (tests, the Go import) may leave the field out.
+  return Object.values(agent.mcpServers ?? {}).flatMap((server) => referencedNames(server));
 }
 
 export function readAgentsFile(path: string): AgentDefinition[] {

@@ -129,7 +129,7 @@ export const VARIABLES = {
     ...bounded("milliseconds", 1_000, 600_000),
     defaultValue: "30000",
     group: "Tools",
-    doc: "How long an MCP server may take from its start to its tools list; one that takes longer is marked failed and tried again later with back-off.",
+    doc: "How long an MCP server may take from its start to its tools list; one that takes longer is stopped and started again on a later use, after a back-off (1 s, doubling up to 60 s).",
   },
   ALLOWED_COMMANDS: {
     schema: list(),

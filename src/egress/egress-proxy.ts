@@ -146,7 +146,11 @@ export function startEgressProxy(options: EgressProxyOptions): EgressProxy {
     });
     const plain = (request: IncomingMessage, response: ServerResponse) => {
       if (overLimit.has(request.socket)) return;
-      handlePlainRequest(context, request, response).catch(crash);
+      handlePlainRequest(context, request, response).catch((error: unknown) => {
+        // Never leave a client waiting on an answer that will not come.
+        request.socket.destroy();
+        crash(error);
+      });
     };
     server.on("request", plain);
     // Expect: 100-continue is answered by the handler once the destination is allowed and reached.

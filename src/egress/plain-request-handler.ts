@@ -11,6 +11,9 @@ import { endToEndHeaders } from "./forwarded-headers.js";
 import { type ConnectionRecord, type ProxyContext, shownHost } from "./proxy-context.js";
 import { sendProblem } from "./proxy-responses.js";
 import { reachDestination } from "./reach-destination.js";
+
+/** The headers only the proxy itself sends (proxy-responses.ts). */
+const OUR_HEADERS = ["x-laoding-refused", "x-laoding-failed"];
 import { type AbsoluteTarget, parseAbsoluteTarget, RequestTargetError } from "./request-target.js";
 
 export async function handlePlainRequest(context: ProxyContext, request: IncomingMessage, response: ServerResponse) {
@@ -82,7 +85,8 @@ function forward(context: ProxyContext, { request, response, upstream, target, c
   upstreamRequest.on("response", (upstreamResponse) => {
     try {
       response.writeHead(upstreamResponse.statusCode ?? 502, upstreamResponse.statusMessage, [
-        ...endToEndHeaders(upstreamResponse.rawHeaders),
+        // An origin must not speak with the proxy's voice: its own refusal headers would be read as ours.
+        ...endToEndHeaders(upstreamResponse.rawHeaders, OUR_HEADERS),
         "Connection",
         "close",
       ]);

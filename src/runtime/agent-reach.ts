@@ -54,13 +54,16 @@ export async function openAgentReach(options: AgentReachOptions): Promise<AgentR
   const warnings: string[] = [];
   const mcp = new Map<string, McpConfigureParams>();
   for (const agent of options.agents) {
-    const servers = resolveAgentServers(agent, options.lookup, layout.agentTrees(agent.id).workTree, secrets);
+    const agentSecrets: string[] = [];
+    const servers = resolveAgentServers(agent, options.lookup, layout.agentTrees(agent.id).workTree, agentSecrets);
     if (servers.length === 0) continue;
+    secrets.push(...agentSecrets);
     warnings.push(...serverWarnings(agent, servers));
     mcp.set(agent.id, {
       servers,
       startTimeoutMs: config.MCP_START_TIMEOUT_MS,
       callTimeoutMs: config.TOOLHOST_CALL_TIMEOUT_MS,
+      secrets: [...new Set(agentSecrets)],
     });
   }
 

@@ -157,6 +157,12 @@ export const mcpConfigureMethod = {
       startTimeoutMs: z.number().int().positive(),
       /** Deadline of one MCP tool call unless the parent's call deadline is shorter. */
       callTimeoutMs: z.number().int().positive(),
+      /**
+       * Every value a `$NAME` of these servers resolved to (in env, headers, args or the URL):
+       * the child hides them in everything it says about the servers (status, errors, logs,
+       * tool output), wherever in a text they appear.
+       */
+      secrets: z.array(z.string().min(1).max(8192)).max(1024).default([]),
     })
     .strict(),
   result: z.object({ ok: z.literal(true) }),

@@ -71,6 +71,14 @@ describe("egress proxy, plain HTTP", () => {
     expect(stats?.bytesDown).toBe(line?.bytesDown);
   });
 
+  it("never passes on an origin's own X-Laoding-* headers, which only the proxy may send", async () => {
+    const { allowed, socketPath } = await setup();
+    const response = await proxiedRequest(socketPath, `http://allowed.test:${allowed.port}/impersonate`);
+    expect(response.status).toBe(200);
+    expect(response.headers["x-origin"]).toBe("allowed");
+    expect(response.headers["x-laoding-refused"]).toBeUndefined();
+  });
+
   it("streams request bodies up, chunked or with a length, and answers HEAD without a body", async () => {
     const { allowed, socketPath } = await setup();
     const url = `http://allowed.test:${allowed.port}/upload`;

@@ -57,6 +57,9 @@ export async function startOrigin(name: string): Promise<Origin> {
       res.setHeader("Set-Cookie", ["a=1", "b=2"]);
       res.setHeader("Keep-Alive", "timeout=5");
       res.setHeader("X-Origin", name);
+      // An origin pretending to be the proxy: the proxy must not pass this on.
+      if (req.url === "/impersonate")
+        res.setHeader("X-Laoding-Refused", "example.test is not on this agent's network allow list");
       res.end(JSON.stringify({ origin: name, method: req.method, url: req.url, body }));
     });
   });

@@ -49,6 +49,8 @@ export type ClientSetup = {
   idleStopMs?: number;
   /** Stores each call's audit row (default: kept in `audits`, at once). */
   recordCall?: (audit: unknown) => Promise<void>;
+  /** Sent to each new child before its first call (the supervisor's `initialize`: the MCP servers). */
+  initialize?: SupervisorOptions["initialize"];
 };
 
 export function makeClient(setup: ClientSetup = {}) {
@@ -75,6 +77,7 @@ export function makeClient(setup: ClientSetup = {}) {
     },
     logger: silentLogger,
     ...(setup.clock ? { clock: setup.clock } : {}),
+    ...(setup.initialize ? { initialize: setup.initialize } : {}),
   });
   (setup.scope === "file" ? fileSupervisors : supervisors).push(supervisor);
   const audits: unknown[] = [];

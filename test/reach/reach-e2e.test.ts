@@ -20,12 +20,14 @@ import { createRuntimeLayout } from "../../src/config/runtime-layout.js";
 import { openAgentReach } from "../../src/runtime/agent-reach.js";
 import { createBotRuntime, type BotRuntime } from "../../src/runtime/bot-runtime.js";
 import { prepareToolhostLaunches } from "../../src/runtime/toolhost-launch.js";
+import { startMcpHttpServer, type FakeMcpHttpServer } from "../fakes/mcp-http-server.js";
 import { isRoutingRequest, routeTo, startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { runLaoding } from "../helpers/cli.js";
 import { CLI_ENTRY } from "../helpers/real-toolhost.js";
 import { fakeRepo, REAL_REPO_ROOT, tempDir } from "../helpers/temp-dir.js";
 
 const SECRET = "mcpSeCrEt-4be1f07d9c";
+const REMOTE_SECRET = "remoteSeCrEt-77a0c3e519";
 const FAKES = join(REAL_REPO_ROOT, "test", "fakes");
 const TSX = new URL(import.meta.resolve("tsx")).pathname;
 const isRoot = process.getuid?.() === 0;
@@ -37,6 +39,7 @@ type Bot = {
   childLog: string;
   bFile: string;
   ports: { allowed: number; refused: number; admin: number };
+  remote: FakeMcpHttpServer;
   close(): Promise<void>;
 };
 
@@ -57,6 +60,8 @@ async function startBot(mode: "bwrap" | "none"): Promise<Bot> {
   const refused = await listen("you should never read this");
   const admin = await listen("the admin API");
   const fake = await startFakeOpenAI();
+  const remote = await startMcpHttpServer({ token: REMOTE_SECRET });
+  const remotePort = new URL(remote.url).port;
   writeFileSync(join(workspaceDir, "configs/egress-hosts"), "# test names\n127.0.0.1 allowed.test refused.test\n");
   const settings = {
     LLM_BASE_URL: fake.url,
@@ -73,6 +78,7 @@ async function startBot(mode: "bwrap" | "none"): Promise<Bot> {
     BOT_LOCALE: "en",
     LOG_LEVEL: "debug",
     FAKE_MCP_TOKEN: SECRET,
+    REMOTE_MCP_TOKEN: REMOTE_SECRET,
   };
   writeFileSync(
     join(workspaceDir, "configs/env"),
@@ -94,6 +100,12 @@ async function startBot(mode: "bwrap" | "none"): Promise<Bot> {
               args: ["--import", TSX, join(FAKES, "mcp-stdio-server.ts")],
               env: { FAKE_TOKEN: "$FAKE_MCP_TOKEN" },
             },
+            // Streamable HTTP through a's proxy: its host is on the list; the other's is not.
+            remote: {
+              url: `http://allowed.test:${remotePort}/mcp`,
+              headers: { Authorization: "Bearer $REMOTE_MCP_TOKEN" },
+            },
+            blocked: { url: `http://refused.test:${remotePort}/mcp` },
           },
         },
         { id: "b", name: "B" },
@@ -138,9 +150,11 @@ async function startBot(mode: "bwrap" | "none"): Promise<Bot> {
     childLog,
     bFile,
     ports: { allowed: portOf(allowed), refused: portOf(refused), admin: portOf(admin) },
+    remote,
     async close() {
       await runtime.close();
       await fake.close();
+      await remote.close();
       for (const server of [allowed, refused, admin]) server.close();
       closeSync(childFd);
     },
@@ -149,7 +163,13 @@ async function startBot(mode: "bwrap" | "none"): Promise<Bot> {
 
 let turn = 0;
 /** One turn in which the model calls `tool` once: what the tool answered, as the model read it. */
-async function callTool(bot: Bot, agentId: string, tool: string, args: Record<string, unknown>): Promise<string> {
+async function callTool(
+  bot: Bot,
+  agentId: string,
+  tool: string,
+  args: Record<string, unknown>,
+  chatId?: string,
+): Promise<string> {
   const before = bot.fake.requests.length;
   bot.fake.respond((request) => {
     if (isRoutingRequest(request)) return routeTo([], "reach-check");
@@ -159,7 +179,7 @@ async function callTool(bot: Bot, agentId: string, tool: string, args: Record<st
   turn += 1;
   await bot.runtime.orchestrator.handle({
     channel: "test",
-    chatId: `chat-${turn}`,
+    chatId: chatId ?? `chat-${turn}`,
     userId: "u1",
     messageId: `m${turn}`,
     text: `please use ${tool}`,
@@ -206,7 +226,8 @@ describe.each(modes)("reach in %s mode", (mode) => {
     const adminByAddress = await callTool(bot, "a", "shell_exec", {
       command: `curl -sS http://127.0.0.1:${bot.ports.admin}/`,
     });
-    expect(adminByAddress).toContain("NETWORK_REFUSED");
+    // An address literal must itself be on the list, whatever it points at.
+    expect(adminByAddress).toContain("REASON=127.0.0.1 is not on this agent's network allow list");
     expect(adminByAddress).not.toContain("the admin API");
     // HTTPS goes through CONNECT: refused the same way, before any byte reaches the host.
     const tunnel = await callTool(bot, "a", "shell_exec", {
@@ -244,16 +265,43 @@ describe.each(modes)("reach in %s mode", (mode) => {
     const stolen = await callTool(bot, "a", "mcp_fake_read_file", { path: bot.bFile });
     expect(stolen).not.toContain("b's private notes");
     expect(stolen).toContain("ERROR_CODE=MCP_TOOL_ERROR");
-    // The server's own network goes through a's proxy like a's commands.
+    // The server's own network goes through a's proxy like a's commands: allowed.test is
+    // reached, refused.test is refused by the proxy (not by a missing route).
+    const reached = await callTool(bot, "a", "mcp_fake_fetch_url", {
+      url: `http://allowed.test:${bot.ports.allowed}/`,
+    });
+    expect(reached).toContain("hello from allowed.test");
     const fetched = await callTool(bot, "a", "mcp_fake_fetch_url", {
       url: `http://refused.test:${bot.ports.refused}/`,
     });
     expect(fetched).not.toContain("you should never read this");
+    expect(fetched).toContain("refused.test is not on this agent's network allow list");
+  });
+
+  it("a's remote MCP server answers over Streamable HTTP through the proxy; one on a refused host is named in /context", async () => {
+    expect(await callTool(bot, "a", "mcp_remote_echo", { text: "over http" }, "context-chat")).toContain("over http");
+    expect(bot.remote.calls()).toBeGreaterThan(0);
+    expect(bot.remote.refused()).toBe(0);
+    turn += 1;
+    const context = await bot.runtime.orchestrator.handle({
+      channel: "test",
+      chatId: "context-chat",
+      userId: "u1",
+      messageId: `m${turn}`,
+      text: "/context",
+      agentId: "a",
+      isOperator: true,
+    });
+    expect(context).toMatch(
+      /MCP server blocked is not available \(\w+\): .*refused\.test is not on this agent's network allow list/,
+    );
+    expect(context).not.toContain("MCP server remote is not available");
   });
 
   it("the MCP server's secret never reaches a log, and the proxy logged its connections", () => {
     const logs = readFileSync(bot.logFile, "utf8") + readFileSync(bot.childLog, "utf8");
     expect(logs).not.toContain(SECRET);
+    expect(logs).not.toContain(REMOTE_SECRET);
     const connections = readFileSync(bot.logFile, "utf8")
       .split("\n")
       .filter((line) => line.includes('"egress connection"'))

@@ -131,8 +131,17 @@ describe("protocol conformance (real child)", () => {
       "TOOLHOST_CRASHED",
       "TOOLHOST_UNAVAILABLE",
     ];
-    // INTERNAL is the remaining code: a protocol fault, covered in resilience.test.ts.
-    expect(ERROR_CODES.filter((code) => !covered.includes(code))).toEqual(["INTERNAL"]);
+    // The rest come from parts this fixture child does not have, each covered where it lives:
+    // INTERNAL (a protocol fault) in resilience.test.ts, the egress codes in net/ and
+    // web-fetch*.test.ts and test/reach/, the MCP codes in mcp-servers/.
+    expect(ERROR_CODES.filter((code) => !covered.includes(code))).toEqual([
+      "NETWORK_REFUSED",
+      "NETWORK_FAILED",
+      "UNSUPPORTED_CONTENT",
+      "MCP_UNAVAILABLE",
+      "MCP_TOOL_ERROR",
+      "INTERNAL",
+    ]);
   });
 
   it("turns a failure into the one-line observation the model reads", () => {

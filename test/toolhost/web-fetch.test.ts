@@ -52,6 +52,7 @@ let origin: Origin;
 let secure: Origin;
 let bigBodyWritten: Promise<number>;
 let host: string;
+let endlessPdfClosed: Promise<void> | undefined;
 let certificate: TestCertificate;
 
 function send(response: ServerResponse, type: string | undefined, body: string | Buffer, status = 200): void {
@@ -134,6 +135,13 @@ beforeAll(async () => {
         response.writeHead(200, { "content-type": "text/plain" });
         response.write("first bytes");
         return;
+      case "/endless-pdf": {
+        // Headers, a first chunk, then nothing: only the client can end this connection.
+        response.writeHead(200, { "content-type": "application/pdf" });
+        response.write("%PDF-1.7\n");
+        endlessPdfClosed = new Promise((resolve) => response.once("close", () => resolve()));
+        return;
+      }
       case "/huge": {
         response.writeHead(200, { "content-type": "text/plain", "content-length": String(BIG_BODY_BYTES) });
         const chunk = Buffer.alloc(64 * 1024, "a");
@@ -285,6 +293,13 @@ describe("web.fetch", () => {
     expect(small.output).toBe(
       `URL: http://${host}/huge\nContent-Type: text/plain\n\n${"a".repeat(1000)}\n\n…[body cut at 1000 bytes of ${BIG_BODY_BYTES}; max_bytes up to 10485760 reads more]`,
     );
+  });
+
+  it("ends the connection of a body it refuses, so it holds none of the agent's proxy connections", async () => {
+    const error = await failure({ url: `http://${host}/endless-pdf` });
+    expect(error.code).toBe("UNSUPPORTED_CONTENT");
+    // The origin sees its response closed although it never ended it.
+    await expect(endlessPdfClosed).resolves.toBeUndefined();
   });
 
   it("refuses PDFs, images, archives and octet streams with UNSUPPORTED_CONTENT naming the type", async () => {

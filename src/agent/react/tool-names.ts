@@ -6,6 +6,21 @@ export function toModelToolName(name: string): string {
   return name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
 }
 
+/**
+ * Model name -> toolhost name, one model name per tool in list order. Two names can meet
+ * once spelled for the API (`mcp.a_b.x` and `mcp.a.b_x` are both `mcp_a_b_x`): the later
+ * one gets a numbered name instead of taking the earlier one's place.
+ */
 export function toolNameMap(names: readonly string[]): Map<string, string> {
-  return new Map(names.map((name) => [toModelToolName(name), name]));
+  const map = new Map<string, string>();
+  for (const name of names) {
+    const base = toModelToolName(name);
+    let modelName = base;
+    for (let counter = 2; map.has(modelName); counter += 1) {
+      const suffix = `_${counter}`;
+      modelName = `${base.slice(0, 64 - suffix.length)}${suffix}`;
+    }
+    map.set(modelName, name);
+  }
+  return map;
 }

@@ -1,12 +1,13 @@
 /** Step: the agent's toolhost tools, named as the model may call them. */
 import { VARIABLES } from "../../config/variables.js";
 import type { ToolhostClient } from "../../toolhost/client/toolhost-client.js";
-import { toModelToolName, toolNameMap } from "../react/tool-names.js";
+import type { ToolInfo } from "../../toolhost/protocol.js";
+import { toolNameMap } from "../react/tool-names.js";
 import type { RouteDecision } from "../routing/route-message.js";
 import { shortlistTools } from "./tool-shortlist.js";
+import type { TurnContext, TurnTools } from "./turn-context.js";
 
 const DEFAULT_MCP_MAX_TOOLS = Number(VARIABLES.MCP_MAX_TOOLS_PER_AGENT.defaultValue);
-import type { TurnContext, TurnTools } from "./turn-context.js";
 
 /**
  * The agent's tools as the model sees them (its MCP servers' shortlisted: tool-shortlist.ts);
@@ -28,14 +29,15 @@ export async function listTurnTools(
     );
     if (left > 0) turn.log.debug({ left }, "MCP tools over MCP_MAX_TOOLS_PER_AGENT left out of this request");
     const notes = await mcpNotes(turn, client, left);
+    const names = toolNameMap(tools.map((tool) => tool.name));
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
     return {
       ...(notes ? { notes } : {}),
-      names: toolNameMap(tools.map((tool) => tool.name)),
-      specs: tools.map((tool) => ({
-        name: toModelToolName(tool.name),
-        description: tool.description,
-        parameters: tool.inputSchema,
-      })),
+      names,
+      specs: [...names].map(([modelName, name]) => {
+        const tool = byName.get(name) as ToolInfo;
+        return { name: modelName, description: tool.description, parameters: tool.inputSchema };
+      }),
     };
   } catch (error) {
     turn.log.error({ err: error }, "tools unavailable; answering without them");

@@ -23,3 +23,15 @@ export function proxyEnvironment(url: string): Record<string, string> {
     no_proxy: "",
   };
 }
+
+/**
+ * The proxy URL of one call: the call's tag as the proxy user, which clients send as
+ * Proxy-Authorization, so the forwarder can tell whose request the proxy refused (the
+ * egress proxy ignores the credential: the socket a connection arrives on is the agent).
+ */
+export function callProxyUrl(url: string, tag: string): string {
+  const tagged = new URL(url);
+  tagged.username = tag;
+  tagged.password = "x";
+  return tagged.href.replace(/\/$/, "");
+}

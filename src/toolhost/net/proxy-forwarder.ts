@@ -28,8 +28,11 @@ export type ProxyForwarder = {
   port: number;
   /** `http://127.0.0.1:<port>`: the proxy URL commands are given. */
   url: string;
-  /** Reasons of the refusals recorded at or after `sinceMs` (epoch ms, the clock's), oldest first, without repeats. */
-  refusalsSince(sinceMs: number): string[];
+  /**
+   * Reasons of the refusals recorded at or after `sinceMs` (epoch ms, the clock's), oldest
+   * first, without repeats; with `tag`, only those of connections that named that call.
+   */
+  refusalsSince(sinceMs: number, tag?: string): string[];
   /** Stops listening and destroys every open connection. Idempotent. */
   close(): Promise<void>;
 };
@@ -82,7 +85,16 @@ export async function startProxyForwarder(options: ProxyForwarderOptions): Promi
     });
     client.on("close", closeBoth);
     upstream.on("close", closeBoth);
-    watchHead(upstream, (reason) => refusals.add(now(), reason));
+    // Which call the connection is for: the proxy URL a command gets names its call as the
+    // user (`http://<call>:x@127.0.0.1:<port>`), so clients send it as Proxy-Authorization.
+    let tag: string | undefined;
+    watchHead(client, (head) => {
+      tag = callTagIn(head);
+    });
+    watchHead(upstream, (head) => {
+      const reason = refusalIn(head);
+      if (reason !== undefined) refusals.add(now(), reason, tag);
+    });
     client.pipe(upstream);
     upstream.pipe(client);
   });
@@ -100,7 +112,7 @@ export async function startProxyForwarder(options: ProxyForwarderOptions): Promi
   return {
     port,
     url: `http://127.0.0.1:${port}`,
-    refusalsSince: (sinceMs) => refusals.since(sinceMs),
+    refusalsSince: (sinceMs, tag) => refusals.since(sinceMs, tag),
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -113,11 +125,11 @@ export async function startProxyForwarder(options: ProxyForwarderOptions): Promi
 }
 
 /**
- * Calls `onRefusal` when the first bytes `upstream` sends are the proxy's refusal. Stops
- * listening once the head is complete or HEAD_WATCH_BYTES have passed, so a long download
- * or a TLS tunnel costs nothing more.
+ * Calls `onHead` with the first bytes of `socket` up to the end of an HTTP head (or
+ * HEAD_WATCH_BYTES). Stops listening then, so a long download or a TLS tunnel costs
+ * nothing more.
  */
-function watchHead(upstream: Socket, onRefusal: (reason: string) => void): void {
+function watchHead(socket: Socket, onHead: (head: string) => void): void {
   const seen: Buffer[] = [];
   let seenBytes = 0;
   const onData = (chunk: Buffer) => {
@@ -126,11 +138,21 @@ function watchHead(upstream: Socket, onRefusal: (reason: string) => void): void 
     const head = Buffer.concat(seen).toString("latin1");
     const end = head.indexOf("\r\n\r\n");
     if (end < 0 && seenBytes < HEAD_WATCH_BYTES) return;
-    upstream.off("data", onData);
-    const reason = refusalIn(end < 0 ? head : head.slice(0, end));
-    if (reason !== undefined) onRefusal(reason);
+    socket.off("data", onData);
+    onHead(end < 0 ? head : head.slice(0, end));
   };
-  upstream.on("data", onData);
+  socket.on("data", onData);
+}
+
+/** The call a request names as its proxy user (Basic Proxy-Authorization), else undefined. */
+export function callTagIn(head: string): string | undefined {
+  const match = /\r\nproxy-authorization:[ \t]*basic[ \t]+([A-Za-z0-9+/=]+)/i.exec(head);
+  if (!match) return undefined;
+  const user =
+    Buffer.from(match[1] as string, "base64")
+      .toString("latin1")
+      .split(":")[0] ?? "";
+  return /^[A-Za-z0-9-]{1,64}$/.test(user) ? user : undefined;
 }
 
 /** The reason of a refusal head (`HTTP/1.x 403` with X-Laoding-Refused), else undefined. */
@@ -147,16 +169,17 @@ export function refusalIn(head: string): string | undefined {
   return undefined;
 }
 
-/** A bounded ring of (time, reason): the newest `size` refusals. */
+/** A bounded ring of (time, reason, call): the newest `size` refusals. */
 function createRefusalRing(size: number) {
-  const entries: { atMs: number; reason: string }[] = [];
+  const entries: { atMs: number; reason: string; tag: string | undefined }[] = [];
   return {
-    add(atMs: number, reason: string) {
-      entries.push({ atMs, reason });
+    add(atMs: number, reason: string, tag: string | undefined) {
+      entries.push({ atMs, reason, tag });
       if (entries.length > size) entries.splice(0, entries.length - size);
     },
-    since(sinceMs: number): string[] {
-      return [...new Set(entries.filter((entry) => entry.atMs >= sinceMs).map((entry) => entry.reason))];
+    since(sinceMs: number, tag?: string): string[] {
+      const matching = entries.filter((entry) => entry.atMs >= sinceMs && (tag === undefined || entry.tag === tag));
+      return [...new Set(matching.map((entry) => entry.reason))];
     },
   };
 }

@@ -17,6 +17,7 @@
  * Both: the command is the first the out-of-memory killer takes, RLIMIT_DATA bounds its
  * memory, and every descriptor above 2 is closed before bash starts.
  */
+import { callProxyUrl, proxyEnvironment } from "../net/proxy-environment.js";
 import { withInheritedFdsClosed } from "./fd-closer.js";
 import { isWithin } from "./path-sandbox.js";
 import { CALL_TAG_VARIABLE, OWNER_TAG_VARIABLE } from "../process-tags.js";
@@ -30,8 +31,8 @@ export type CommandSandboxOptions = {
   home: string;
   /** RLIMIT_DATA of the command, in bytes. */
   memoryLimitBytes: number;
-  /** Variables every command and server gets besides the base set: the egress proxy's (HTTP_PROXY and kin). */
-  extraEnv?: Record<string, string>;
+  /** The egress forwarder's URL when the agent has an allow list: commands and servers get HTTP_PROXY and kin. */
+  proxyUrl?: string;
 };
 
 /**
@@ -44,6 +45,9 @@ export type ServerLaunch = { command: string; args: string[]; env: Record<string
 
 export type ServerLauncher = (server: { argv: string[]; env: Record<string, string>; cwd: string }) => ServerLaunch;
 
+/** The call tag of the agent's MCP servers: theirs is no call's. */
+const SERVER_MARKER = "mcp-server";
+
 function baseEnv(options: CommandSandboxOptions, marker: string): Record<string, string> {
   return {
     PATH: TOOL_PATH,
@@ -52,7 +56,10 @@ function baseEnv(options: CommandSandboxOptions, marker: string): Record<string,
     TERM: "dumb",
     TMPDIR: "/tmp",
     USER: `agent-${options.agentId}`,
-    ...options.extraEnv,
+    // A command's proxy URL names its call, so the refusals it meets are told apart from others' (net/proxy-forwarder.ts).
+    ...(options.proxyUrl
+      ? proxyEnvironment(marker === SERVER_MARKER ? options.proxyUrl : callProxyUrl(options.proxyUrl, marker))
+      : {}),
     [CALL_TAG_VARIABLE]: marker,
   };
 }
@@ -147,7 +154,7 @@ export function noneServerLauncher(
     return {
       command: argv[0] as string,
       args: argv.slice(1),
-      env: { ...baseEnv(options, "mcp-server"), [OWNER_TAG_VARIABLE]: String(options.ownerPid), ...server.env },
+      env: { ...baseEnv(options, SERVER_MARKER), [OWNER_TAG_VARIABLE]: String(options.ownerPid), ...server.env },
     };
   };
 }
@@ -278,7 +285,7 @@ export function bwrapServerLauncher(options: BwrapCommandOptions): ServerLaunche
     return {
       command: argv[0] as string,
       args: argv.slice(1),
-      env: { ...baseEnv(options, "mcp-server"), ...server.env },
+      env: { ...baseEnv(options, SERVER_MARKER), ...server.env },
     };
   };
 }

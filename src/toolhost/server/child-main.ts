@@ -11,7 +11,6 @@ import type { Logger } from "pino";
 import { BoundedMessageReader } from "../bounded-reader.js";
 import { FramedMessageWriter } from "../framed-writer.js";
 import { createProxiedFetch, directFetch } from "../net/proxied-fetch.js";
-import { proxyEnvironment } from "../net/proxy-environment.js";
 import { startProxyForwarder } from "../net/proxy-forwarder.js";
 import { bwrapLauncher, bwrapServerLauncher, noneLauncher, noneServerLauncher } from "../sandbox/command-launchers.js";
 import { killLeftovers, tasksBelow } from "../sandbox/leftover-processes.js";
@@ -67,7 +66,7 @@ export async function runToolhostChild(options: ChildOptions): Promise<number> {
     agentId: startup.agentId,
     home: workTree,
     memoryLimitBytes: startup.memoryLimitBytes,
-    ...(forwarder ? { extraEnv: proxyEnvironment(forwarder.url) } : {}),
+    ...(forwarder ? { proxyUrl: forwarder.url } : {}),
   };
   const bwrapOptions = {
     ...commandOptions,

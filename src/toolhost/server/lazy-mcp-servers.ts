@@ -13,12 +13,20 @@ export function lazyMcpServers(load: () => Promise<McpServers>): McpServers {
   let real: McpServers | undefined;
   let loading: Promise<McpServers> | undefined;
   let configured: Params | undefined;
+  // A failed load is tried again at the next use, never kept: a kept rejection would take
+  // every later tool list with it, built-in tools included.
   const ensure = () =>
-    (loading ??= load().then((servers) => {
-      real = servers;
-      if (configured) servers.configure(configured);
-      return servers;
-    }));
+    (loading ??= load().then(
+      (servers) => {
+        real = servers;
+        if (configured) servers.configure(configured);
+        return servers;
+      },
+      (error: unknown) => {
+        loading = undefined;
+        throw error;
+      },
+    ));
   const wanted = () => real !== undefined || loading !== undefined || (configured?.servers.length ?? 0) > 0;
   return {
     configure(params) {

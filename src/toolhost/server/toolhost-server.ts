@@ -113,7 +113,14 @@ export function serveToolhost(options: ToolhostServerOptions): ToolhostServer {
   // MCP servers start on the first list (lazily) and their tools can change between lists.
   handle(toolListMethod, () =>
     mcp
-      ? mcp.tools().then((more) => ({ tools: [...toolList, ...more.map((tool) => toolInfo(tool, options.limits))] }))
+      ? mcp.tools().then(
+          (more) => ({ tools: [...toolList, ...more.map((tool) => toolInfo(tool, options.limits))] }),
+          // The agent's own tools never depend on its MCP servers.
+          (error: unknown) => {
+            options.logger.error({ err: error }, "the MCP servers' tools could not be listed; built-in tools only");
+            return { tools: toolList };
+          },
+        )
       : { tools: toolList },
   );
   handleMcpMethods(handle, mcp);

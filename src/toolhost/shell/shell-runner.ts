@@ -48,6 +48,8 @@ export type ShellRunRequest = {
 };
 
 export type ShellRunResult = {
+  /** The call's tag (its processes carry it; so does its proxy URL, which the egress forwarder reads). */
+  marker: string;
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   /** Head and tail of the combined stdout/stderr, at most maxCaptureBytes. */
@@ -221,6 +223,7 @@ export function createShellRunner(launcher: Launcher, options: ShellRunnerOption
             stderr.destroy();
             void settle(escapees, sandboxInit).then(() =>
               resolve({
+                marker,
                 exitCode,
                 signal,
                 head: Buffer.concat(head),

@@ -6,13 +6,15 @@ import { defineTool } from "./define-tool.js";
 import { capturedText } from "./truncate-output.js";
 
 /** What the egress proxy refused while a command ran (the child's forwarder keeps it: net/proxy-forwarder.ts). */
-export type EgressRefusals = { refusalsSince(time: number): string[] };
+export type EgressRefusals = { refusalsSince(time: number, tag?: string): string[] };
 
 /**
  * Builds shell.exec for an allowlist; every simple command of the line is checked.
  * `refusals`: with an allow list, a command that failed after the proxy refused a host
  * is reported as NETWORK_REFUSED with the proxy's reason, so the model learns why
- * (curl alone only says "CONNECT tunnel failed, response 403").
+ * (curl alone only says "CONNECT tunnel failed, response 403"). A client that does not
+ * send the proxy user its URL names cannot be told apart from the agent's other calls:
+ * its refusals show only in its own output.
  */
 export function createShellExecTool(allowedCommands: readonly string[], network: boolean, refusals?: EgressRefusals) {
   const allowed = new Set(allowedCommands);
@@ -69,7 +71,8 @@ export function createShellExecTool(allowedCommands: readonly string[], network:
         : "";
       // A refusal is the news, whatever the exit code: curl shows a plain-HTTP refusal as
       // a page and exits 0, and `|| true` hides the rest. The output still goes with it.
-      const refused = refusals?.refusalsSince(started) ?? [];
+      // Only this call's: the agent's other calls and servers share the forwarder.
+      const refused = refusals?.refusalsSince(started, result.marker) ?? [];
       if (refused.length > 0) throw new ToolError("NETWORK_REFUSED", refusedReason(refused), body);
       if (!result.flooded && result.exitCode !== 0) {
         const how =

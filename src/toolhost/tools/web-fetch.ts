@@ -87,6 +87,9 @@ export function createWebFetchTool(options: { fetch: FetchLike }) {
       } finally {
         clearTimeout(timer);
         context.signal.removeEventListener("abort", onCancel);
+        // A body left unread (a refused PDF, a cut page) would hold its connection, and one of the
+        // agent's proxy connections, until the proxy's idle timeout: ending the request frees both.
+        controller.abort();
       }
     },
   });
@@ -221,8 +224,14 @@ async function errorAnswer(response: Response, url: URL, toMarkdown: HtmlToMarkd
   if (bytes.length === 0) return `${status}\n\n(empty body)`;
   if (kind.kind === "unsupported") return `${status}\n\n(a body of type ${kind.mediaType}, not shown)`;
   const { text } = await decodeText(bytes, declaredCharset(bytes, contentType, kind.kind));
+  // An error page the converter chokes on is shown as it came.
   const readable =
-    kind.kind === "html" ? (await toMarkdown(text, url.href, { wholeBody: true })).markdown : text.trim();
+    kind.kind === "html"
+      ? await toMarkdown(text, url.href, { wholeBody: true }).then(
+          (page) => page.markdown,
+          () => text.trim(),
+        )
+      : text.trim();
   const excerpt =
     readable.length > ERROR_EXCERPT_CHARS || cut ? `${readable.slice(0, ERROR_EXCERPT_CHARS)}…` : readable;
   return `${status}\nContent-Type: ${mediaTypeOf(contentType) || "(none)"}\n\n${excerpt}`;

@@ -8,8 +8,13 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { proxyEnvironment } from "../../../src/toolhost/net/proxy-environment.js";
-import { type ProxyForwarder, refusalIn, startProxyForwarder } from "../../../src/toolhost/net/proxy-forwarder.js";
+import { callProxyUrl, proxyEnvironment } from "../../../src/toolhost/net/proxy-environment.js";
+import {
+  callTagIn,
+  type ProxyForwarder,
+  refusalIn,
+  startProxyForwarder,
+} from "../../../src/toolhost/net/proxy-forwarder.js";
 import { silentLogger } from "../../helpers/toolhost.js";
 import { tempDir } from "../../helpers/temp-dir.js";
 import { REFUSED_HOST, refusalReason, startStandInProxy } from "./stand-in-proxy.js";
@@ -184,6 +189,36 @@ describe("proxy forwarder", () => {
     const refused = await curl("curl", ["-sS", `https://${REFUSED_HOST}/`], { env }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: 56 });
     expect(forwarder.refusalsSince(started)).toEqual([refusalReason(REFUSED_HOST)]);
+  });
+
+  it("tells one call's refusals from another's by the proxy user its URL names, for http and https", async () => {
+    const proxy = await startStandInProxy(join(tempDir(), "egress.sock"));
+    cleanups.push(() => proxy.close());
+    const forwarder = await forwarderTo(proxy.socketPath);
+    const curl = promisify(execFile);
+    const envFor = (tag: string) => ({
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      ...proxyEnvironment(callProxyUrl(forwarder.url, tag)),
+    });
+    const started = Date.now();
+    await curl("curl", ["-sS", `https://${REFUSED_HOST}/`], { env: envFor("call-one") }).catch(() => undefined);
+    await curl("curl", ["-sS", `http://${REFUSED_HOST}/plain`], { env: envFor("call-two") }).catch(() => undefined);
+    expect(forwarder.refusalsSince(started, "call-one")).toEqual([refusalReason(REFUSED_HOST)]);
+    expect(forwarder.refusalsSince(started, "call-two")).toEqual([refusalReason(REFUSED_HOST)]);
+    expect(forwarder.refusalsSince(started, "call-three")).toEqual([]);
+    // Untagged asks see them all.
+    expect(forwarder.refusalsSince(started)).toEqual([refusalReason(REFUSED_HOST)]);
+  });
+});
+
+describe("callTagIn", () => {
+  it("reads the proxy user of a Basic Proxy-Authorization, and nothing else", () => {
+    const head = (value: string) => `CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\nProxy-Authorization: ${value}`;
+    expect(callTagIn(head(`Basic ${Buffer.from("0f3c-11aa:x").toString("base64")}`))).toBe("0f3c-11aa");
+    expect(callTagIn(head(`basic ${Buffer.from("tag").toString("base64")}`))).toBe("tag");
+    expect(callTagIn(head("Bearer abc"))).toBeUndefined();
+    expect(callTagIn(head(`Basic ${Buffer.from("bad tag!:x").toString("base64")}`))).toBeUndefined();
+    expect(callTagIn("GET http://a.test/ HTTP/1.1\r\nHost: a.test")).toBeUndefined();
   });
 });
 
