@@ -40,14 +40,26 @@ export function allowListOf(network: NetworkSetting): string[] | undefined {
   return typeof network === "object" ? network.allow : undefined;
 }
 
+/** `$NAME` or `${NAME}`; `$$` is a literal `$`. */
+const REFERENCE = /\$\$|\$\{([A-Z_][A-Z0-9_]*)\}|\$([A-Z_][A-Z0-9_]*)/g;
+
 const envKey = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, { message: "must be an environment variable name" });
 const headerName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/, { message: "must be an HTTP header name" });
 const value = z.string().max(8192);
 
+/**
+ * A secret never goes in a server's arguments: the agent's own commands can read every
+ * process's command line in its jail (/proc), while a process's environment is its own.
+ */
+const argument = value.refine((text) => ![...text.matchAll(REFERENCE)].some((match) => match[1] ?? match[2]), {
+  message:
+    "may not name a variable ($NAME): a server's arguments are visible to the agent's commands; pass the value in env instead (and read it there)",
+});
+
 const stdioServerSchema = z
   .object({
     command: z.string().min(1).max(4096),
-    args: z.array(value).max(256).default([]),
+    args: z.array(argument).max(256).default([]),
     env: z.record(envKey, value).default({}),
     /** A folder inside the agent's working tree (relative); default the working tree. */
     cwd: z
@@ -116,8 +128,6 @@ export const mcpServersSchema = z
     }
     return checked;
   });
-
-const REFERENCE = /\$\$|\$\{([A-Z_][A-Z0-9_]*)\}|\$([A-Z_][A-Z0-9_]*)/g;
 
 /** The `$NAME`s a server's values refer to (`$$` is a literal `$`). */
 export function referencedNames(server: McpServerSetting): string[] {

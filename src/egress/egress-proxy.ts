@@ -29,6 +29,8 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
 export const DEFAULT_MAX_CONNECTIONS_PER_AGENT = 64;
 /** A request head (request line and headers) larger than this is refused with 400. */
 export const MAX_REQUEST_HEAD_BYTES = 64 * 1024;
+/** How long a client may take to send a request's head. */
+export const HEAD_TIMEOUT_MS = 30_000;
 const AGENT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 export type EgressProxyOptions = {
@@ -123,8 +125,14 @@ export function startEgressProxy(options: EgressProxyOptions): EgressProxy {
   };
 
   const serverFor = (context: ProxyContext, state: AgentState): Server => {
-    // requestTimeout 0: a long upload is bounded by the idle timeout, not by a total.
-    const server = createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES, requestTimeout: 0 });
+    // requestTimeout 0: a long upload is bounded by the idle timeout, not by a total. The
+    // head still has its own deadline (0 with requestTimeout 0, unless set): a client that
+    // trickles a head forever would otherwise hold one of the agent's connections for good.
+    const server = createServer({
+      maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
+      requestTimeout: 0,
+      headersTimeout: HEAD_TIMEOUT_MS,
+    });
     const crash = (error: unknown) =>
       options.logger.warn({ agentId: context.agentId, err: error }, "egress proxy handler failed");
     // Over the limit: answered once and closed; node:http may still parse what the client

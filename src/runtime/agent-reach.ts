@@ -8,6 +8,7 @@
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
+import { parse as parseConnectionString } from "pg-connection-string";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { allowListOf, resolveMcpServer, UnsetReferenceError } from "../config/agent-reach.js";
@@ -80,7 +81,7 @@ export async function openAgentReach(options: AgentReachOptions): Promise<AgentR
     proxy = startEgressProxy({
       socketDir,
       hosts,
-      ownEndpoints: await ownEndpoints(config, resolve),
+      ownEndpoints: await ownEndpoints(config, resolve, warnings),
       logger: options.logger.child({ component: "egress" }),
       lookup: resolve,
     });
@@ -175,6 +176,7 @@ async function egressHosts(layout: RuntimeLayout): Promise<EgressHosts> {
 async function ownEndpoints(
   config: Config,
   resolve: (name: string) => Promise<readonly string[]>,
+  unresolved: string[],
 ): Promise<OwnEndpoint[]> {
   const endpoints: OwnEndpoint[] = [];
   // Listeners are named by the address they bind; a name is resolved here, once, as the proxy needs addresses.
@@ -186,28 +188,47 @@ async function ownEndpoints(
   const webhookHost = config.WEBHOOK_HOST ?? "127.0.0.1";
   if (config.TELEGRAM_WEBHOOK_URL) await listener("webhooks", webhookHost, config.TELEGRAM_WEBHOOK_PORT);
   if (config.FEISHU_WEBHOOK_PORT > 0) await listener("webhooks", webhookHost, config.FEISHU_WEBHOOK_PORT);
-  const remote = async (url: string | undefined, label: string, exempt: boolean) => {
-    if (!url) return;
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      return;
-    }
-    const name = parsed.hostname.replace(/^\[|\]$/g, "");
+  const remote = async (label: string, host: string, port: number, exempt: boolean) => {
+    // A name as the proxy compares names: lower case, without the root's dot (`LOCALHOST.`).
+    const name = host
+      .replace(/^\[|\]$/g, "")
+      .replace(/\.$/, "")
+      .toLowerCase();
     if (!name) return;
-    const port = parsed.port === "" ? (DEFAULT_PORTS[parsed.protocol] ?? 80) : Number(parsed.port);
     const addresses = isIP(name) ? [name] : await resolve(name).catch(() => [] as readonly string[]);
+    if (addresses.length === 0)
+      unresolved.push(
+        `the ${label}'s host ${name} could not be resolved at start, so agents with an allow list are not kept from it by address; list its address in EGRESS_HOSTS or fix the name`,
+      );
     for (const address of addresses)
       endpoints.push({ label, address, port, ...(exempt ? { exemptWhenListedByName: true, name } : {}) });
   };
-  // Resolved at start: a name that moves later is still refused at its old place only.
-  await remote(config.LLM_BASE_URL, "model endpoint", true);
-  await remote(config.DATABASE_URL, "database", false);
+  const model = parsedUrl(config.LLM_BASE_URL);
+  if (model)
+    await remote(
+      "model endpoint",
+      model.hostname,
+      model.port === "" ? (model.protocol === "https:" ? 443 : 80) : Number(model.port),
+      true,
+    );
+  // As pg reads it: `?host=` and `?port=` win over the URL's authority; a socket folder is no TCP endpoint.
+  if (config.DATABASE_URL) {
+    const database = parseConnectionString(config.DATABASE_URL);
+    const port = Number(database.port || 5432);
+    for (const host of (database.host ?? "localhost").split(","))
+      if (host !== "" && !host.startsWith("/")) await remote("database", host, port, false);
+  }
   return endpoints;
 }
 
-const DEFAULT_PORTS: Record<string, number> = { "http:": 80, "https:": 443, "postgres:": 5432, "postgresql:": 5432 };
+function parsedUrl(url: string | undefined): URL | undefined {
+  if (!url) return undefined;
+  try {
+    return new URL(url);
+  } catch {
+    return undefined;
+  }
+}
 
 async function systemResolve(name: string): Promise<readonly string[]> {
   const found = await dnsLookup(name, { all: true, verbatim: true });

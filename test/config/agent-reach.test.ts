@@ -59,6 +59,10 @@ describe("agents.json mcpServers", () => {
       /inside the agent's working tree/,
     );
     expect(() => parse({ mcpServers: { fs: "npx server" } })).toThrow(/"command"/);
+    // Arguments are visible to the agent's commands in the process list: a secret goes in env.
+    expect(() => parse({ mcpServers: { gh: { command: "x", args: ["--token=$GH_TOKEN"] } } })).toThrow(
+      /mcpServers\.gh\.args\.0.*may not name a variable.*pass the value in env/s,
+    );
   });
 
   it("resolves $NAME and ${NAME} from the environment, keeps $$ as a dollar, and names an unset variable", () => {

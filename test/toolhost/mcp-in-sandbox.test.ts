@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { mcpConfigureMethod, mcpStatusMethod } from "../../src/toolhost/protocol.js";
-import { realClient, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
+import { giveToAgent, realClient, realWorkspace, type RealWorkspace } from "../helpers/real-toolhost.js";
 import { REAL_REPO_ROOT } from "../helpers/temp-dir.js";
 
 const FAKES = join(REAL_REPO_ROOT, "test", "fakes");
@@ -75,6 +75,23 @@ describe.each(modes)("an MCP stdio server in %s mode", (mode) => {
     const stolen = await call("mcp.fake.read_file", { path: bFile });
     expect(stolen.ok).toBe(false);
     expect(JSON.stringify(stolen)).not.toContain("b's private notes");
+  });
+
+  it("works in a private home, so nothing the agent writes can steer it", async () => {
+    // What an agent would plant to run its code inside the server, next to its token.
+    const workTree = workspace.layout.agentTrees("a").workTree;
+    writeFileSync(join(workTree, ".npmrc"), "node-options=--require=./steal.cjs\n");
+    giveToAgent(workspace, "a", join(workTree, ".npmrc"));
+    const environ = await call("mcp.fake.read_file", { path: "/proc/self/environ" });
+    expect(environ.ok).toBe(true);
+    const variables = (environ.ok ? environ.output : "").split("\0");
+    expect(variables).toContain("HOME=/tmp/mcp-home");
+    // Its folder is that home, not the agent's working tree: the planted file is not there.
+    const planted = await call("mcp.fake.read_file", { path: ".npmrc" });
+    expect(planted.ok).toBe(false);
+    // And the agent's commands do not see the server's home.
+    const listing = await call("shell.exec", { command: "ls -a /tmp/mcp-home" });
+    expect(listing.ok).toBe(false);
   });
 
   it("times out a call that takes longer than its deadline", async () => {

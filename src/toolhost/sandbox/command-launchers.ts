@@ -43,7 +43,21 @@ export type CommandSandboxOptions = {
  */
 export type ServerLaunch = { command: string; args: string[]; env: Record<string, string> };
 
-export type ServerLauncher = (server: { argv: string[]; env: Record<string, string>; cwd: string }) => ServerLaunch;
+/** `cwd` undefined: the server works in its private home. */
+export type ServerLauncher = (server: { argv: string[]; env: Record<string, string>; cwd?: string }) => ServerLaunch;
+
+/**
+ * A server's HOME (and folder, unless it is given one), in a /tmp of its own: nothing the
+ * agent writes may steer a server that holds a secret. A home in the agent's tree would
+ * let the agent plant `~/.npmrc` with `node-options=--require=…`, a Python user site, a
+ * poisoned npx or uv cache, and run its code inside the server, next to the token.
+ */
+export const SERVER_HOME = "/tmp/mcp-home";
+
+/** What a server's sandbox adds to a command's: its private home, and the folder it starts in. */
+function serverHome(cwd: string | undefined): string[] {
+  return ["--perms", "0700", "--dir", SERVER_HOME, "--chdir", cwd ?? SERVER_HOME];
+}
 
 /** The call tag of the agent's MCP servers: theirs is no call's. */
 const SERVER_MARKER = "mcp-server";
@@ -145,16 +159,44 @@ export function noneLauncher(
 }
 
 /** None mode: the server in namespaces of its own when the child's commands get them. */
+/**
+ * None mode: with namespaces for commands, the server gets them too, plus a /tmp of its
+ * own holding its home (the agent's trees under /tmp bound again, as in bwrap mode).
+ * Without them the server shares the agent's uid, /tmp and /proc with its commands, and
+ * nothing keeps its secrets from the agent (docs/mcp.md).
+ */
 export function noneServerLauncher(
-  options: CommandSandboxOptions & { ownerPid: number; namespaces?: { bwrapPath: string } },
+  options: CommandSandboxOptions & {
+    ownerPid: number;
+    namespaces?: { bwrapPath: string };
+    writable: string[];
+    readOnly: string[];
+  },
 ): ServerLauncher {
   return (server) => {
-    const wrap = options.namespaces ? commandNamespacesArgs(options.namespaces.bwrapPath) : [];
+    const underTmp = (path: string) => isWithin("/tmp", path);
+    const wrap = options.namespaces
+      ? [
+          ...commandNamespacesArgs(options.namespaces.bwrapPath).slice(0, -1),
+          "--tmpfs",
+          "/tmp",
+          ...outermostPaths(options.writable.filter(underTmp)).flatMap((dir) => ["--bind", dir, dir]),
+          ...options.readOnly.filter(underTmp).flatMap((dir) => ["--ro-bind", dir, dir]),
+          ...serverHome(server.cwd),
+          "--",
+        ]
+      : [];
     const argv = limited(options, [...wrap, ...withInheritedFdsClosed(server.argv)]);
+    const home = options.namespaces ? SERVER_HOME : options.home;
     return {
       command: argv[0] as string,
       args: argv.slice(1),
-      env: { ...baseEnv(options, SERVER_MARKER), [OWNER_TAG_VARIABLE]: String(options.ownerPid), ...server.env },
+      env: {
+        ...baseEnv(options, SERVER_MARKER),
+        HOME: home,
+        [OWNER_TAG_VARIABLE]: String(options.ownerPid),
+        ...server.env,
+      },
     };
   };
 }
@@ -276,16 +318,19 @@ export function bwrapLauncher(options: BwrapCommandOptions): Launcher {
 /** Bwrap mode: the server in a fresh sandbox of its own, like a command's, for as long as it runs. */
 export function bwrapServerLauncher(options: BwrapCommandOptions): ServerLauncher {
   return (server) => {
+    const sandbox = bwrapCommandArgs(options, SERVER_HOME, undefined);
+    // The command's own --chdir (last) gives way to the server's home and folder.
     const argv = limited(options, [
       options.bwrapPath,
-      ...bwrapCommandArgs(options, server.cwd, undefined),
+      ...sandbox.slice(0, -2),
+      ...serverHome(server.cwd),
       "--",
       ...withInheritedFdsClosed(server.argv),
     ]);
     return {
       command: argv[0] as string,
       args: argv.slice(1),
-      env: { ...baseEnv(options, SERVER_MARKER), ...server.env },
+      env: { ...baseEnv(options, SERVER_MARKER), HOME: SERVER_HOME, ...server.env },
     };
   };
 }

@@ -79,6 +79,8 @@ export async function runToolhostChild(options: ChildOptions): Promise<number> {
   };
   const noneOptions = {
     ...commandOptions,
+    writable: bwrapOptions.writable,
+    readOnly: bwrapOptions.readOnly,
     ownerPid: process.pid,
     ...(startup.commandNamespaces === true ? { namespaces: { bwrapPath: startup.bwrapPath } } : {}),
   };
@@ -98,7 +100,13 @@ export async function runToolhostChild(options: ChildOptions): Promise<number> {
       logger: logger.child({ component: "mcp" }),
       workTree,
       launchStdio: (server) => {
-        const launch = serverLauncher({ argv: [server.command, ...server.args], env: server.env, cwd: server.cwd });
+        // A server not given a folder works in its private home, not in the agent's tree (command-launchers.ts).
+        const own = server.cwd === workTree ? undefined : server.cwd;
+        const launch = serverLauncher({
+          argv: [server.command, ...server.args],
+          env: server.env,
+          ...(own ? { cwd: own } : {}),
+        });
         return { ...launch, cwd: server.cwd };
       },
       ...(fetch ? { fetch } : startup.network ? { fetch: directFetch } : {}),
