@@ -2,7 +2,8 @@
  * The agent's MCP servers as its toolhost child runs them: configured by the parent
  * (`mcp.configure`), started lazily (nothing runs until tools are first asked for),
  * supervised (a crash backs off 1 s, 2 s, 4 s … up to a minute and the next use after
- * that starts it again; nothing ever takes the child down), stopped with the child.
+ * that starts it again, in the background: a turn never waits for a server that failed
+ * before; nothing ever takes the child down), stopped with the child.
  *
  * A server that cannot run is one warning naming it and why, its state (`backoff`, or
  * `failed` when trying again cannot help) and its last error in `mcp.status`; its tools
@@ -12,6 +13,11 @@
  * or failed to start; started again on the first use after its delay), `failed` (will
  * not be started again until its configuration changes: garbage on stdout, a cwd outside
  * the working tree, a remote server without network), `stopped` (the child is exiting).
+ *
+ * Everything said about a server (status, last error, test results, tool descriptions,
+ * outputs and errors, log lines) has the `$NAME` values the parent resolved hidden
+ * (redact.ts). The tools offered in one listing are bounded (`LISTING_BUDGET`): the
+ * listing travels in one frame of the protocol, and the model reads it on every request.
  */
 import type { Logger } from "pino";
 import { z } from "zod";
@@ -30,9 +36,9 @@ import { ToolError } from "../tool-error.js";
 import type { Tool, ToolOutput } from "../tools/define-tool.js";
 import { backOffDelay, DEFAULT_BACK_OFF, type BackOffPolicy } from "./back-off.js";
 import { callFailure, isMcpError, resultOutput } from "./call-result.js";
-import { redact, secretsOf } from "./redact.js";
+import { redact, redactJson, secretsOf } from "./redact.js";
 import { startSession, type LaunchStdio, type ServerSession, type StartFailure } from "./server-session.js";
-import { serverTools, type ServerTool } from "./server-tools.js";
+import { serverTools, type Hide, type ServerTool } from "./server-tools.js";
 
 export type McpConfigureParams = ParamsOf<typeof mcpConfigureMethod>;
 export type McpTestResult = ResultOf<typeof mcpTestMethod>;
@@ -49,14 +55,24 @@ export type McpServersOptions = {
   backOff?: BackOffPolicy;
   /** How long a server may take to exit once its input is closed before it is killed. */
   stopGraceMs?: number;
+  /** Bytes of tool descriptions in one status (default STATUS_DESCRIPTION_BYTES). */
+  statusDescriptionBytes?: number;
 };
 
 export type McpServers = {
   /** Replaces the set of servers: one whose configuration changed is stopped, and started again when next used. */
   configure(params: McpConfigureParams): void;
-  /** Every running server's tools, starting the servers that may start and waiting (within the start timeout) for them. */
+  /**
+   * Every running server's tools within `LISTING_BUDGET`. Waits (within the start timeout)
+   * only for servers starting for the first time; a server whose back-off has passed is
+   * started again in the background, and its tools are in a later listing.
+   */
   tools(): Promise<Tool[]>;
-  /** The tool a call names (`mcp.<server>.<tool>`): undefined when no such tool; a server that is not running gives a tool that answers MCP_UNAVAILABLE. */
+  /**
+   * The tool a call names (`mcp.<server>.<tool>`): undefined when no such tool; a server
+   * that is not running gives a tool that answers MCP_UNAVAILABLE. A server that may start
+   * (first start, or its back-off has passed) is started and waited for: the call names it.
+   */
   find(name: string): MaybePromise<Tool | undefined>;
   /** The names of the tools of running servers (for an unknown tool's error). */
   names(): string[];
@@ -73,10 +89,24 @@ const DEFAULT_STOP_GRACE_MS = 1_000;
 /** How long a call that lost its server waits for the reason (the process's exit) before answering without it. */
 const END_REASON_WAIT_MS = 1_000;
 
+/**
+ * The MCP tools of one listing, across all servers: the listing goes to the parent in one
+ * frame of at most 16 MiB (16 servers could list 1,000 tools of 32 KiB schemas each), and
+ * the model reads every tool on every request. Beyond it, tools are left out in server
+ * order (the servers first in agents.json keep theirs), each server saying how many once.
+ */
+export const LISTING_BUDGET = { tools: 256, bytes: 2 * 1024 * 1024 };
+/**
+ * Bytes of tool descriptions in one `mcp.status`: it names every tool of every server (up
+ * to 16 × 1,000 of 1 KiB descriptions), also in one frame; beyond, descriptions are empty.
+ */
+export const STATUS_DESCRIPTION_BYTES = 4 * 1024 * 1024;
+
 /** One configured server and what is known of it. */
 type Slot = {
   config: McpServerConfig;
   key: string;
+  /** The values its texts must not show (redact.ts). */
   secrets: string[];
   state: McpServerStatus["state"];
   session?: ServerSession;
@@ -100,7 +130,15 @@ export function createMcpServers(options: McpServersOptions): McpServers {
   const clock = options.clock ?? { now: () => Date.now() };
   const backOff = options.backOff ?? DEFAULT_BACK_OFF;
   const stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+  const statusDescriptionBytes = options.statusDescriptionBytes ?? STATUS_DESCRIPTION_BYTES;
   const { logger } = options;
+  const hideFor = (slot: Slot): Hide => ({
+    text: (text) => redact(text, slot.secrets),
+    json: (value) => redactJson(value, slot.secrets),
+  });
+  /** A log line about a server, its message with the secrets hidden. */
+  const log = (level: "warn" | "debug", slot: Slot, fields: Record<string, unknown>, message: string) =>
+    logger[level]({ server: slot.config.name, ...fields }, redact(message, slot.secrets));
   let timeouts = { ...DEFAULT_TIMEOUTS };
   let slots: Slot[] = [];
   let stopped = false;
@@ -121,7 +159,8 @@ export function createMcpServers(options: McpServersOptions): McpServers {
       stopGraceMs,
       onListChanged,
       onDown,
-      debug: (message) => logger.debug({ server: slot.config.name }, message),
+      debug: (message) => log("debug", slot, {}, message),
+      hide: hideFor(slot).text,
     });
 
   /**
@@ -143,9 +182,8 @@ export function createMcpServers(options: McpServersOptions): McpServers {
       slot.state = "backoff";
       slot.retryAt = now + backOffDelay(backOff, slot.failuresInRow);
     }
-    const log = { server: slot.config.name, state: slot.state, reason };
-    if (repeated && slot.restarts > 0) logger.debug(log, message);
-    else logger.warn(log, message);
+    const fields = { state: slot.state, reason: redact(reason, slot.secrets) };
+    log(repeated && slot.restarts > 0 ? "debug" : "warn", slot, fields, message);
   };
 
   /** The warning for a server that printed garbage, whether it had answered yet or not. */
@@ -165,9 +203,11 @@ export function createMcpServers(options: McpServersOptions): McpServers {
         const listing = await session.listTools(timeouts.startTimeoutMs);
         if (slot.session === session && slot.state === "running") slot.tools = toolsOf(slot, session, listing);
       } catch (error) {
-        logger.warn(
-          { server: slot.config.name },
-          `MCP server ${slot.config.name}: its tools changed but listing them again failed: ${redact((error as Error).message, slot.secrets)}`,
+        log(
+          "warn",
+          slot,
+          {},
+          `MCP server ${slot.config.name}: its tools changed but listing them again failed: ${(error as Error).message}`,
         );
       }
     };
@@ -225,16 +265,65 @@ export function createMcpServers(options: McpServersOptions): McpServers {
     return undefined;
   };
 
-  const toolsOf = (slot: Slot, session: ServerSession, listing: readonly unknown[]) =>
+  /**
+   * For a listing: the start to wait for, only when it is the server's first (it has never
+   * run, and the turn would otherwise go without its tools for no reason); a server in
+   * back-off whose delay has passed is started again without waiting: one that hangs at
+   * start must not hold up every turn for the start timeout.
+   */
+  const firstStart = (slot: Slot): Promise<void> | undefined => {
+    if (slot.state === "starting") return slot.restarts === 0 ? slot.starting : undefined;
+    const starting = ensureStarted(slot);
+    return slot.restarts === 0 ? starting : undefined;
+  };
+
+  /** The running servers' tools within LISTING_BUDGET, in server order; a server with tools left out says so once. */
+  const listing = (): Tool[] => {
+    const listed: Tool[] = [];
+    let bytes = 0;
+    let full: string | undefined;
+    for (const slot of slots) {
+      if (slot.state !== "running") continue;
+      let leftOut = 0;
+      let why = full;
+      for (const entry of slot.tools.values()) {
+        why ??=
+          listed.length >= LISTING_BUDGET.tools
+            ? `the agent's list already has ${LISTING_BUDGET.tools} MCP tools, the most one listing offers`
+            : bytes + entry.bytes > LISTING_BUDGET.bytes
+              ? `their schemas and descriptions would take the agent's MCP tools past ${LISTING_BUDGET.bytes / 1024 / 1024} MiB, the most one listing offers`
+              : undefined;
+        if (why !== undefined) {
+          full = why;
+          leftOut += 1;
+          continue;
+        }
+        listed.push(entry.tool);
+        bytes += entry.bytes;
+      }
+      if (leftOut > 0)
+        warnOnce(
+          slot,
+          `MCP server ${slot.config.name}: ${leftOut} of its ${slot.tools.size} tools left out of the agent's tool list: ${why}; servers listed earlier in agents.json keep theirs first`,
+        );
+    }
+    return listed;
+  };
+
+  /** A warning about a server's tools, given once: the same one at every listing is not news. */
+  const warnOnce = (slot: Slot, message: string) => {
+    if (slot.warned.has(message)) return;
+    slot.warned.add(message);
+    log("warn", slot, {}, message);
+  };
+
+  const toolsOf = (slot: Slot, session: ServerSession, listed: readonly unknown[]) =>
     serverTools(
       slot.config.name,
-      listing,
+      listed,
       (tool, args, signal) => callTool(slot, session, tool, args, signal),
-      (message) => {
-        if (slot.warned.has(message)) return;
-        slot.warned.add(message);
-        logger.warn({ server: slot.config.name }, redact(message, slot.secrets));
-      },
+      (message) => warnOnce(slot, message),
+      hideFor(slot),
     );
 
   const callTool = async (
@@ -290,26 +379,28 @@ export function createMcpServers(options: McpServersOptions): McpServers {
   return {
     configure(params) {
       timeouts = { startTimeoutMs: params.startTimeoutMs, callTimeoutMs: params.callTimeoutMs };
+      // The parent's list is the agent's, not per server: every server hides all of them.
+      const resolved = params.secrets ?? [];
       const previous = new Map(slots.map((slot) => [slot.config.name, slot]));
       slots = params.servers.map((config) => {
         const key = configKey(config);
         const kept = previous.get(config.name);
         if (kept && kept.key === key) {
           previous.delete(config.name);
+          // What it hid before stays hidden: its stderr may still hold it.
+          kept.secrets = secretsOf(config, [...kept.secrets, ...resolved]);
           return kept;
         }
-        return newSlot(config, key);
+        return newSlot(config, key, secretsOf(config, resolved));
       });
       for (const slot of previous.values()) retire(slot);
       if (stopped) for (const slot of slots) slot.state = "stopped";
     },
 
     async tools() {
-      await Promise.all(slots.map((slot) => ensureStarted(slot) ?? Promise.resolve()));
+      await Promise.all(slots.map((slot) => firstStart(slot) ?? Promise.resolve()));
       await Promise.all(slots.map((slot) => slot.refreshing ?? Promise.resolve()));
-      return slots.flatMap((slot) =>
-        slot.state === "running" ? [...slot.tools.values()].map((entry) => entry.tool) : [],
-      );
+      return listing();
     },
 
     find(name) {
@@ -323,15 +414,27 @@ export function createMcpServers(options: McpServersOptions): McpServers {
 
     names: () => slots.flatMap((slot) => (slot.state === "running" ? [...slot.tools.keys()] : [])),
 
-    status: () =>
-      slots.map((slot) => ({
+    status: () => {
+      // Every tool is counted and named; descriptions stop at a budget so the answer fits its frame.
+      let descriptionBytes = 0;
+      const describe = (description: string) => {
+        descriptionBytes += Buffer.byteLength(description);
+        return descriptionBytes <= statusDescriptionBytes ? description : "";
+      };
+      return slots.map((slot) => ({
         name: slot.config.name,
         transport: slot.config.transport,
         state: slot.state,
-        tools: [...slot.tools.values()].map(({ tool }) => ({ name: tool.name, description: tool.description })),
+        tools: [...slot.tools.values()].map(({ tool }) => ({
+          name: tool.name,
+          description: describe(tool.description),
+        })),
         restarts: slot.restarts,
-        ...(slot.lastError === undefined ? {} : { lastError: slot.lastError, lastErrorAt: slot.lastErrorAt }),
-      })),
+        ...(slot.lastError === undefined
+          ? {}
+          : { lastError: redact(slot.lastError, slot.secrets), lastErrorAt: slot.lastErrorAt }),
+      }));
+    },
 
     async test(server) {
       const began = performance.now();
@@ -352,15 +455,15 @@ export function createMcpServers(options: McpServersOptions): McpServers {
         () => undefined,
       );
       try {
-        const listing = await session.ready;
-        const tools = serverTools(server, listing, notCallable, () => undefined);
+        const listed = await session.ready;
+        const tools = serverTools(server, listed, notCallable, () => undefined, hideFor(slot));
         return {
           ok: true,
           tools: [...tools.values()].map(({ tool }) => ({ name: tool.name, description: tool.description })),
           durationMs: elapsed(),
         };
       } catch (error) {
-        return { ok: false, tools: [], error: (error as Error).message, durationMs: elapsed() };
+        return { ok: false, tools: [], error: redact((error as Error).message, slot.secrets), durationMs: elapsed() };
       } finally {
         await session.close();
       }
@@ -381,11 +484,11 @@ export function createMcpServers(options: McpServersOptions): McpServers {
   }
 }
 
-function newSlot(config: McpServerConfig, key: string): Slot {
+function newSlot(config: McpServerConfig, key: string, secrets: string[]): Slot {
   return {
     config,
     key,
-    secrets: secretsOf(config),
+    secrets,
     state: "idle",
     tools: new Map(),
     restarts: 0,

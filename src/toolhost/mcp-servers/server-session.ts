@@ -3,7 +3,7 @@
  * client and transports. It says why a run ended in one line a person can act on:
  * command not found, exit code or signal with the tail of its stderr, no answer in time,
  * garbage on stdout, an HTTP error. Secrets of the server's configuration never appear in
- * those lines (redact.ts).
+ * those lines: every one passes through the manager's `hide` (redact.ts).
  *
  * A session reports its end once: a start that fails rejects `ready`; a server that goes
  * away after it answered calls `onDown`. Closing it on purpose reports nothing.
@@ -25,7 +25,7 @@ import { z } from "zod";
 import type { McpServerConfig } from "../protocol.js";
 import { isWithin } from "../sandbox/path-sandbox.js";
 import { describeRemoteError, isMcpError } from "./call-result.js";
-import { redact, secretsOf, TextTail } from "./redact.js";
+import { TextTail } from "./redact.js";
 
 export type StdioServerConfig = Extract<McpServerConfig, { transport: "stdio" }>;
 
@@ -54,6 +54,8 @@ export type SessionOptions = {
   /** The server went away after it had answered: `garbage` when it wrote something that is not MCP. */
   onDown(reason: string, kind: "crash" | "garbage"): void;
   debug(message: string): void;
+  /** Hides the secrets of the server's configuration (and every other `$NAME` value) in a text. */
+  hide: (text: string) => string;
 };
 
 export type ServerSession = {
@@ -113,16 +115,19 @@ const laxToolsList = z.object({ tools: z.array(z.unknown()), nextCursor: z.strin
  */
 class WatchedStdioTransport extends StdioClientTransport {
   child: ChildProcess | undefined;
-  override async start(): Promise<void> {
-    await super.start();
+  override start(): Promise<void> {
+    const started = super.start();
+    // Taken at once (the SDK spawns before its promise settles): a close in the moment
+    // before the process reports it has spawned must still be able to kill it, not wait
+    // the SDK's seconds for an exit that a server ignoring its input never makes.
     const child = (this as unknown as { _process?: unknown })._process;
     if (child instanceof ChildProcess) this.child = child;
+    return started;
   }
 }
 
 export function startSession(config: McpServerConfig, options: SessionOptions): ServerSession {
-  const secrets = secretsOf(config);
-  const clean = (text: string) => redact(text, secrets).replace(/\s+/g, " ").trim();
+  const clean = (text: string) => options.hide(text).replace(/\s+/g, " ").trim();
   const stderr = new TextTail();
   const client = new Client({ name: "laoding-toolhost", version: "1.0.0" }, { capabilities: {} });
   let transport: WatchedStdioTransport | StreamableHTTPClientTransport | undefined;
@@ -138,7 +143,7 @@ export function startSession(config: McpServerConfig, options: SessionOptions): 
   ready.catch(() => undefined);
 
   const withStderr = (reason: string) => {
-    const tail = stderr.lastLines();
+    const tail = stderr.lastLines(400, options.hide);
     return tail ? `${reason}; stderr: ${tail}` : reason;
   };
 
@@ -186,7 +191,8 @@ export function startSession(config: McpServerConfig, options: SessionOptions): 
     (closing ??= (async () => {
       const child = transport instanceof WatchedStdioTransport ? transport.child : undefined;
       const closed = client.close().catch(() => undefined);
-      if (!child || child.exitCode !== null || child.signalCode !== null) return closed;
+      // No pid: it never spawned (its command is missing), and no exit will come.
+      if (!child || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return closed;
       const exited = new Promise<void>((done) => child.once("exit", () => done()));
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<"late">((done) => (timer = setTimeout(() => done("late"), options.stopGraceMs)));
@@ -203,7 +209,8 @@ export function startSession(config: McpServerConfig, options: SessionOptions): 
     // reading; a server that mixes its own prints into the protocol cannot be trusted to
     // answer correctly, so it is stopped.
     if (config.transport === "stdio" && (error instanceof SyntaxError || error.name === "ZodError")) {
-      end(`printed something that is not MCP on stdout (${error.message.slice(0, 120)})`, "garbage");
+      // Hidden before it is cut: a cut secret would show its first half.
+      end(`printed something that is not MCP on stdout (${clean(error.message).slice(0, 120)})`, "garbage");
       return;
     }
     if (/ReadBuffer exceeded maximum size/.test(error.message)) {

@@ -4,6 +4,8 @@
  * JSON Schema the model sees and, compiled, as the check toolhost-server.ts runs before
  * the call, and hints from its annotations. The listing is the server's word, read as
  * untrusted input: an entry that cannot be offered safely is skipped with one warning.
+ * Descriptions and the schema the model sees pass through `hide` (a server may quote the
+ * secrets it was given there too).
  */
 import { z } from "zod";
 import { defineTool, type Tool, type ToolHints, type ToolOutput } from "../tools/define-tool.js";
@@ -28,7 +30,16 @@ export type CallServerTool = (
   signal: AbortSignal,
 ) => Promise<ToolOutput>;
 
-export type ServerTool = { tool: Tool; serverName: string };
+export type ServerTool = {
+  tool: Tool;
+  serverName: string;
+  /** UTF-8 bytes of its description and its schema's JSON: what it adds to every request to the model. */
+  bytes: number;
+};
+
+/** How a listing's texts are made fit to show: the secrets of `$NAME`s hidden (redact.ts). */
+export type Hide = { text: (text: string) => string; json: <T>(value: T) => T };
+const SHOW_AS_IS: Hide = { text: (text) => text, json: (value) => value };
 
 const listedTool = z.object({
   name: z.string().min(1).max(1_024),
@@ -51,6 +62,7 @@ export function serverTools(
   listing: readonly unknown[],
   call: CallServerTool,
   warn: (message: string) => void,
+  hide: Hide = SHOW_AS_IS,
 ): Map<string, ServerTool> {
   const compile = createArgsCompiler();
   const tools = new Map<string, ServerTool>();
@@ -77,7 +89,7 @@ export function serverTools(
       skip('its input schema is not an object schema ({ "type": "object", ... })');
       continue;
     }
-    const schemaBytes = Buffer.byteLength(JSON.stringify(schema));
+    const schemaBytes = jsonBytes(schema);
     if (schemaBytes > MAX_SCHEMA_BYTES) {
       skip(`its input schema takes ${schemaBytes} bytes, more than ${MAX_SCHEMA_BYTES}`);
       continue;
@@ -90,15 +102,19 @@ export function serverTools(
       continue;
     }
     const serverName = listed.name;
+    // Hidden before it is cut: a cut secret would show its first half.
+    const description = capDescription(hide.text(listed.description ?? listed.title ?? ""));
     const tool = defineTool({
       name,
-      description: capDescription(listed.description ?? listed.title ?? ""),
+      description,
       inputSchema,
       hints: hintsOf(listed.annotations),
       execute: (args, context) => call(serverName, args as Record<string, unknown>, context.signal),
     });
     // The model sees the server's schema itself, not the check's (which says nothing).
-    tools.set(name, { tool: { ...tool, jsonSchema: schema as Record<string, unknown> }, serverName });
+    const jsonSchema = hide.json(schema as Record<string, unknown>);
+    const bytes = Buffer.byteLength(description) + (jsonSchema === schema ? schemaBytes : jsonBytes(jsonSchema));
+    tools.set(name, { tool: { ...tool, jsonSchema }, serverName, bytes });
   }
   return tools;
 }
@@ -118,6 +134,10 @@ export function hintsOf(raw: unknown): ToolHints {
     idempotentHint: readOnly ? true : (hints.idempotentHint ?? false),
     openWorldHint: hints.openWorldHint ?? true,
   };
+}
+
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value));
 }
 
 function capDescription(text: string): string {

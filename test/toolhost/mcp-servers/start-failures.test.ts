@@ -41,9 +41,15 @@ describe("MCP servers that cannot start", SLOW_TEST, () => {
     ]);
     await waitFor(() => processesIn(workTree).length === 0, 3_000, "the noisy server to stop");
 
-    // Tried again after the delay: the same failure is not a new warning; a failed server is not tried again.
+    // Tried again after the delay (in the background): the same failure is not a new
+    // warning; a failed server is not tried again.
     now += 60_000;
     expect(await manager.tools()).toEqual([]);
+    await waitFor(
+      () => manager.status().every((server) => server.state !== "starting"),
+      10_000,
+      "the restarts to fail again",
+    );
     expect(warnings()).toHaveLength(3);
     expect(logs.filter((line) => line.level === 20 && /failed to start/.test(line.msg))).toHaveLength(2);
     expect(manager.status().map((server) => [server.name, server.restarts])).toEqual([
