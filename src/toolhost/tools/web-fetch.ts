@@ -144,6 +144,9 @@ async function fetchFollowing(
       );
     }
     next.hash = "";
+    // web.fetch sends no credentials, and a redirect's would be shown to the model in every answer that names the URL.
+    next.username = "";
+    next.password = "";
     checkScheme(next, "NETWORK_FAILED", `${url.href} redirected to`);
     if (redirects >= WEB_FETCH_MAX_REDIRECTS)
       throw new ToolError(
