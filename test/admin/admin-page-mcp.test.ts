@@ -85,6 +85,8 @@ describe.skipIf(!hasChromium)("admin page: MCP servers in headless Chromium", ()
               tiny: {
                 command: process.execPath,
                 args: ["mcp-tiny/server.mjs"],
+                // Its script lies in the working tree: run it there (a server not given a folder works in a private home).
+                cwd: ".",
                 env: { FAKE_TOKEN: "$FAKE_MCP_TOKEN" },
               },
               docs: { url: "https://mcp.example.test/mcp?key=abc", headers: { Authorization: "Bearer $DOCS_TOKEN" } },

@@ -37,6 +37,8 @@ const agents = {
         tiny: {
           command: process.execPath,
           args: ["mcp-tiny/server.mjs"],
+          // Its script lies in the working tree: run it there (a server not given a folder works in a private home).
+          cwd: ".",
           env: { FAKE_TOKEN: "$FAKE_MCP_TOKEN", MODE: LITERAL },
         },
         missing: { command: "laoding-no-such-mcp-server", args: ["--stdio"] },

@@ -32,7 +32,10 @@ export type StdioServerConfig = Extract<McpServerConfig, { transport: "stdio" }>
 /** What to spawn for a stdio server: the sandboxed launch in production, the plain command in tests. */
 export type StdioLaunch = { command: string; args: string[]; env: Record<string, string>; cwd: string };
 /** Builds the launch of a stdio server whose `cwd` has been resolved (absolute, inside the working tree). */
-export type LaunchStdio = (server: StdioServerConfig & { cwd: string }) => StdioLaunch | Promise<StdioLaunch>;
+/** `folderGiven`: the configuration named the folder (else `cwd` is the working tree, and a sandbox may choose its own). */
+export type LaunchStdio = (
+  server: StdioServerConfig & { cwd: string; folderGiven: boolean },
+) => StdioLaunch | Promise<StdioLaunch>;
 
 /** The launch without a sandbox: the configured command, in the configured folder. */
 export const plainStdioLaunch: LaunchStdio = (server) => ({
@@ -307,7 +310,11 @@ async function createTransport(
       requestInit: { headers: config.headers },
     });
   }
-  const launch = await options.launchStdio({ ...config, cwd: serverFolder(config, options.workTree) });
+  const launch = await options.launchStdio({
+    ...config,
+    cwd: serverFolder(config, options.workTree),
+    folderGiven: config.cwd !== undefined,
+  });
   launched(launch.command);
   return new WatchedStdioTransport({ ...launch, stderr: "pipe" });
 }

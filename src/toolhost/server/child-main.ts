@@ -101,7 +101,7 @@ export async function runToolhostChild(options: ChildOptions): Promise<number> {
       workTree,
       launchStdio: (server) => {
         // A server not given a folder works in its private home, not in the agent's tree (command-launchers.ts).
-        const own = server.cwd === workTree ? undefined : server.cwd;
+        const own = server.folderGiven ? server.cwd : undefined;
         const launch = serverLauncher({
           argv: [server.command, ...server.args],
           env: server.env,
