@@ -18,7 +18,8 @@ export const en = {
   noContext: "Nothing has been sent to the model in this conversation yet.",
   contextHeader: "Last turn's prompt ({total} characters, {skills}):",
   contextSkills: "skills: {skills}",
-  contextMcpUnavailable: "MCP server {server} is not available ({state}): {reason}; its tools are left out until it starts.",
+  contextMcpUnavailable:
+    "MCP server {server} is not available ({state}): {reason}; its tools are left out until it starts.",
   contextMcpLeftOut: "{count} MCP tools left out of the request (MCP_MAX_TOOLS_PER_AGENT).",
   feedbackUsage: "Usage: /feedback good|bad [what was right or wrong], about my last answer.",
   feedbackNothing: "There is no answer in this chat to rate yet.",

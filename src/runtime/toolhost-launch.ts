@@ -172,7 +172,9 @@ export function toolhostStartupFor(
     commandSandbox,
     bwrapPath: config.TOOLHOST_BWRAP_PATH,
     network: agent.network === true,
-    ...(egressSocket !== undefined && typeof agent.network === "object" ? { egress: { socketPath: egressSocket } } : {}),
+    ...(egressSocket !== undefined && typeof agent.network === "object"
+      ? { egress: { socketPath: egressSocket } }
+      : {}),
     tmpSizeBytes: config.TOOLHOST_TMP_SIZE_MB * 1024 * 1024,
     memoryLimitBytes: config.TOOLHOST_MEMORY_LIMIT_MB * 1024 * 1024,
     tasksPerCall: tasksPerCall(config.TOOLHOST_NPROC_LIMIT, config.TOOLHOST_CONCURRENCY),

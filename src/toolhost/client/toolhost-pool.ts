@@ -66,7 +66,10 @@ export class ToolhostPool {
         },
         logger,
         ...(this.options.initialize
-          ? { initialize: (connection: ChildConnection) => this.options.initialize?.(agentId, connection) ?? Promise.resolve() }
+          ? {
+              initialize: (connection: ChildConnection) =>
+                this.options.initialize?.(agentId, connection) ?? Promise.resolve(),
+            }
           : {}),
       });
       client = new ToolhostClient({
