@@ -70,7 +70,7 @@ async function startBot(mode: "bwrap" | "none"): Promise<Bot> {
     LLM_MAX_RETRIES: "0",
     TOOLHOST_SANDBOX: mode,
     EGRESS_HOSTS: "configs/egress-hosts",
-    ALLOWED_COMMANDS: "curl,cat,ls,echo",
+    ALLOWED_COMMANDS: "curl,cat,ls,echo,node",
     ALLOWED_DIRS: FAKES,
     ADMIN_PORT: String(portOf(admin)),
     ADMIN_TOKEN: "admin-token-for-the-test",
@@ -234,6 +234,19 @@ describe.each(modes)("reach in %s mode", (mode) => {
       command: `curl -sS https://refused.test:${bot.ports.refused}/`,
     });
     expect(tunnel).toContain("NETWORK_REFUSED");
+  });
+
+  it("a Node program's own fetch goes through the proxy too (Node 20's fetch ignores HTTP_PROXY by itself)", async () => {
+    const source = `const [host, port] = process.argv.slice(2);
+fetch("http://" + host + ":" + port + "/").then((r) => r.text()).then(console.log, (e) => { console.log("failed", e.cause?.code); process.exit(3); });
+`;
+    await callTool(bot, "a", "file_write", { path: "fetch.mjs", content: source }, "node-chat");
+    const run = (host: string, port: number) =>
+      callTool(bot, "a", "shell_exec", { command: `node fetch.mjs ${host} ${port}` }, "node-chat");
+    expect(await run("allowed.test", bot.ports.allowed)).toContain("hello from allowed.test");
+    expect(await run("refused.test", bot.ports.refused)).toContain(
+      "ERROR_CODE=NETWORK_REFUSED; TOOL=shell.exec; REASON=refused.test is not on this agent's network allow list",
+    );
   });
 
   it("a's web.fetch reaches allowed.test and is refused elsewhere", async () => {
