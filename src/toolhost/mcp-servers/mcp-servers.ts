@@ -114,6 +114,12 @@ type Slot = {
   refreshing?: Promise<void>;
   refreshQueued?: boolean;
   tools: Map<string, ServerTool>;
+  /**
+   * The tools it had when it last stopped, listed while it waits to start again: a call
+   * then answers MCP_UNAVAILABLE with its next start, where a tool missing from the list
+   * would only be "unknown" to the model.
+   */
+  lastTools?: Map<string, ServerTool>;
   restarts: number;
   failuresInRow: number;
   retryAt: number;
@@ -172,9 +178,11 @@ export function createMcpServers(options: McpServersOptions): McpServers {
     const repeated = slot.lastError === reason;
     slot.lastError = reason;
     slot.lastErrorAt = now;
+    if (slot.tools.size > 0) slot.lastTools = slot.tools;
     slot.tools = new Map();
     if (permanent) {
       slot.state = "failed";
+      delete slot.lastTools;
     } else {
       // A server that ran healthily for a while starts its count of failures afresh.
       if (slot.state === "running" && now - slot.runningSince >= backOff.healthyMs) slot.failuresInRow = 0;
@@ -283,10 +291,16 @@ export function createMcpServers(options: McpServersOptions): McpServers {
     let bytes = 0;
     let full: string | undefined;
     for (const slot of slots) {
-      if (slot.state !== "running") continue;
+      const tools =
+        slot.state === "running"
+          ? slot.tools
+          : slot.state === "backoff" || slot.state === "starting"
+            ? slot.lastTools
+            : undefined;
+      if (!tools) continue;
       let leftOut = 0;
       let why = full;
-      for (const entry of slot.tools.values()) {
+      for (const entry of tools.values()) {
         why ??=
           listed.length >= LISTING_BUDGET.tools
             ? `the agent's list already has ${LISTING_BUDGET.tools} MCP tools, the most one listing offers`
@@ -304,7 +318,7 @@ export function createMcpServers(options: McpServersOptions): McpServers {
       if (leftOut > 0)
         warnOnce(
           slot,
-          `MCP server ${slot.config.name}: ${leftOut} of its ${slot.tools.size} tools left out of the agent's tool list: ${why}; servers listed earlier in agents.json keep theirs first`,
+          `MCP server ${slot.config.name}: ${leftOut} of its ${tools.size} tools left out of the agent's tool list: ${why}; servers listed earlier in agents.json keep theirs first`,
         );
     }
     return listed;
