@@ -190,7 +190,7 @@ describe("laoding mcp list", () => {
       expect(result.stdout).toContain("agent a (toolhost running)\n");
       expect(result.stdout).toMatch(/\n {2}tiny {2}stdio .*\n.*\n {4}running · 2 tools · 0 restarts\n/);
       expect(result.stdout).toMatch(
-        /\n {2}missing {2}stdio .*\n {4}(backoff|failed) · 0 tools · \d+ restarts · last error \d{4}-\d\d-\d\dT[\d:.]+Z: .*command not found: laoding-no-such-mcp-server/,
+        /\n {2}missing {2}stdio .*\n {4}(backoff|failed) · 0 tools · \d+ restarts? · last error \d{4}-\d\d-\d\dT[\d:.]+Z: .*command not found: laoding-no-such-mcp-server/,
       );
       expect(result.stdout).not.toContain("live state: none");
       expectNoSecrets(result.stdout);

@@ -165,7 +165,10 @@ function printServer(
   const error = server.lastError
     ? ` · last error${server.lastErrorAt === undefined ? "" : ` ${new Date(server.lastErrorAt).toISOString()}`}: ${redact(server.lastError)}`
     : "";
-  writeLine(context.stdout, `    ${server.state} · ${server.tools.length} tools · ${server.restarts} restarts${error}`);
+  writeLine(
+    context.stdout,
+    `    ${server.state} · ${count(server.tools.length, "tool")} · ${count(server.restarts, "restart")}${error}`,
+  );
 }
 
 async function testServer(
@@ -279,4 +282,8 @@ function nextStep(agent: AgentDefinition, setting: McpServerSetting, error: stri
   if (timedOut)
     return "raise --timeout-ms (and MCP_START_TIMEOUT_MS for the bot), or check the server starts quickly on its own";
   return `run \`${[setting.command, ...setting.args].join(" ")}\` by hand to see what it prints, and the log (laoding logs) for its stderr`;
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }

@@ -97,7 +97,8 @@ export async function runToolhostChild(options: ChildOptions): Promise<number> {
 
   const mcp = lazyMcpServers(async () =>
     (await import("../mcp-servers/mcp-servers.js")).createMcpServers({
-      logger: logger.child({ component: "mcp" }),
+      // "component" is the child's already (toolhost): a second one would repeat the key in every line.
+      logger: logger.child({ subsystem: "mcp" }),
       workTree,
       launchStdio: (server) => {
         // A server not given a folder works in its private home, not in the agent's tree (command-launchers.ts).
