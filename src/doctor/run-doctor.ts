@@ -26,6 +26,7 @@ import { checkLayout } from "./layout-check.js";
 import { checkModel } from "./model-check.js";
 import { checkNodeVersion } from "./node-version-check.js";
 import { checkSandbox } from "./sandbox-check.js";
+import { checkReach } from "./reach-check.js";
 import { checkSkills } from "./skills-check.js";
 import { checkWorkspace } from "./workspace-check.js";
 
@@ -125,6 +126,8 @@ export async function runDoctor(parts: DoctorParts): Promise<DoctorRun> {
     );
   } else add(skipped("sandbox", "sandbox", agents ? "the share layout is refused, see above" : noAgents));
   needsAgents("skills", "skills", (found) => checkSkills(layout, found, parts.logger));
+  if (agents) add(await guardAsync("reach", "network and MCP servers", () => checkReach(loaded, layout, agents)));
+  else add(skipped("reach", "network and MCP servers", noAgents));
   const databaseUrl = loaded.config.DATABASE_URL;
   if (databaseUrl !== undefined) {
     // PostgreSQL does not live in the workspace: checked whatever the workspace's state.

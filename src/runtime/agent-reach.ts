@@ -47,10 +47,19 @@ export type AgentReachOptions = {
   resolve?: (name: string) => Promise<readonly string[]>;
 };
 
-export async function openAgentReach(options: AgentReachOptions): Promise<AgentReach> {
+/** What the agents' MCP servers come to, resolved: checked the same way at start and by `laoding doctor`. */
+export type ResolvedServers = {
+  mcp: Map<string, McpConfigureParams>;
+  secrets: string[];
+  /** A command the sandbox will not find, a remote server the agent cannot reach. */
+  warnings: string[];
+};
+
+/** Resolves every agent's `$NAME`s; throws a ConfigError naming the agent, the key and the variable. */
+export function resolveServers(
+  options: Pick<AgentReachOptions, "config" | "layout" | "agents" | "lookup">,
+): ResolvedServers {
   const { config, layout } = options;
-  const isRoot = options.isRoot ?? process.getuid?.() === 0;
-  const resolve = options.resolve ?? systemResolve;
   const secrets: string[] = [];
   const warnings: string[] = [];
   const mcp = new Map<string, McpConfigureParams>();
@@ -67,6 +76,14 @@ export async function openAgentReach(options: AgentReachOptions): Promise<AgentR
       secrets: [...new Set(agentSecrets)],
     });
   }
+  return { mcp, secrets, warnings };
+}
+
+export async function openAgentReach(options: AgentReachOptions): Promise<AgentReach> {
+  const { config, layout } = options;
+  const isRoot = options.isRoot ?? process.getuid?.() === 0;
+  const resolve = options.resolve ?? systemResolve;
+  const { mcp, secrets, warnings } = resolveServers(options);
 
   const listed = options.agents.filter((agent) => allowListOf(agent.network) !== undefined);
   let proxy: EgressProxy | undefined;
@@ -157,7 +174,8 @@ function commandFound(command: string): boolean {
   return TOOL_PATH.split(delimiter).some((dir) => existsSync(join(dir, command)));
 }
 
-async function egressHosts(layout: RuntimeLayout): Promise<EgressHosts> {
+/** The EGRESS_HOSTS file as the proxy will read it; a ConfigError naming `file:line` when it is wrong. */
+export async function egressHosts(layout: Pick<RuntimeLayout, "egressHostsFile">): Promise<EgressHosts> {
   if (!layout.egressHostsFile) return new Map();
   try {
     return await loadEgressHosts(layout.egressHostsFile);

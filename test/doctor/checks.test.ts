@@ -4,7 +4,7 @@
  * faults that cannot be planted on this host for the CLI test (an old Node, a full disk,
  * a database from a newer version).
  */
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -12,6 +12,10 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { checkDatabase, checkPostgresDatabase } from "../../src/doctor/database-check.js";
 import { checkDisk, MIN_FREE_DISK_BYTES } from "../../src/doctor/disk-check.js";
+import { checkReach } from "../../src/doctor/reach-check.js";
+import { parseAgents } from "../../src/config/agents.js";
+import type { LoadedConfig } from "../../src/config/load-config.js";
+import type { RuntimeLayout } from "../../src/config/runtime-layout.js";
 import { renderText } from "../../src/doctor/doctor-report.js";
 import { checkNodeVersion } from "../../src/doctor/node-version-check.js";
 import { failed, passed, skipped } from "../../src/doctor/check-result.js";
@@ -183,3 +187,77 @@ async function closedPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+describe("doctor: network and MCP servers", () => {
+  const setup = (agents: unknown[], values: Record<string, string>, hosts?: string) => {
+    const dir = tempDir();
+    const hostsFile = hosts === undefined ? undefined : join(dir, "egress-hosts");
+    if (hostsFile) writeFileSync(hostsFile, hosts);
+    const loaded = {
+      config: { MCP_START_TIMEOUT_MS: 30_000, TOOLHOST_CALL_TIMEOUT_MS: 60_000 },
+      declaredValue: (name: string) => values[name],
+    } as unknown as LoadedConfig;
+    const layout = {
+      egressHostsFile: hostsFile,
+      envFile: join(dir, "configs/env"),
+      agentTrees: (id: string) => ({ workTree: join(dir, id) }),
+    } as unknown as RuntimeLayout;
+    return { loaded, layout, agents: parseAgents(JSON.stringify({ agents }), "agents.json") };
+  };
+
+  it("fails on what would stop start-up or a server: an unset $NAME, a bad EGRESS_HOSTS line, a missing command", async () => {
+    const { loaded, layout, agents } = setup(
+      [
+        {
+          id: "a",
+          name: "A",
+          network: { allow: ["api.github.com"] },
+          mcpServers: { gh: { command: "sh", env: { T: "$GH_TOKEN" } } },
+        },
+        { id: "b", name: "B", mcpServers: { x: { command: "laoding-no-such-server" } } },
+      ],
+      {},
+      "10.0.0.1 ok.test\n10.0.0.2 *.wild.test\n",
+    );
+    const results = await checkReach(loaded, layout, agents);
+    expect(results.find((result) => result.id === "reach:egress-hosts")).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/egress-hosts:2/),
+    });
+    expect(results.find((result) => result.id === "reach:a")).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining("mcpServers.gh.env.T refers to $GH_TOKEN"),
+    });
+    expect(results.find((result) => result.id === "reach:b")).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('the command "laoding-no-such-server" is not installed'),
+    });
+  });
+
+  it("passes, saying what each agent reaches, when everything resolves", async () => {
+    const { loaded, layout, agents } = setup(
+      [
+        {
+          id: "a",
+          name: "A",
+          network: { allow: ["api.github.com"] },
+          mcpServers: { gh: { command: "sh", env: { T: "$GH_TOKEN" } } },
+        },
+      ],
+      { GH_TOKEN: "ghp_x" },
+    );
+    expect(await checkReach(loaded, layout, agents)).toEqual([
+      { id: "reach:egress-hosts", ok: true, title: "EGRESS_HOSTS", detail: "not set (DNS only)" },
+      {
+        id: "reach:a",
+        ok: true,
+        title: "network and MCP servers of agent a",
+        detail: "allow list of 1; MCP servers gh",
+      },
+    ]);
+    const none = setup([{ id: "a", name: "A" }], {});
+    expect(await checkReach(none.loaded, none.layout, none.agents)).toEqual([
+      { id: "reach", ok: true, title: "network and MCP servers", detail: "no agent has an allow list or MCP servers" },
+    ]);
+  });
+});
