@@ -192,7 +192,7 @@ describe("doctor: network and MCP servers", () => {
   const setup = (agents: unknown[], values: Record<string, string>, hosts?: string) => {
     const dir = tempDir();
     const hostsFile = hosts === undefined ? undefined : join(dir, "egress-hosts");
-    if (hostsFile) writeFileSync(hostsFile, hosts);
+    if (hostsFile && hosts !== undefined) writeFileSync(hostsFile, hosts);
     const loaded = {
       config: { MCP_START_TIMEOUT_MS: 30_000, TOOLHOST_CALL_TIMEOUT_MS: 60_000 },
       declaredValue: (name: string) => values[name],
