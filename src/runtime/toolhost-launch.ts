@@ -231,6 +231,9 @@ function packageRootOf(entry: string): string {
   return dirname(dirname(dirname(entry)));
 }
 
+/** A path inside /tmp (by segments): a command's and a server's /tmp is a fresh one. */
+const underTmp = (path: string): boolean => path === "/tmp" || path.startsWith("/tmp/");
+
 export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
   const { config, layout } = setup;
   const isRoot = setup.isRoot ?? process.getuid?.() === 0;
@@ -300,6 +303,8 @@ export function prepareToolhostLaunches(setup: LaunchSetup): ToolhostLaunches {
         ...(runAs ? { ownUid: true } : {}),
         ...(commandNamespaces ? { commandNamespaces } : {}),
         ...(setup.operatorTools ? { operatorTools: true } : {}),
+        // Those under /tmp are bound again over the fresh /tmp of each command and server.
+        ...(codePaths.some(underTmp) ? { codePaths: codePaths.filter(underTmp) } : {}),
       };
       const options: ChildLaunchOptions = {
         startup,

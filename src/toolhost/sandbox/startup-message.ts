@@ -81,6 +81,13 @@ export const toolhostStartupSchema = z
      * no running call owns (a command's `setsid` child that dropped its environment).
      */
     ownUid: z.boolean().optional(),
+    /**
+     * The bot's code where it lies under /tmp (a checkout in a temporary folder): each
+     * command's and server's fresh /tmp would hide it, and the Node programs an agent with
+     * an allow list runs load their proxy preload from it (net/proxy-environment.ts), as
+     * MCP servers run from the bot's tree do. Bound again read-only there.
+     */
+    codePaths: z.array(absolutePath).max(16).optional(),
     /** None-mode commands each get pid, ipc and user namespaces and a read-only /proc (set when the child runs in its jail and the probe could make them). */
     commandNamespaces: z.boolean().optional(),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),

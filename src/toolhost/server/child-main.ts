@@ -71,7 +71,10 @@ export async function runToolhostChild(options: ChildOptions): Promise<number> {
   const bwrapOptions = {
     ...commandOptions,
     writable: sandbox.roots.filter((root) => root.writable).map((root) => root.path),
-    readOnly: sandbox.roots.filter((root) => !root.writable).map((root) => root.path),
+    readOnly: [
+      ...sandbox.roots.filter((root) => !root.writable).map((root) => root.path),
+      ...(startup.codePaths ?? []),
+    ],
     // With an allow list a command shares the jail's network namespace, where only the forwarder listens.
     network: reachesNetwork,
     tmpSizeBytes: startup.tmpSizeBytes,
