@@ -6,7 +6,6 @@
  * Everything an operator wrote wrong stops start-up here, naming the agent and the key.
  */
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
-import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { parse as parseConnectionString } from "pg-connection-string";
 import { tmpdir } from "node:os";
@@ -20,6 +19,7 @@ import { parseAllowList } from "../egress/allow-list.js";
 import type { OwnEndpoint } from "../egress/egress-decision.js";
 import { loadEgressHosts, type EgressHosts } from "../egress/egress-hosts.js";
 import { startEgressProxy, type EgressProxy } from "../egress/egress-proxy.js";
+import { systemLookup } from "../egress/system-lookup.js";
 import type { Logger } from "../log/logger.js";
 import { agentUid } from "../toolhost/sandbox/agent-identity.js";
 import { TOOL_PATH } from "../toolhost/sandbox/command-launchers.js";
@@ -82,7 +82,7 @@ export function resolveServers(
 export async function openAgentReach(options: AgentReachOptions): Promise<AgentReach> {
   const { config, layout } = options;
   const isRoot = options.isRoot ?? process.getuid?.() === 0;
-  const resolve = options.resolve ?? systemResolve;
+  const resolve = options.resolve ?? systemLookup;
   const { mcp, secrets, warnings } = resolveServers(options);
 
   const listed = options.agents.filter((agent) => allowListOf(agent.network) !== undefined);
@@ -246,9 +246,4 @@ function parsedUrl(url: string | undefined): URL | undefined {
   } catch {
     return undefined;
   }
-}
-
-async function systemResolve(name: string): Promise<readonly string[]> {
-  const found = await dnsLookup(name, { all: true, verbatim: true });
-  return found.map((entry) => entry.address);
 }

@@ -32,7 +32,8 @@ export type ProxiedFetchOptions = {
 
 /** As fetch: redirects followed at most this many times with `redirect: "follow"`. */
 const MAX_REDIRECTS = 20;
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** The statuses that redirect (web.fetch follows them itself). */
+export const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 type Outgoing = { url: URL; method: string; headers: Headers; body: Buffer | Readable | undefined };
 

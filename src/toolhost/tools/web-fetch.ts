@@ -16,7 +16,7 @@ import { readLimitedBody } from "../net/body-reader.js";
 import { type ContentKind, contentKind, mediaTypeOf } from "../net/content-kind.js";
 import { EgressFailedError, EgressRefusedError } from "../net/egress-errors.js";
 import { createHtmlToMarkdown, HTML_CONVERT_MIN_CHARS, type HtmlToMarkdown } from "../net/html-to-markdown.js";
-import type { FetchLike } from "../net/proxied-fetch.js";
+import { REDIRECT_STATUSES, type FetchLike } from "../net/proxied-fetch.js";
 import { decodeText, declaredCharset } from "../net/text-decoding.js";
 import { ToolError } from "../tool-error.js";
 import { defineTool } from "./define-tool.js";
@@ -29,7 +29,6 @@ const MAX_URL_LENGTH = 4096;
 /** An error page is read this far; the model needs its gist, not all of it. */
 const ERROR_BODY_BYTES = 16 * 1024;
 const ERROR_EXCERPT_CHARS = 1_000;
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const ACCEPT = "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5";
 const USER_AGENT = "Mozilla/5.0 (compatible; LaodingBot web.fetch)";
 
