@@ -133,6 +133,11 @@ export function startEgressProxy(options: EgressProxyOptions): EgressProxy {
       requestTimeout: 0,
       headersTimeout: HEAD_TIMEOUT_MS,
     });
+    // A client may half-close once its request is sent (`curl` with a body from a pipe,
+    // the child's forwarder passing a half-close on): node:http would abort the request at
+    // the client's end of input. Its `httpAllowHalfOpen` switch (not in the typings) keeps
+    // the exchange going, so the answer still arrives, as it would from the origin itself.
+    (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     const crash = (error: unknown) =>
       options.logger.warn({ agentId: context.agentId, err: error }, "egress proxy handler failed");
     // Over the limit: answered once and closed; node:http may still parse what the client

@@ -4,6 +4,7 @@
  * not; rebind.test is listed but DNS (the injected resolver) says 127.0.0.1.
  */
 import { request } from "node:http";
+import { createConnection } from "node:net";
 import { describe, expect, it, vi } from "vitest";
 import { closedPort, proxiedRequest, startOrigin, startProxy } from "./proxy-fixture.js";
 
@@ -77,6 +78,19 @@ describe("egress proxy, plain HTTP", () => {
     expect(response.status).toBe(200);
     expect(response.headers["x-origin"]).toBe("allowed");
     expect(response.headers["x-laoding-refused"]).toBeUndefined();
+  });
+
+  it("answers a client that half-closes after its request, as the origin would", async () => {
+    const { allowed, socketPath } = await setup();
+    const socket = createConnection(socketPath);
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    const closed = new Promise((resolve) => socket.once("close", resolve));
+    socket.end(`GET http://allowed.test:${allowed.port}/half HTTP/1.1\r\nHost: allowed.test\r\n\r\n`);
+    await closed;
+    const answer = Buffer.concat(chunks).toString();
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).toContain('"url":"/half"');
   });
 
   it("streams request bodies up, chunked or with a length, and answers HEAD without a body", async () => {
