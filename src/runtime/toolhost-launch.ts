@@ -45,7 +45,7 @@ import {
 import { bwrapCommandArgs, commandNamespacesArgs } from "../toolhost/sandbox/command-launchers.js";
 import type { SandboxRoot } from "../toolhost/sandbox/path-sandbox.js";
 import type { ToolhostStartup } from "../toolhost/sandbox/startup-message.js";
-import type { mcpConfigureMethod, ParamsOf } from "../toolhost/protocol.js";
+import type { McpConfigureParams } from "../toolhost/protocol.js";
 import { DEFAULT_TOOL_LIMITS } from "../toolhost/tools/define-tool.js";
 
 /** Why an agent's sandbox cannot start (`problem`) and what to do about it (`fix`); the message says both. */
@@ -113,7 +113,7 @@ export type LaunchSetup = {
   reach?: LaunchReach;
 };
 
-export type McpConfigureParams = ParamsOf<typeof mcpConfigureMethod>;
+export type { McpConfigureParams };
 
 export type LaunchReach = {
   egressSocket(agentId: string): string | undefined;

@@ -168,6 +168,8 @@ export const mcpConfigureMethod = {
   result: z.object({ ok: z.literal(true) }),
 } as const;
 
+export type McpConfigureParams = z.input<(typeof mcpConfigureMethod)["params"]>;
+
 export const MCP_SERVER_STATES = ["idle", "starting", "running", "backoff", "failed", "stopped"] as const;
 
 export const mcpServerStatusSchema = z.object({

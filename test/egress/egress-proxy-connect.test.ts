@@ -3,15 +3,13 @@
  * toolhost's forwarder relays them: plain bytes, TLS to a local HTTPS server with a
  * throwaway certificate, refusals on the raw socket, and teardown of both ends.
  */
-import { execFileSync } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
 import { describe, expect, it, vi } from "vitest";
 import { tempDir } from "../helpers/temp-dir.js";
+import { makeTestCertificate, type TestCertificate } from "../toolhost/net/test-origin.js";
 import {
   closedPort,
   connectThrough,
@@ -158,36 +156,15 @@ describe("egress proxy, CONNECT", () => {
   });
 
   it("carries TLS end to end to a local HTTPS server", async (context) => {
-    const dir = tempDir("laoding-egress-tls-");
+    let certificate: TestCertificate | undefined;
     try {
-      execFileSync(
-        "openssl",
-        [
-          "req",
-          "-x509",
-          "-newkey",
-          "ec",
-          "-pkeyopt",
-          "ec_paramgen_curve:prime256v1",
-          "-nodes",
-          "-keyout",
-          join(dir, "key.pem"),
-          "-out",
-          join(dir, "cert.pem"),
-          "-days",
-          "1",
-          "-subj",
-          "/CN=secure.test",
-          "-addext",
-          "subjectAltName=DNS:secure.test",
-        ],
-        { stdio: "ignore" },
-      );
+      certificate = makeTestCertificate(tempDir("laoding-egress-tls-"), "secure.test");
     } catch {
-      context.skip("openssl is not available to make a throwaway certificate");
+      // Skipped below: context.skip() throws, which the compiler cannot tell.
     }
-    const cert = readFileSync(join(dir, "cert.pem"));
-    const server = createHttpsServer({ key: readFileSync(join(dir, "key.pem")), cert }, (req, res) => {
+    if (!certificate) return context.skip("openssl is not available to make a throwaway certificate");
+    const { cert } = certificate;
+    const server = createHttpsServer(certificate, (req, res) => {
       res.end(`secure hello ${req.url}`);
     });
     server.listen(0, "127.0.0.1");

@@ -24,14 +24,7 @@ import { z } from "zod";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { MaybePromise } from "../maybe-async.js";
-import type {
-  McpServerConfig,
-  McpServerStatus,
-  ParamsOf,
-  ResultOf,
-  mcpConfigureMethod,
-  mcpTestMethod,
-} from "../protocol.js";
+import type { McpConfigureParams, McpServerConfig, McpServerStatus, ResultOf, mcpTestMethod } from "../protocol.js";
 import { ToolError } from "../tool-error.js";
 import type { Tool, ToolOutput } from "../tools/define-tool.js";
 import { backOffDelay, DEFAULT_BACK_OFF, type BackOffPolicy } from "./back-off.js";
@@ -40,7 +33,7 @@ import { redact, redactJson, secretsOf } from "./redact.js";
 import { startSession, type LaunchStdio, type ServerSession, type StartFailure } from "./server-session.js";
 import { serverTools, type Hide, type ServerTool } from "./server-tools.js";
 
-export type McpConfigureParams = ParamsOf<typeof mcpConfigureMethod>;
+export type { McpConfigureParams };
 export type McpTestResult = ResultOf<typeof mcpTestMethod>;
 
 export type McpServersOptions = {

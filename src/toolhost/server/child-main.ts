@@ -45,7 +45,7 @@ export async function runToolhostChild(options: ChildOptions): Promise<number> {
   const forwarder = startup.egress
     ? await startProxyForwarder({ socketPath: startup.egress.socketPath, logger })
     : undefined;
-  const fetch = forwarder && startup.egress ? createProxiedFetch({ socketPath: startup.egress.socketPath }) : undefined;
+  const fetch = startup.egress ? createProxiedFetch({ socketPath: startup.egress.socketPath }) : undefined;
   const reachesNetwork = startup.network || forwarder !== undefined;
   // The library is a root only if it exists when the sandbox is built: create it on first use.
   if (startup.library) {

@@ -5,14 +5,12 @@
  * the list is empty and `mcp.status` shows the configured servers as idle.
  */
 import type { McpServers } from "../mcp-servers/mcp-servers.js";
-import type { mcpConfigureMethod, McpServerStatus, ParamsOf } from "../protocol.js";
-
-type Params = ParamsOf<typeof mcpConfigureMethod>;
+import type { McpConfigureParams, McpServerStatus } from "../protocol.js";
 
 export function lazyMcpServers(load: () => Promise<McpServers>): McpServers {
   let real: McpServers | undefined;
   let loading: Promise<McpServers> | undefined;
-  let configured: Params | undefined;
+  let configured: McpConfigureParams | undefined;
   // A failed load is tried again at the next use, never kept: a kept rejection would take
   // every later tool list with it, built-in tools included.
   const ensure = () =>
