@@ -73,6 +73,8 @@ export const en = {
   gapReasonToolFailure: "tool failure",
   gapReasonStepBudget: "out of steps",
   gapReasonModelFailure: "model failure",
+  gapReasonReported: "the model said it cannot",
+  gapReasonNegativeOutcome: "the user said it was wrong",
   gapClassCapability: "capability",
   gapClassEnvironment: "environment",
   minutesAgo: "{count} min ago",

@@ -69,6 +69,8 @@ export const zh: Record<TextKey, string> = {
   gapReasonToolFailure: "工具出错",
   gapReasonStepBudget: "步数用完",
   gapReasonModelFailure: "模型调用失败",
+  gapReasonReported: "模型表示做不到",
+  gapReasonNegativeOutcome: "用户指出回答有误",
   gapClassCapability: "能力",
   gapClassEnvironment: "环境",
   minutesAgo: "{count} 分钟前",

@@ -377,4 +377,20 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE channel_inbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 10,
+    name: "learning from outcomes: how each task ended, distilled skills' uses",
+    sql: `
+      -- How a settled task ended, in words the system observed (success, corrected,
+      -- negative_feedback, failed_tool, step_budget, abandoned, environment). outcome stays
+      -- success/failure, and is NULL for an environment failure: a model outage is no
+      -- evidence about a lesson.
+      ALTER TABLE experience_injections ADD COLUMN outcome_kind TEXT;
+      ALTER TABLE distill_runs ADD COLUMN outcome_kind TEXT;
+      -- A distilled skill's uses by settled outcome, over its life (the trial counts reset per version).
+      ALTER TABLE skill_versions ADD COLUMN uses INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE skill_versions ADD COLUMN successes INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE skill_versions ADD COLUMN last_used_at INTEGER;
+    `,
+  },
 ];

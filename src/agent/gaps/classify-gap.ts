@@ -7,7 +7,16 @@
 import type { GapClass } from "../../store/gaps-store.js";
 import { text, type Locale, type TextKey } from "../texts.js";
 
-export type GapReason = "no_skill" | "parse_failure" | "tool_failure" | "step_budget" | "model_failure";
+export type GapReason =
+  | "no_skill"
+  | "parse_failure"
+  | "tool_failure"
+  | "step_budget"
+  | "model_failure"
+  /** The model said it cannot do the task (the report_gap tool). */
+  | "reported"
+  /** The user corrected the answer or gave negative /feedback. */
+  | "negative_outcome";
 
 /** The reason codes in words: what people read (chat, `laoding gaps`); `--json` and the admin API keep the codes. */
 const REASON_WORDS: Record<GapReason, TextKey> = {
@@ -16,6 +25,8 @@ const REASON_WORDS: Record<GapReason, TextKey> = {
   tool_failure: "gapReasonToolFailure",
   step_budget: "gapReasonStepBudget",
   model_failure: "gapReasonModelFailure",
+  reported: "gapReasonReported",
+  negative_outcome: "gapReasonNegativeOutcome",
 };
 
 const CLASS_WORDS: Record<GapClass, TextKey> = { capability: "gapClassCapability", environment: "gapClassEnvironment" };
