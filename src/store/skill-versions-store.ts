@@ -2,6 +2,8 @@
  * Versions of distilled skills. One version per skill is active (its text is the live
  * SKILL.md); a new version starts as a candidate, becomes active only through the
  * ratchet, and an active version on trial counts the outcomes of the tasks that use it.
+ * The live version also counts every use with an outcome (uses, successes, last use):
+ * the evidence its lifecycle (draft, active, deprecated in its SKILL.md) is judged by.
  * Every status change is ledgered with before and after.
  */
 import type { Clock } from "./clock.js";
@@ -22,6 +24,10 @@ export type SkillVersion = {
   baselineRate: number | null;
   trialUses: number;
   trialSuccesses: number;
+  /** Tasks with an outcome that used this version while it was live (since it last went live). */
+  uses: number;
+  successes: number;
+  lastUsedAt: number | null;
   createdAt: number;
   updatedAt: number;
 };
@@ -29,13 +35,14 @@ export type SkillVersion = {
 export type SkillVersionsStore = ReturnType<typeof createSkillVersionsStore>;
 
 const COLUMNS = `id, agent_id AS agentId, skill_name AS skillName, tag, version, status, content, bullets, baseline_rate AS baselineRate,
-  trial_uses AS trialUses, trial_successes AS trialSuccesses, created_at AS createdAt, updated_at AS updatedAt`;
+  trial_uses AS trialUses, trial_successes AS trialSuccesses, uses, successes, last_used_at AS lastUsedAt, created_at AS createdAt, updated_at AS updatedAt`;
 
 const BY_ID = `SELECT ${COLUMNS} FROM skill_versions WHERE id = ?`;
 const OF_SKILL = `SELECT ${COLUMNS} FROM skill_versions WHERE agent_id = ? AND skill_name = ? ORDER BY version`;
 const OF_AGENT = `SELECT ${COLUMNS} FROM skill_versions WHERE agent_id = ? ORDER BY skill_name, version`;
-const SET_STATUS_RESET =
-  "UPDATE skill_versions SET status = ?, baseline_rate = ?, trial_uses = 0, trial_successes = 0, updated_at = ? WHERE id = ?";
+// Going live starts its trial and its lifecycle's counters afresh.
+const SET_STATUS_RESET = `UPDATE skill_versions SET status = ?, baseline_rate = ?, trial_uses = 0, trial_successes = 0,
+  uses = 0, successes = 0, last_used_at = NULL, content = COALESCE(?, content), updated_at = ? WHERE id = ?`;
 const SET_STATUS = "UPDATE skill_versions SET status = ?, updated_at = ? WHERE id = ?";
 const INSERT =
   "INSERT INTO skill_versions (agent_id, skill_name, tag, version, status, content, bullets, created_at, updated_at) VALUES (?, ?, ?, ?, 'candidate', ?, ?, ?, ?) RETURNING id";
@@ -47,6 +54,11 @@ const REQUESTS =
 const HANDLE_REQUEST = "UPDATE skill_distill_requests SET handled_at = ?, outcome = ? WHERE id = ?";
 const CLAIM_REQUEST =
   "UPDATE skill_distill_requests SET handled_at = ?, outcome = 'running' WHERE id = ? AND handled_at IS NULL";
+const USE = "UPDATE skill_versions SET uses = uses + 1, successes = successes + ?, last_used_at = ? WHERE id = ?";
+const SET_CONTENT = "UPDATE skill_versions SET content = ?, updated_at = ? WHERE id = ?";
+const SET_CONTENT_RESET =
+  "UPDATE skill_versions SET content = ?, uses = 0, successes = 0, last_used_at = NULL, updated_at = ? WHERE id = ?";
+const START_UNUSED_CLOCK = "UPDATE skill_versions SET last_used_at = ? WHERE id = ? AND last_used_at IS NULL";
 const TRIAL_USE =
   "UPDATE skill_versions SET trial_uses = trial_uses + 1, trial_successes = trial_successes + ? WHERE id = ?";
 
@@ -61,17 +73,20 @@ export function createSkillVersionsStore(sql: SqlDriver, clock: Clock, ledger: L
     trialUses: row.trialUses,
     trialSuccesses: row.trialSuccesses,
     baselineRate: row.baselineRate,
+    uses: row.uses,
+    successes: row.successes,
+    lastUsedAt: row.lastUsedAt,
   });
   const setStatus = (
     id: number,
     status: SkillVersionStatus,
     entry: { action: string; reason: string; actor: string },
-    reset?: { baselineRate: number | null },
+    reset?: { baselineRate: number | null; content?: string },
   ): Promise<SkillVersion> =>
     sql.transaction(async () => {
       const before = await byId(id);
       if (!before) throw new Error(`no skill version ${id}`);
-      if (reset) await sql.run(SET_STATUS_RESET, [status, reset.baselineRate, clock.now(), id]);
+      if (reset) await sql.run(SET_STATUS_RESET, [status, reset.baselineRate, reset.content ?? null, clock.now(), id]);
       else await sql.run(SET_STATUS, [status, clock.now(), id]);
       const after = (await byId(id)) as SkillVersion;
       await ledger.append({
@@ -146,6 +161,40 @@ export function createSkillVersionsStore(sql: SqlDriver, clock: Clock, ledger: L
       (await sql.run(CLAIM_REQUEST, [clock.now(), id])).changes === 1,
     handleRequest: async (id: number, outcome: string): Promise<void> =>
       void (await sql.run(HANDLE_REQUEST, [clock.now(), outcome, id])),
+    /** One task with an outcome used the live version: its lifecycle's evidence. */
+    recordUse: async (id: number, success: boolean, at: number): Promise<SkillVersion> => {
+      await sql.run(USE, [success ? 1 : 0, at, id]);
+      return (await byId(id)) as SkillVersion;
+    },
+    /** A version used before uses were counted starts its unused time now (it was in use, nobody knows when). */
+    startUnusedClock: async (id: number, at: number): Promise<void> =>
+      void (await sql.run(START_UNUSED_CLOCK, [at, id])),
+    /**
+     * The live version's lifecycle changed (its SKILL.md's `status:`): its text, and the
+     * ledger with the state before and after and why. `restart` starts its counters afresh.
+     */
+    setLifecycle: (
+      id: number,
+      content: string,
+      entry: { action: string; reason: string; actor: string; from: string; to: string; restart?: boolean },
+    ): Promise<SkillVersion> =>
+      sql.transaction(async () => {
+        const before = await byId(id);
+        if (!before) throw new Error(`no skill version ${id}`);
+        await sql.run(entry.restart ? SET_CONTENT_RESET : SET_CONTENT, [content, clock.now(), id]);
+        const after = (await byId(id)) as SkillVersion;
+        await ledger.append({
+          agentId: before.agentId,
+          subject: "skill",
+          subjectId: `${before.skillName}@v${before.version}`,
+          action: entry.action,
+          before: { ...view(before), state: entry.from },
+          after: { ...view(after), state: entry.to },
+          reason: entry.reason,
+          actor: entry.actor,
+        });
+        return after;
+      }),
     recordTrialUse: async (id: number, success: boolean): Promise<SkillVersion> => {
       await sql.run(TRIAL_USE, [success ? 1 : 0, id]);
       return (await byId(id)) as SkillVersion;

@@ -92,7 +92,12 @@ export function createDistillationLoop(options: DistillationOptions): Distillati
       for (const task of [...waiting.values()]) if (isWaiting(task)) results.push(await settle(task));
       return results;
     },
-    curate: (agentId) => curateAgent(store, agentId, clock.now()),
+    async curate(agentId) {
+      const changes = await curateAgent(store, agentId, clock.now());
+      // The distilled skills' lifecycle runs in the same daily round (30 days unused is checked here).
+      await options.skills?.curateSkills(agentId, clock.now());
+      return changes;
+    },
     async idle() {
       while (work.size > 0) await Promise.allSettled([...work]);
     },

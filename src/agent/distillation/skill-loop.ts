@@ -4,7 +4,9 @@
  * 24 hours unless asked. The first version is written through the gap drafts' path
  * (structure gate, create-only draft folder, hot reload); later versions are candidates
  * that pass the ratchet before they are published, and every live version is on trial
- * for the next tasks that use it, with an automatic, ledgered, undoable rollback.
+ * for the next tasks that use it, with an automatic, ledgered, undoable rollback. The live
+ * version's SKILL.md follows the seed's lifecycle (draft, active, deprecated): see
+ * skill-lifecycle.ts.
  */
 import type { Logger } from "pino";
 import type { SkillCatalog } from "../../knowledge/skill-catalog.js";
@@ -15,6 +17,14 @@ import type { Store } from "../../store/store.js";
 import type { Locale } from "../texts.js";
 import { trialVerdict } from "./skill-ratchet.js";
 import { distill, liveLessons } from "./skill-distill.js";
+import {
+  curateSkills,
+  judgeSkill,
+  liveAgain,
+  skillState,
+  withSkillState,
+  type SkillLifecycleChange,
+} from "./skill-lifecycle.js";
 
 export const SKILL_TRIGGER = {
   liveLessons: 5,
@@ -39,8 +49,13 @@ export type SkillLoop = {
   distill(agentId: string, tag: string, options?: { asked?: boolean; forceActive?: boolean }): Promise<SkillOutcome>;
   /** After a settled task: its tags may cross a trigger. */
   maybeTrigger(agentId: string, tags: readonly string[]): Promise<SkillOutcome[]>;
-  /** A settled task that used distilled skills counts toward their trial. */
+  /**
+   * A settled task with an outcome (never an environment failure) that used distilled
+   * skills: counts toward their trial and their lifecycle (promotion, deprecation).
+   */
   recordUse(agentId: string, skillNames: readonly string[], success: boolean): Promise<void>;
+  /** The periodic lifecycle round: promotes, or deprecates (30 days unused, low success), the live versions. */
+  curateSkills(agentId: string, now: number): Promise<SkillLifecycleChange[]>;
   /** Makes any version the live one (undoes a rollback or a rejection); ledgered. */
   activate(agentId: string, skillName: string, version: number, actor: string): Promise<SkillVersion>;
 };
@@ -78,8 +93,11 @@ export function createSkillLoop(options: SkillLoopOptions): SkillLoop {
       return outcomes;
     },
     async recordUse(agentId, skillNames, success) {
-      for (const name of skillNames) await recordTrialUse(options, agentId, name, success);
+      for (const name of skillNames)
+        if (!(await recordTrialUse(options, agentId, name, success)))
+          await judgeSkill(options, agentId, name, clock.now());
     },
+    curateSkills: (agentId, now) => curateSkills(options, agentId, now),
   };
 }
 
@@ -94,8 +112,10 @@ async function activate(
   const target = (await store.skillVersions.versions(agentId, skillName)).find((row) => row.version === version);
   if (!target) throw new Error(`no version ${version} of ${skillName}`);
   const active = await store.skillVersions.active(agentId, skillName);
-  if (active?.id === target.id) return target;
-  await options.publishSkill(agentId, skillName, target.content);
+  if (active?.id === target.id) return restoreLive(options, target, actor);
+  // A version brought back that was deprecated comes back as a draft, its counters afresh.
+  const content = liveAgain(target.content);
+  await options.publishSkill(agentId, skillName, content);
   const live = await store.transaction(async () => {
     if (active)
       await store.skillVersions.setStatus(active.id, "retired", {
@@ -107,27 +127,48 @@ async function activate(
       target.id,
       "active",
       { action: "activate", reason: `activated by ${actor}`, actor },
-      { baselineRate: target.baselineRate },
+      { baselineRate: target.baselineRate, content },
     );
   });
   options.catalog(agentId).reload();
   return live;
 }
 
-/** One settled task's use of a distilled skill on trial; a failed trial rolls the version back. */
+/** Activating the live version: a deprecated one is restored as a draft (its counters afresh); else nothing changes. */
+async function restoreLive(options: SkillLoopOptions, live: SkillVersion, actor: string): Promise<SkillVersion> {
+  if (skillState(live.content) !== "deprecated") return live;
+  const restored = await options.store.skillVersions.setLifecycle(live.id, liveAgain(live.content), {
+    action: "restore",
+    reason: `restored as a draft by ${actor}`,
+    actor,
+    from: "deprecated",
+    to: "draft",
+    restart: true,
+  });
+  await options.publishSkill(live.agentId, live.skillName, restored.content);
+  options.catalog(live.agentId).reload();
+  return restored;
+}
+
+/**
+ * One settled task's use of a distilled skill: counted on the live version, and on its
+ * trial while it is on trial; a failed trial rolls the version back (returns true).
+ */
 async function recordTrialUse(
   options: SkillLoopOptions,
   agentId: string,
   name: string,
   success: boolean,
-): Promise<void> {
+): Promise<boolean> {
   const { store } = options;
   // The use is counted and a failed trial rolled back in one step, so two tasks settling at once
   // never roll the same version back twice; the skill file is published after the commit.
   const rollback = await store.transaction(
     async () => {
       const active = await store.skillVersions.active(agentId, name);
-      if (!active || active.trialUses >= 10 || trialVerdict(active) !== "continue") return undefined;
+      if (!active) return undefined;
+      await store.skillVersions.recordUse(active.id, success, options.clock.now());
+      if (active.trialUses >= 10 || trialVerdict(active) !== "continue") return undefined;
       const updated = await store.skillVersions.recordTrialUse(active.id, success);
       if (trialVerdict(updated) !== "rollback") return undefined;
       const previous = (await store.skillVersions.versions(agentId, name))
@@ -139,23 +180,25 @@ async function recordTrialUse(
     },
     { lock: `skill:${agentId}:${name}` },
   );
-  if (!rollback) return;
+  if (!rollback) return false;
   const { updated, previous, reason } = rollback;
   if (previous) {
-    await options.publishSkill(agentId, name, previous.content);
+    const content = liveAgain(previous.content);
+    await options.publishSkill(agentId, name, content);
     await store.skillVersions.setStatus(
       previous.id,
       "active",
       { action: "reactivate", reason: `v${updated.version} rolled back`, actor: "ratchet" },
-      { baselineRate: previous.baselineRate },
+      { baselineRate: previous.baselineRate, content },
     );
   } else {
     // Nothing earlier to go back to: the skill stays on disk, deprecated, so routing skips it.
-    await options.publishSkill(agentId, name, updated.content.replace(/^status: \w+$/m, "status: deprecated"));
+    await options.publishSkill(agentId, name, withSkillState(updated.content, "deprecated"));
   }
   options.catalog(agentId).reload();
   options.logger.warn(
     { agentId, skill: name, version: updated.version, reason },
     "distilled skill version rolled back",
   );
+  return true;
 }

@@ -1,6 +1,7 @@
 import { curateAgent } from "../../agent/distillation/curate.js";
 import { effectReport, formatComparison } from "../../agent/distillation/effect-report.js";
 import { isHeld } from "../../agent/distillation/lesson-hold.js";
+import { distilledSkillStates, skillStateLines, type SkillStateView } from "../../agent/distillation/skill-report.js";
 import {
   addManualLesson,
   deprecateLesson,
@@ -37,7 +38,8 @@ const usage = `Usage: laoding experiences <action> [options]
   curate                     run the lifecycle now (it also runs daily and after each task)
   distill <tag>              ask the running bot to distil the tag's lessons into a skill
                              (done within a minute by \`laoding start\`, which owns the toolhosts)
-  skills                     distilled skills' versions, trials and distill requests
+  skills                     distilled skills: state (draft/active/deprecated) and why, uses,
+                             last use, versions, trials, and distill requests
   report                     treatment vs holdout success with 95% intervals, per tag and lesson
 
 Options:
@@ -169,20 +171,27 @@ export const experiencesCommand: Command = {
         case "skills": {
           const result: {
             agentId: string;
+            skills: SkillStateView[];
             versions: Omit<SkillVersion, "content">[];
             requests: Awaited<ReturnType<Store["skillVersions"]["requests"]>>;
           }[] = [];
           for (const agentId of agents) {
             const versions = (await store.skillVersions.all(agentId)).map(({ content: _content, ...row }) => row);
-            result.push({ agentId, versions, requests: await store.skillVersions.requests(agentId) });
+            const skills = await distilledSkillStates(store, agentId);
+            result.push({ agentId, skills, versions, requests: await store.skillVersions.requests(agentId) });
           }
           return out(result, () =>
             result.flatMap((entry) => [
               `agent ${entry.agentId}`,
-              ...entry.versions.map(
-                (row) =>
-                  `  ${row.skillName} v${row.version} ${row.status} · ${row.bullets} bullets · trial ${row.trialSuccesses}/${row.trialUses}`,
-              ),
+              ...entry.skills.flatMap((skill) => [
+                ...skillStateLines(skill, time),
+                ...entry.versions
+                  .filter((row) => row.skillName === skill.skillName)
+                  .map(
+                    (row) =>
+                      `    v${row.version} ${row.status} · ${row.bullets} bullets · trial ${row.trialSuccesses}/${row.trialUses}`,
+                  ),
+              ]),
               ...entry.requests.map(
                 (request) =>
                   `  request ${request.id} "${request.tag}": ${request.outcome ?? "waiting for the running bot"}`,

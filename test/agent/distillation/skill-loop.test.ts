@@ -96,8 +96,10 @@ describe("Level 2: lessons into a versioned skill", () => {
       };
       const { loop, store, clock, file } = await setup(engine, model);
       await loop.distill("main", "deploy");
-      const v1 = file();
       for (let index = 0; index < 10; index += 1) await loop.recordUse("main", ["distilled-deploy"], true);
+      // Used with success: promoted (its SKILL.md says active now; see skill-lifecycle.test.ts).
+      const v1 = file();
+      expect(v1).toMatch(/^status: active$/m);
       expect(await store.skillVersions.active("main", "distilled-deploy")).toMatchObject({
         version: 1,
         trialUses: 10,
