@@ -3,7 +3,7 @@
  * distillation, with the gate that skipped it or what the model's operations came to.
  */
 import type { Clock } from "./clock.js";
-import type { TaskOutcome } from "./injections-store.js";
+import type { TaskOutcome, TaskOutcomeKind } from "./injections-store.js";
 import type { SqlDriver } from "./sql/sql-driver.js";
 
 export type DistillRunStatus = "skipped" | "distilled" | "failed";
@@ -15,7 +15,9 @@ export type DistillRun = {
   status: DistillRunStatus;
   skipReason?: string;
   source?: string;
-  outcome: TaskOutcome;
+  /** Null for an environment failure: the task is evidence for nothing. */
+  outcome: TaskOutcome | null;
+  outcomeKind?: TaskOutcomeKind;
   tags: string[];
   operations?: number;
   refused?: number;
@@ -32,6 +34,7 @@ export type DistillRunRow = {
   skipReason: string | null;
   source: string | null;
   outcome: TaskOutcome | null;
+  outcomeKind: TaskOutcomeKind | null;
   tags: string;
   operations: number;
   refused: number;
@@ -42,13 +45,13 @@ export type DistillRunRow = {
 
 export type DistillRunsStore = ReturnType<typeof createDistillRunsStore>;
 
-const COLUMNS = `id, agent_id AS agentId, trace_id AS traceId, prompt_version AS promptVersion, status, skip_reason AS skipReason, source, outcome, tags,
+const COLUMNS = `id, agent_id AS agentId, trace_id AS traceId, prompt_version AS promptVersion, status, skip_reason AS skipReason, source, outcome, outcome_kind AS outcomeKind, tags,
   operations, refused, phantom_citations AS phantomCitations, tokens, created_at AS createdAt`;
 
-const UPSERT = `INSERT INTO distill_runs (agent_id, trace_id, prompt_version, status, skip_reason, source, outcome, tags, operations, refused, phantom_citations, tokens, created_at)
-     VALUES (@agentId, @traceId, @promptVersion, @status, @skipReason, @source, @outcome, @tags, @operations, @refused, @phantomCitations, @tokens, @now)
+const UPSERT = `INSERT INTO distill_runs (agent_id, trace_id, prompt_version, status, skip_reason, source, outcome, outcome_kind, tags, operations, refused, phantom_citations, tokens, created_at)
+     VALUES (@agentId, @traceId, @promptVersion, @status, @skipReason, @source, @outcome, @outcomeKind, @tags, @operations, @refused, @phantomCitations, @tokens, @now)
      ON CONFLICT (trace_id, prompt_version) DO UPDATE SET status = excluded.status, skip_reason = excluded.skip_reason, source = excluded.source,
-       outcome = excluded.outcome, operations = excluded.operations, refused = excluded.refused, tokens = excluded.tokens`;
+       outcome = excluded.outcome, outcome_kind = excluded.outcome_kind, operations = excluded.operations, refused = excluded.refused, tokens = excluded.tokens`;
 const GET = `SELECT ${COLUMNS} FROM distill_runs WHERE trace_id = ? AND prompt_version = ?`;
 const BY_AGENT = `SELECT ${COLUMNS} FROM distill_runs WHERE agent_id = ? AND created_at >= ? ORDER BY id`;
 
@@ -63,6 +66,7 @@ export function createDistillRunsStore(sql: SqlDriver, clock: Clock) {
         skipReason: run.skipReason ?? null,
         source: run.source ?? null,
         outcome: run.outcome,
+        outcomeKind: run.outcomeKind ?? (run.outcome === "failure" ? null : run.outcome),
         tags: run.tags.join(" "),
         operations: run.operations ?? 0,
         refused: run.refused ?? 0,

@@ -8,6 +8,18 @@ import type { SqlDriver } from "./sql/sql-driver.js";
 
 export type InjectionArm = "treatment" | "holdout";
 export type TaskOutcome = "success" | "failure";
+/**
+ * How a task ended, as the system saw it. `environment` (the model or a host failed) has
+ * no outcome: it is evidence for or against nothing.
+ */
+export type TaskOutcomeKind =
+  | "success"
+  | "corrected"
+  | "negative_feedback"
+  | "failed_tool"
+  | "step_budget"
+  | "abandoned"
+  | "environment";
 
 export type InjectionRow = {
   id: number;
@@ -17,20 +29,22 @@ export type InjectionRow = {
   rank: number;
   arm: InjectionArm;
   cited: number;
+  /** Null until the task settles, and for good when it ended in an environment failure. */
   outcome: TaskOutcome | null;
+  outcomeKind: TaskOutcomeKind | null;
   createdAt: number;
 };
 
 export type InjectionsStore = ReturnType<typeof createInjectionsStore>;
 
 const COLUMNS =
-  "id, agent_id AS agentId, trace_id AS traceId, experience_id AS experienceId, rank, arm, cited, outcome, created_at AS createdAt";
+  "id, agent_id AS agentId, trace_id AS traceId, experience_id AS experienceId, rank, arm, cited, outcome, outcome_kind AS outcomeKind, created_at AS createdAt";
 
 const INSERT =
   "INSERT INTO experience_injections (agent_id, trace_id, experience_id, rank, arm, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING";
 const CITE =
   "UPDATE experience_injections SET cited = 1 WHERE trace_id = ? AND experience_id = ? AND arm = 'treatment'";
-const SETTLE = "UPDATE experience_injections SET outcome = ? WHERE trace_id = ?";
+const SETTLE = "UPDATE experience_injections SET outcome = ?, outcome_kind = ? WHERE trace_id = ?";
 const BY_TRACE = `SELECT ${COLUMNS} FROM experience_injections WHERE trace_id = ? ORDER BY rank`;
 const BY_EXPERIENCE = `SELECT ${COLUMNS} FROM experience_injections WHERE experience_id = ? ORDER BY id`;
 const BY_AGENT = `SELECT ${COLUMNS} FROM experience_injections WHERE agent_id = ? AND created_at >= ? ORDER BY id`;
@@ -57,8 +71,9 @@ export function createInjectionsStore(sql: SqlDriver, clock: Clock) {
         for (const id of experienceIds) if ((await sql.run(CITE, [traceId, id])).changes > 0) cited.push(id);
         return cited;
       }),
-    settle: async (traceId: string, outcome: TaskOutcome): Promise<void> =>
-      void (await sql.run(SETTLE, [outcome, traceId])),
+    /** Records how the task ended; an outcome of null (an environment failure) is no evidence. */
+    settle: async (traceId: string, outcome: TaskOutcome | null, kind?: TaskOutcomeKind): Promise<void> =>
+      void (await sql.run(SETTLE, [outcome, kind ?? (outcome === "failure" ? null : outcome), traceId])),
     byTrace: (traceId: string): Promise<InjectionRow[]> => sql.all<InjectionRow>(BY_TRACE, [traceId]),
     byExperience: (experienceId: number): Promise<InjectionRow[]> =>
       sql.all<InjectionRow>(BY_EXPERIENCE, [experienceId]),

@@ -6,7 +6,8 @@
  * links somewhere, pipes into a shell or condemns a tool without a remedy is refused; a
  * lesson naming a command that runs code from the network is stored held for an operator
  * (HOLD). A lesson shown to this very task is never reinforced or re-added by it: a
- * lesson cannot learn from its own injection.
+ * lesson cannot learn from its own injection. An ADD repeating a deprecated lesson revives
+ * it when a user's correction or feedback after its deprecation supports it (REVIVE).
  */
 import {
   EXPERIENCE_CATEGORIES,
@@ -18,6 +19,7 @@ import type { Store } from "../../store/store.js";
 import { MAX_OPERATIONS, type RawOperation } from "./distiller.js";
 import { holdLesson } from "./lesson-hold.js";
 import { checkLessonText, contentHash, isNearDuplicate, MAX_TAGS, normalizeTags } from "./lesson-rules.js";
+import { reviveLesson } from "./revive-lesson.js";
 
 /** The highest confidence a model alone can give a lesson; evidence raises it later. */
 export const MODEL_CONFIDENCE_CAP = 0.6;
@@ -28,7 +30,9 @@ export type AppliedOperation =
   /** An ADD stored held for an operator: not live until approved. */
   | { op: "HOLD"; experienceId: number; why: string }
   | { op: "REINFORCE"; experienceId: number; why?: string }
-  | { op: "CONTRADICT"; experienceId: number };
+  | { op: "CONTRADICT"; experienceId: number }
+  /** An ADD that repeats a deprecated lesson, from fresh evidence: the lesson is a draft again. */
+  | { op: "REVIVE"; experienceId: number };
 export type RefusedOperation = { index: number; reason: string };
 
 export type ApplyInput = {
@@ -40,6 +44,8 @@ export type ApplyInput = {
   aliases: ReadonlyMap<string, Experience>;
   /** Lessons shown to this task (treatment): never reinforced or re-added from it. */
   injectedIds: ReadonlySet<number>;
+  /** When the task began: a deprecated lesson it repeats is revived only by a task begun after the deprecation. */
+  taskStartedAt?: number;
   operations: RawOperation[];
   actor: string;
   /**
@@ -85,16 +91,17 @@ async function applyOne(
     if (!lesson.ok) return refuse(lesson.reason);
     const same =
       (await store.experiences.byHash(input.agentId, lesson.hash)) ??
-      (input.dangerouslySkipChecks
-        ? undefined
-        : (await store.experiences.list(input.agentId)).find(
-            (other) => other.status !== "deprecated" && isNearDuplicate(lesson.summary, other.summary),
-          ));
+      (input.dangerouslySkipChecks ? undefined : await nearDuplicate(store, input.agentId, lesson.summary));
     if (same) {
       if (input.injectedIds.has(same.id) && !input.dangerouslySkipChecks)
         return refuse(`repeats ${same.id}, which this task was shown`);
-      if (same.status === "deprecated") return refuse(`repeats deprecated lesson ${same.id}`);
       if (touched.has(same.id)) return refuse("a second operation on the same lesson");
+      if (same.status === "deprecated") {
+        const revival = await reviveLesson(input, same, lesson.confidence);
+        if (!revival.revived) return refuse(revival.reason);
+        touched.add(same.id);
+        return { op: "REVIVE", experienceId: same.id };
+      }
       touched.add(same.id);
       await reinforce(input, same, "a duplicate ADD became REINFORCE");
       return { op: "REINFORCE", experienceId: same.id, why: "duplicate" };
@@ -188,6 +195,12 @@ function validateAdd(operation: RawOperation, input: ApplyInput): ValidLesson {
     hash: contentHash(summary),
     ...(hold ? { hold } : {}),
   };
+}
+
+/** A live lesson saying the same thing, else a deprecated one (which only fresh evidence revives). */
+async function nearDuplicate(store: Store, agentId: string, summary: string): Promise<Experience | undefined> {
+  const similar = (await store.experiences.list(agentId)).filter((other) => isNearDuplicate(summary, other.summary));
+  return similar.find((other) => other.status !== "deprecated") ?? similar[0];
 }
 
 async function reinforce(input: ApplyInput, lesson: Experience, reason?: string): Promise<void> {

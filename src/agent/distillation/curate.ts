@@ -14,7 +14,7 @@ import { nextTransition } from "./lifecycle.js";
 
 export type CurateChange = { experienceId: number; from: string; to: string; reason: string };
 
-/** Confidence a lesson gets when evidence (citations in real tasks) promotes it. */
+/** Confidence a lesson gets when evidence (cited uses whose tasks succeeded) promotes it. */
 export const PROMOTED_CONFIDENCE = 0.7;
 
 export async function curateLessons(
@@ -55,7 +55,9 @@ async function curateOne(store: Store, id: number, now: number, actor: string): 
     current.id,
     transition.to === "deprecated"
       ? { status: "deprecated", deprecatedReason: transition.reason }
-      : { status: transition.to, confidence: Math.max(current.confidence, PROMOTED_CONFIDENCE) },
+      : transition.to === "active"
+        ? { status: "active", confidence: Math.max(current.confidence, PROMOTED_CONFIDENCE) }
+        : { status: transition.to },
     { action: transition.action, reason: transition.reason, actor },
   );
   return { experienceId: current.id, from: current.status, to: transition.to, reason: transition.reason };

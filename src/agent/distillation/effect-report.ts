@@ -3,9 +3,15 @@
  * against holdout tasks (lessons chosen, not shown) — a causal comparison because the
  * holdout is decided by a hash, not by anything about the task. Differences come with a
  * 95% interval; under 10 tasks in either group the report says "insufficient data".
+ * Outcomes, not citations, drive it: only tasks that ended with an outcome count (an
+ * environment failure is evidence for nothing); per lesson, its uses and their success
+ * rate against the holdout on its tags are what the lifecycle judges by, and its
+ * citations are a hint.
  */
 import { formatExperienceId } from "../../store/experiences-store.js";
+import type { TaskOutcomeKind } from "../../store/injections-store.js";
 import type { Store } from "../../store/store.js";
+import { LIFECYCLE } from "./lifecycle.js";
 
 export const MIN_GROUP_SIZE = 10;
 
@@ -31,7 +37,15 @@ export type EffectReport = {
     adoption: number | null;
     citingSuccess: Rate;
     comparison: Comparison;
+    /** Its uses (tasks it was shown to that ended with an outcome) and how many succeeded: the evidence. */
+    uses: Rate;
+    /** Cited uses that succeeded (what promotion needs, with a success rate above the holdout's). */
+    citedSuccesses: number;
+    /** The holdout the lifecycle compares it with: its tags' holdout tasks, or the agent's while those are few. */
+    tagHoldout: Rate;
   }[];
+  /** How the tasks ended, by kind (an `environment` task has no outcome). */
+  outcomeKinds: Partial<Record<TaskOutcomeKind, number>>;
   phantomCitations: number;
   created: number;
   promoted: number;
@@ -85,10 +99,16 @@ export async function effectReport(store: Store, agentId: string, sinceMs = 0): 
     );
   };
   const tags = [...new Set([...tasks.keys()].flatMap((traceId) => tagsOf.get(traceId) ?? []))].sort();
+  const holdoutTasks = [...tasks.values()].filter((task) => task.arm === "holdout");
   const lessons = (await store.experiences.list(agentId)).map((lesson) => {
     const own = rows.filter((row) => row.experienceId === lesson.id);
     const treatment = own.filter((row) => row.arm === "treatment");
     const cited = treatment.filter((row) => row.cited === 1);
+    const uses = rate(treatment.map((row) => row.outcome as string));
+    const onTags = holdoutTasks.filter((task) =>
+      (tagsOf.get(task.traceId) ?? []).some((tag) => lesson.tags.includes(tag)),
+    );
+    const tagHoldout = onTags.length >= LIFECYCLE.harmfulMinN ? onTags : holdoutTasks;
     return {
       id: formatExperienceId(lesson.id),
       status: lesson.status,
@@ -97,12 +117,14 @@ export async function effectReport(store: Store, agentId: string, sinceMs = 0): 
       cited: cited.length,
       adoption: treatment.length === 0 ? null : round(cited.length / treatment.length),
       citingSuccess: rate(cited.map((row) => row.outcome as string)),
-      comparison: compare(
-        rate(treatment.map((row) => row.outcome as string)),
-        rate(own.filter((row) => row.arm === "holdout").map((row) => row.outcome as string)),
-      ),
+      comparison: compare(uses, rate(own.filter((row) => row.arm === "holdout").map((row) => row.outcome as string))),
+      uses,
+      citedSuccesses: cited.filter((row) => row.outcome === "success").length,
+      tagHoldout: rate(tagHoldout.map((task) => task.outcome)),
     };
   });
+  const outcomeKinds: Partial<Record<TaskOutcomeKind, number>> = {};
+  for (const run of runs) if (run.outcomeKind) outcomeKinds[run.outcomeKind] = (outcomeKinds[run.outcomeKind] ?? 0) + 1;
   const ledger = (await store.ledger.byAgent(agentId, sinceMs)).filter((entry) => entry.subject === "experience");
   const count = (action: string) => ledger.filter((entry) => entry.action === action).length;
   return {
@@ -110,6 +132,7 @@ export async function effectReport(store: Store, agentId: string, sinceMs = 0): 
     overall: group(() => true),
     byTag: tags.map((tag) => ({ tag, ...group((task) => (tagsOf.get(task.traceId) ?? []).includes(tag)) })),
     lessons,
+    outcomeKinds,
     phantomCitations: runs.reduce((sum, run) => sum + run.phantomCitations, 0),
     created: count("create"),
     promoted: count("promote"),
@@ -127,6 +150,12 @@ export function formatComparison(comparison: Comparison): string {
       ? comparison.verdict
       : `${signed(comparison.effect)} [${signed(comparison.interval[0])}, ${signed(comparison.interval[1])}] ${comparison.verdict}`;
   return `${side("treatment", comparison.treatment)} · ${side("holdout", comparison.holdout)} · effect ${effect}`;
+}
+
+/** One lesson's evidence in a line: its uses and their success against the holdout, its citations as a hint. */
+export function formatLessonEvidence(lesson: EffectReport["lessons"][number]): string {
+  const side = (value: Rate) => (value.rate === null ? "-" : pct(value.rate));
+  return `used ${lesson.uses.n} · succeeded ${lesson.uses.successes} (${side(lesson.uses)} vs ${side(lesson.tagHoldout)} in the holdout, n=${lesson.tagHoldout.n}) · cited ${lesson.cited}, ${lesson.citedSuccesses} of them succeeded`;
 }
 
 function pct(value: number): string {

@@ -66,6 +66,15 @@ export function lessonMayBeShown(lesson: Pick<Experience, "summary" | "approvedB
   return check.ok || (check.hold === true && lesson.approvedBy !== null);
 }
 
+/**
+ * The text says a tool or command does not work ("X is broken", "Y doesn't work", "别用 Z").
+ * Such a lesson has a remedy (else the checks refuse it), but the claim ages: tools get
+ * fixed, so the lifecycle revalidates it after a while.
+ */
+export function isNegativeClaim(summary: string): boolean {
+  return NEGATIVE_TOOL_CLAIM.test(summary);
+}
+
 function remedyAfterClaim(summary: string): boolean {
   // "X is broken" alone condemns a tool; "X is broken for Y, use Z instead" teaches something.
   const claim = NEGATIVE_TOOL_CLAIM.exec(summary);

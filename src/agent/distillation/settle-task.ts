@@ -7,13 +7,15 @@
 import { terms, words } from "../../knowledge/keywords.js";
 import type { ChatModel } from "../../llm/chat-model.js";
 import { formatExperienceId, type Experience, type ExperienceSource } from "../../store/experiences-store.js";
+import type { TaskOutcome } from "../../store/injections-store.js";
 import type { TurnReport } from "../turn/turn-context.js";
 import { applyOperations } from "./apply-operations.js";
 import { curateLessons, type CurateChange } from "./curate.js";
 import { aliasLessons, DISTILL_PROMPT_VERSION, MAX_ALIASES, proposeOperations } from "./distiller.js";
 import { lessonMayBeShown, normalizeTags } from "./lesson-rules.js";
 import { relevance } from "./select-lessons.js";
-import { gateTask, taskOutcome, type TaskFacts } from "./task-gates.js";
+import { recordOutcome, taskFacts } from "./settle-outcome.js";
+import { gateTask, type TaskFacts, type TaskOutcomeKind } from "./task-gates.js";
 import type { DistillationOptions, SettleResult, TaskBook, TaskState } from "./task-state.js";
 import { distillTranscript } from "./transcript.js";
 
@@ -21,7 +23,8 @@ type RunBase = {
   agentId: string;
   traceId: string;
   promptVersion: number;
-  outcome: "success" | "failure";
+  outcome: TaskOutcome | null;
+  outcomeKind: TaskOutcomeKind;
   tags: string[];
   phantomCitations: number;
 };
@@ -37,15 +40,8 @@ export async function settleTask(
   book.tasks.delete(task.traceId);
   const report = task.report as TurnReport;
   const priorRun = await store.distillRuns.get(task.traceId, DISTILL_PROMPT_VERSION);
-  const facts: TaskFacts = {
-    kind: report.kind,
-    gapClasses: (await store.gaps.byTrace(task.traceId)).map((gap) => gap.gapClass),
-    toolCalls: (await store.toolCalls.byTrace(task.traceId)).map((call) => ({ ok: Boolean(call.ok) })),
-    ...(task.correction !== undefined ? { correction: task.correction } : {}),
-    ...(task.feedback ? { feedback: task.feedback } : {}),
-    alreadyDistilled: priorRun?.status === "distilled",
-  };
-  const outcome = taskOutcome(facts);
+  const facts = await taskFacts(options, task, priorRun?.status === "distilled");
+  const { outcome, kind } = await recordOutcome(options, task, facts);
   const tags = taskTags(report);
   const gate = gateTask(facts);
   const runBase: RunBase = {
@@ -53,18 +49,16 @@ export async function settleTask(
     traceId: task.traceId,
     promptVersion: DISTILL_PROMPT_VERSION,
     outcome,
+    outcomeKind: kind,
     tags,
     phantomCitations: task.phantom,
   };
-  await store.injections.settle(task.traceId, outcome);
-  const distilledSkills = (report.route?.skills ?? []).filter((name) => name.startsWith("distilled-"));
-  if (options.skills && distilledSkills.length > 0)
-    await options.skills.recordUse(task.agentId, distilledSkills, outcome === "success");
+  const settled = { traceId: task.traceId, outcome, outcomeKind: kind };
   const skipGates = settings.dangerouslySkipGates === true && !facts.alreadyDistilled;
   if ((!gate.distill && !skipGates) || !options.model) {
     const reason = gate.distill ? "no model configured" : gate.reason;
     if (!facts.alreadyDistilled) await store.distillRuns.record({ ...runBase, status: "skipped", skipReason: reason });
-    return { traceId: task.traceId, outcome, skipped: reason, curated: await curateShown(options, task) };
+    return { ...settled, skipped: reason, curated: await curateShown(options, task) };
   }
   return distillTask(
     options,
@@ -83,12 +77,14 @@ async function distillTask(
 ): Promise<SettleResult> {
   const { store, settings, logger } = options;
   const { task, facts, runBase, source } = input;
-  const { outcome, tags } = runBase;
-  const { aliases, injectedIds, transcript, evidence } = await distillerInput(options, task, facts, tags);
+  const { outcome, outcomeKind, tags } = runBase;
+  const settled = { traceId: task.traceId, outcome, outcomeKind };
+  const { aliases, injectedIds, transcript, evidence, startedAt } = await distillerInput(options, task, facts, tags);
   beforeDistillerCall?.();
   const reply = await proposeOperations(
     model,
-    { agentId: task.agentId, traceId: task.traceId, source, outcome, tags, transcript, evidence },
+    // Only the harness's no-gates arm gets here with no outcome (an environment failure): not a success.
+    { agentId: task.agentId, traceId: task.traceId, source, outcome: outcome ?? "failure", tags, transcript, evidence },
     aliases,
   );
   if (!reply.ok) {
@@ -102,7 +98,7 @@ async function distillTask(
       source,
       tokens: reply.tokens,
     });
-    return { traceId: task.traceId, outcome, skipped: reply.error, curated: await curateShown(options, task) };
+    return { ...settled, skipped: reply.error, curated: await curateShown(options, task) };
   }
   const result = await applyOperations({
     store,
@@ -112,6 +108,7 @@ async function distillTask(
     taskTags: tags,
     aliases,
     injectedIds,
+    ...(startedAt !== undefined ? { taskStartedAt: startedAt } : {}),
     operations: reply.operations,
     actor: "distiller",
     ...(settings.dangerouslySkipGates ? { dangerouslySkipChecks: true } : {}),
@@ -141,8 +138,7 @@ async function distillTask(
       logger.info({ traceId: task.traceId, ...outcomeOfSkill }, "skill distillation");
   }
   return {
-    traceId: task.traceId,
-    outcome,
+    ...settled,
     applied: result.applied.length,
     refused: result.refused.map((refusal) => refusal.reason),
     curated: await curateShown(options, task),
@@ -174,7 +170,9 @@ async function distillerInput(options: DistillationOptions, task: TaskState, fac
       : []),
     ...(facts.toolCalls.some((call) => !call.ok) ? ["a tool call failed during the task"] : []),
   ];
-  return { aliases, injectedIds, transcript, evidence };
+  // When the task began: a deprecated lesson it re-learns is revived only by evidence newer than its deprecation.
+  const startedAt = messages[0]?.createdAt;
+  return { aliases, injectedIds, transcript, evidence, startedAt };
 }
 
 /** The lessons with these ids that still exist, in the order given. */

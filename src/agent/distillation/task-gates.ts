@@ -4,7 +4,9 @@
  * /feedback), never from a model's opinion. A gate that says no costs no model call.
  */
 import type { ExperienceSource } from "../../store/experiences-store.js";
-import type { TaskOutcome } from "../../store/injections-store.js";
+import type { TaskOutcome, TaskOutcomeKind } from "../../store/injections-store.js";
+
+export type { TaskOutcomeKind } from "../../store/injections-store.js";
 
 /** How a turn ended, as the orchestrator reports it. */
 export type TurnKind =
@@ -29,11 +31,32 @@ export type TaskFacts = {
 
 export type GateDecision = { distill: true; source: ExperienceSource } | { distill: false; reason: string };
 
-export function taskOutcome(facts: TaskFacts): TaskOutcome {
-  if (facts.feedback) return facts.feedback.verdict === "good" ? "success" : "failure";
-  if (facts.correction !== undefined || facts.kind !== "answered") return "failure";
+/** A task's outcome and how it came about; `outcome: null` (an environment failure) is evidence for nothing. */
+export type TaskResult = { outcome: TaskOutcome | null; kind: TaskOutcomeKind };
+
+/** Turns that ended because the model, a host or the bot itself failed, not because of anything a lesson said. */
+const ENVIRONMENT_KINDS: readonly TurnKind[] = ["model_failure", "internal_error", "no_model", "command"];
+
+/**
+ * The outcome, from what the system saw. An environment failure comes first: whatever the
+ * user says after an outage is about the outage, not about a lesson. Then the user's own
+ * verdict (/feedback, then a correction), then how the turn ended, then its last tool call.
+ */
+export function taskOutcome(facts: TaskFacts): TaskResult {
+  if (ENVIRONMENT_KINDS.includes(facts.kind)) return { outcome: null, kind: "environment" };
+  if (facts.feedback)
+    return facts.feedback.verdict === "good"
+      ? { outcome: "success", kind: "success" }
+      : { outcome: "failure", kind: "negative_feedback" };
+  if (facts.correction !== undefined) return { outcome: "failure", kind: "corrected" };
+  if (facts.kind === "step_budget") return { outcome: "failure", kind: "step_budget" };
+  if (facts.kind === "cancelled" || facts.kind === "timeout") return { outcome: "failure", kind: "abandoned" };
   const last = facts.toolCalls.at(-1);
-  return last && !last.ok ? "failure" : "success";
+  if (!last || last.ok) return { outcome: "success", kind: "success" };
+  // A last tool call that failed because a host or the sandbox was down is the environment's failure.
+  return facts.gapClasses.includes("environment")
+    ? { outcome: null, kind: "environment" }
+    : { outcome: "failure", kind: "failed_tool" };
 }
 
 export function gateTask(facts: TaskFacts): GateDecision {
@@ -48,10 +71,10 @@ export function gateTask(facts: TaskFacts): GateDecision {
   if (
     firstFailure >= 0 &&
     facts.toolCalls.slice(firstFailure + 1).some((call) => call.ok) &&
-    taskOutcome(facts) === "success"
+    taskOutcome(facts).outcome === "success"
   )
     return { distill: true, source: "error_correction" };
-  if (taskOutcome(facts) === "failure") return { distill: false, reason: "an unresolved failure" };
+  if (taskOutcome(facts).outcome === "failure") return { distill: false, reason: "an unresolved failure" };
   if (facts.toolCalls.length >= 2) return { distill: true, source: "task_completion" };
   return { distill: false, reason: "a routine success" };
 }

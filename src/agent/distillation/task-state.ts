@@ -9,10 +9,13 @@ import type { TurnReport } from "../turn/turn-context.js";
 import type { Locale } from "../texts.js";
 import type { CurateChange } from "./curate.js";
 import type { SkillLoop } from "./skill-loop.js";
+import type { TaskOutcomeKind } from "./task-gates.js";
 
 export type DistillationSettings = {
   locale: Locale;
   holdoutPercent: number;
+  /** Mixed into the holdout's hash (DISTILL_HOLDOUT_SEED); absent means "". */
+  holdoutSeed?: string;
   /** A task nobody followed up settles after this much quiet (DISTILL_SETTLE_QUIET_MS). */
   settleQuietMs: number;
   /** The efficacy harness's no-gates arm only: every task is distilled and operations are not checked. */
@@ -26,6 +29,21 @@ export type DistillationOptions = {
   logger: Logger;
   clock: { now(): number };
   skills?: SkillLoop;
+  /** Told of every task the user corrected or gave negative /feedback (the gap loop records it). */
+  onNegativeOutcome?: (event: NegativeOutcomeEvent) => Promise<void>;
+};
+
+/** A task the user said went wrong: a correction or negative /feedback. */
+export type NegativeOutcomeEvent = {
+  agentId: string;
+  traceId: string;
+  sessionId: number;
+  userId?: string;
+  userText: string;
+  intentKey: string;
+  kind: "corrected" | "negative_feedback";
+  /** The correction or the feedback's text, at most 300 characters. */
+  detail: string;
 };
 
 /** Tasks waiting for their outcome; beyond this the oldest settle at once. */
@@ -48,7 +66,9 @@ export type TaskState = {
 
 export type SettleResult = {
   traceId: string;
-  outcome: "success" | "failure";
+  /** Null for an environment failure: evidence for nothing. */
+  outcome: "success" | "failure" | null;
+  outcomeKind: TaskOutcomeKind;
   skipped?: string;
   applied?: number;
   refused?: string[];

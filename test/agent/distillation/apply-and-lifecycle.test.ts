@@ -169,6 +169,10 @@ describe("lifecycle transitions", () => {
     citedRecent: 0,
     citing: { n: 0, successes: 0 },
     holdout: { n: 0, successes: 0 },
+    uses: 0,
+    successes: 0,
+    citedSuccesses: 0,
+    trailingFailures: 0,
   };
   const draft = {
     status: "draft" as const,
@@ -178,48 +182,69 @@ describe("lifecycle transitions", () => {
     contradictCount: 0,
   };
   const active = { ...draft, status: "active" as const };
+  /** `n` uses, each cited, of which `successes` succeeded (the failures first). */
+  const cited = (n: number, successes: number): LessonStats => ({
+    ...none,
+    injected: n,
+    cited: n,
+    citedTasks: n,
+    citing: { n, successes },
+    uses: n,
+    successes,
+    citedSuccesses: successes,
+    trailingFailures: successes > 0 ? 0 : n,
+  });
 
-  it("promotes a draft cited in 2 distinct tasks with adoption above 50%", () => {
-    expect(nextTransition(draft, { ...none, injected: 3, cited: 2, citedTasks: 2 })).toMatchObject({
+  it("promotes a draft on 2 cited uses that succeeded and a success rate above the holdout's, never on citations alone", () => {
+    expect(nextTransition(draft, cited(2, 2))).toEqual({
       to: "active",
       action: "promote",
+      reason: "2 cited uses succeeded; success 100% with it vs no holdout data yet",
     });
-    expect(nextTransition(draft, { ...none, injected: 4, cited: 2, citedTasks: 2 })).toBeUndefined();
-    expect(nextTransition(draft, { ...none, injected: 1, cited: 1, citedTasks: 1 })).toBeUndefined();
-  });
-
-  it("deprecates an active lesson shown 3 times in 30 days and never cited, or with adoption under 20% over 5", () => {
-    expect(nextTransition(active, { ...none, injected: 3, injectedRecent: 3 })).toMatchObject({
-      to: "deprecated",
-      reason: expect.stringMatching(/never cited/),
+    expect(nextTransition(draft, { ...cited(2, 2), holdout: { n: 5, successes: 2 } })).toMatchObject({
+      to: "active",
+      reason: "2 cited uses succeeded; success 100% with it vs 40% in the holdout",
     });
+    // Cited in every task, and every task failed: the ADD-only distiller's harmful lesson is not promoted.
+    expect(nextTransition(draft, cited(2, 0))).toBeUndefined();
+    expect(nextTransition(draft, cited(1, 1))).toBeUndefined();
+    // Not above the holdout (it has data: 3 tasks or more): the lesson is not shown to help.
     expect(
-      nextTransition(active, { ...none, injected: 10, cited: 1, injectedRecent: 2, citedRecent: 1 }),
-    ).toMatchObject({ to: "deprecated", reason: expect.stringMatching(/adoption 10%/) });
-    expect(
-      nextTransition(active, { ...none, injected: 10, cited: 5, injectedRecent: 2, citedRecent: 1 }),
+      nextTransition(draft, { ...cited(4, 2), trailingFailures: 0, holdout: { n: 4, successes: 3 } }),
     ).toBeUndefined();
-    // Not being shown is never evidence of staleness.
-    expect(nextTransition(active, none)).toBeUndefined();
+    expect(nextTransition(draft, { ...cited(2, 2), holdout: { n: 2, successes: 2 } })).toMatchObject({ to: "active" });
   });
 
-  it("deprecates a lesson whose citing tasks do 20 points worse than the holdout (n >= 6 each), and a contradicted one", () => {
-    const harmful = {
-      ...none,
-      injected: 6,
-      cited: 6,
-      citedTasks: 6,
-      citing: { n: 6, successes: 1 },
-      holdout: { n: 6, successes: 3 },
-    };
+  it("deprecates a lesson whose last 3 uses all failed, cited or not, draft or active", () => {
+    const failing = { ...none, injected: 3, uses: 3, trailingFailures: 3 };
+    for (const lesson of [draft, active])
+      expect(nextTransition(lesson, failing)).toEqual({
+        to: "deprecated",
+        action: "deprecate",
+        reason: "its last 3 uses all failed",
+      });
+    expect(nextTransition(draft, cited(3, 0))).toMatchObject({ reason: "its last 3 uses all failed" });
+    expect(nextTransition(active, { ...failing, uses: 4, successes: 2, trailingFailures: 2 })).toBeUndefined();
+  });
+
+  it("deprecates a lesson whose success rate is 20 points under the holdout's (4 uses, 6 holdout tasks)", () => {
+    const harmful = { ...none, injected: 4, uses: 4, successes: 1, holdout: { n: 6, successes: 3 } };
     expect(nextTransition(active, harmful)).toMatchObject({
       to: "deprecated",
-      reason: expect.stringMatching(/17% vs 50%/),
+      reason: "success 25% with it over 4 uses vs 50% in the holdout",
     });
     expect(nextTransition(active, { ...harmful, holdout: { n: 5, successes: 5 } })).toBeUndefined();
+    expect(nextTransition(active, { ...harmful, uses: 3, successes: 1 })).toBeUndefined();
+    expect(nextTransition(active, { ...harmful, successes: 2 })).toBeUndefined();
+  });
+
+  it("keeps the contradiction rules", () => {
     expect(nextTransition({ ...draft, contradictCount: 2 }, none)).toMatchObject({
       to: "deprecated",
       reason: expect.stringMatching(/contradicted/),
+    });
+    expect(nextTransition({ ...active, contradictCount: 1 }, { ...cited(3, 0), trailingFailures: 0 })).toMatchObject({
+      reason: "contradicted, and all 3 tasks that cited it failed",
     });
     expect(
       nextTransition({ ...draft, contradictCount: 1 }, { ...none, conflictingActive: "exp-000007" }),
@@ -227,13 +252,62 @@ describe("lifecycle transitions", () => {
     expect(nextTransition(draft, { ...none, conflictingActive: "exp-000007" })).toBeUndefined();
   });
 
-  it("deprecates a draft shown 8 times and almost never cited; pinned and manual lessons are exempt", () => {
-    expect(nextTransition(draft, { ...none, injected: 8, cited: 1, citedTasks: 1 })).toMatchObject({
+  it("retires an ignored lesson only while its uses are not succeeding; never for adoption while its tasks succeed", () => {
+    const stale = { ...none, injected: 3, injectedRecent: 3, uses: 3 };
+    expect(nextTransition(active, { ...stale, successes: 1, trailingFailures: 1 })).toMatchObject({
+      to: "deprecated",
+      reason: "shown 3 times in 30 days and never cited; success 33% over 3 uses",
+    });
+    expect(nextTransition(active, { ...stale, successes: 3 })).toBeUndefined();
+    const ignored = { ...none, injected: 10, cited: 1, injectedRecent: 2, citedRecent: 1, uses: 10 };
+    expect(nextTransition(active, { ...ignored, successes: 5, trailingFailures: 1 })).toMatchObject({
+      reason: "adoption 10% over 10 injections; success 50% over 10 uses",
+    });
+    expect(nextTransition(active, { ...ignored, successes: 9 })).toBeUndefined();
+    // Fewer successes than in the holdout (6 tasks or more): not succeeding, by comparison.
+    expect(nextTransition(active, { ...ignored, successes: 8, holdout: { n: 10, successes: 10 } })).toMatchObject({
       to: "deprecated",
     });
-    expect(nextTransition({ ...draft, pinned: 1 }, { ...none, injected: 8 })).toBeUndefined();
+    const draftIgnored = { ...none, injected: 8, cited: 1, citedTasks: 1, uses: 8 };
+    expect(nextTransition(draft, { ...draftIgnored, successes: 8 })).toBeUndefined();
+    expect(nextTransition(draft, { ...draftIgnored, successes: 3, trailingFailures: 1 })).toMatchObject({
+      reason: "draft shown 8 times, adoption 13%; success 38% over 8 uses",
+    });
+    // Not being shown is never evidence of staleness; shows without an outcome are no evidence either.
+    expect(nextTransition(active, none)).toBeUndefined();
+    expect(nextTransition(active, { ...stale, uses: 0 })).toBeUndefined();
+  });
+
+  it("revalidates an active negative claim after 14 days; its next use decides", () => {
+    const claim = { ...none, negativeClaim: true, statusAgeMs: 15 * DAY };
+    expect(nextTransition(active, claim)).toEqual({
+      to: "draft",
+      action: "revalidate",
+      reason: "negative claim older than 14 days; revalidating",
+    });
+    expect(nextTransition(active, { ...claim, statusAgeMs: 13 * DAY })).toBeUndefined();
+    expect(nextTransition(active, { ...claim, negativeClaim: false })).toBeUndefined();
+    expect(nextTransition(draft, claim)).toBeUndefined();
+    const revalidating = { ...none, revalidating: true };
+    expect(nextTransition(draft, revalidating)).toBeUndefined();
+    expect(nextTransition(draft, { ...revalidating, injected: 1, uses: 1, successes: 1 })).toEqual({
+      to: "active",
+      action: "promote",
+      reason: "revalidated by a successful task",
+    });
+    expect(nextTransition(draft, { ...revalidating, injected: 1, uses: 1, trailingFailures: 1 })).toEqual({
+      to: "deprecated",
+      action: "deprecate",
+      reason: "revalidation failed: the task it was shown to failed",
+    });
+  });
+
+  it("exempts pinned and manual lessons", () => {
+    const failing = { ...none, injected: 8, uses: 8, trailingFailures: 8 };
+    expect(nextTransition({ ...draft, pinned: 1 }, failing)).toBeUndefined();
+    expect(nextTransition({ ...active, source: "manual" }, failing)).toBeUndefined();
     expect(
-      nextTransition({ ...active, source: "manual" }, { ...none, injected: 3, injectedRecent: 3 }),
+      nextTransition({ ...active, pinned: 1 }, { ...none, negativeClaim: true, statusAgeMs: 30 * DAY }),
     ).toBeUndefined();
   });
 
@@ -244,20 +318,34 @@ describe("lifecycle transitions", () => {
       const lesson = await add("Pass --force-tls to deploy; the gateway rejects plain connections.", ["deploy"], {
         status: "active",
       });
-      for (const trace of ["t1", "t2"]) await store.injections.record("main", trace, "treatment", [lesson.id]);
+      // The same history, but every task it was shown to succeeded: never retired for adoption.
+      const helpful = await add("Drain the deploy queue with --graceful=30s before restarting workers.", ["deploy"], {
+        status: "active",
+      });
+      const show = async (trace: string, outcome: "success" | "failure") => {
+        await store.injections.record("main", trace, "treatment", [lesson.id, helpful.id]);
+        await store.injections.settle(trace, outcome, outcome === "success" ? "success" : "corrected");
+        await store.sql.run(
+          "UPDATE experience_injections SET outcome = 'success' WHERE trace_id = ? AND experience_id = ?",
+          [trace, helpful.id],
+        );
+      };
+      await show("t1", "success");
+      await show("t2", "failure");
       clock.advance(31 * DAY);
-      await store.injections.record("main", "t3", "treatment", [lesson.id]);
+      await show("t3", "failure");
       expect(await curateAgent(store, "main", clock.now())).toEqual([]);
-      await store.injections.record("main", "t4", "treatment", [lesson.id]);
-      await store.injections.record("main", "t5", "treatment", [lesson.id]);
+      await show("t4", "success");
+      await show("t5", "failure");
       expect(await curateAgent(store, "main", clock.now())).toEqual([
         {
           experienceId: lesson.id,
           from: "active",
           to: "deprecated",
-          reason: "shown 3 times in 30 days and never cited",
+          reason: "shown 3 times in 30 days and never cited; success 40% over 5 uses",
         },
       ]);
+      expect((await store.experiences.get(helpful.id))?.status).toBe("active");
       clock.advance(1_000);
       await store.experiences.change(
         lesson.id,

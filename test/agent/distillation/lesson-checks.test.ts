@@ -118,12 +118,34 @@ describe("gates and outcome labels", () => {
     });
   });
 
-  it("labels outcomes from system signals only", () => {
-    expect(taskOutcome(base)).toBe("success");
-    expect(taskOutcome({ ...base, correction: "wrong" })).toBe("failure");
-    expect(taskOutcome({ ...base, kind: "step_budget" })).toBe("failure");
-    expect(taskOutcome({ ...base, toolCalls: [{ ok: false }] })).toBe("failure");
-    expect(taskOutcome({ ...base, correction: "wrong", feedback: { verdict: "good", text: "" } })).toBe("success");
+  it("labels outcomes and their kinds from system signals only; an environment failure has no outcome", () => {
+    const success = { outcome: "success", kind: "success" };
+    expect(taskOutcome(base)).toEqual(success);
+    expect(taskOutcome({ ...base, toolCalls: [{ ok: false }, { ok: true }] })).toEqual(success);
+    expect(taskOutcome({ ...base, correction: "wrong" })).toEqual({ outcome: "failure", kind: "corrected" });
+    expect(taskOutcome({ ...base, feedback: { verdict: "bad", text: "wrong port" } })).toEqual({
+      outcome: "failure",
+      kind: "negative_feedback",
+    });
+    expect(taskOutcome({ ...base, correction: "wrong", feedback: { verdict: "good", text: "" } })).toEqual(success);
+    expect(taskOutcome({ ...base, kind: "step_budget" })).toEqual({ outcome: "failure", kind: "step_budget" });
+    expect(taskOutcome({ ...base, kind: "cancelled" })).toEqual({ outcome: "failure", kind: "abandoned" });
+    expect(taskOutcome({ ...base, kind: "timeout" })).toEqual({ outcome: "failure", kind: "abandoned" });
+    expect(taskOutcome({ ...base, toolCalls: [{ ok: false }] })).toEqual({ outcome: "failure", kind: "failed_tool" });
+    for (const kind of ["model_failure", "internal_error", "no_model"] as const) {
+      expect(taskOutcome({ ...base, kind })).toEqual({ outcome: null, kind: "environment" });
+      // Whatever the user says after an outage is about the outage.
+      expect(taskOutcome({ ...base, kind, correction: "that didn't work" })).toEqual({
+        outcome: null,
+        kind: "environment",
+      });
+    }
+    expect(taskOutcome({ ...base, gapClasses: ["environment"], toolCalls: [{ ok: false }] })).toEqual({
+      outcome: null,
+      kind: "environment",
+    });
+    // The environment failure is still a gate skip.
+    expect(gateTask({ ...base, kind: "model_failure" })).toMatchObject({ distill: false });
     expect(looksLikeCorrection("No, that's wrong: use port 8443")).toBe(true);
     expect(looksLikeCorrection("不对，应该加 --force")).toBe(true);
     expect(looksLikeCorrection("Now deploy the other service")).toBe(false);

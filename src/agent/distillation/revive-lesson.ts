@@ -1,0 +1,82 @@
+/**
+ * Revival: a deprecated lesson that fresh evidence supports again comes back as a draft.
+ * The evidence is an ADD that repeats it (the same text, or the same words and details)
+ * from a task the user corrected or gave /feedback on (or that recovered from a tool
+ * error), begun after the lesson was deprecated. Its counters start afresh, as after an
+ * operator's restore. A lesson the lifecycle or the distiller did not retire (an operator
+ * deprecated or rejected it), a held lesson, and a lesson whose text today's checks refuse
+ * are not revived: the ADD is refused, saying why.
+ */
+import { formatExperienceId, type Experience, type ExperienceSource } from "../../store/experiences-store.js";
+import type { LedgerRow } from "../../store/ledger-store.js";
+import type { Store } from "../../store/store.js";
+import { isHeld } from "./lesson-hold.js";
+import { checkLessonText } from "./lesson-rules.js";
+
+/** The tasks whose evidence can bring a lesson back: a user's correction or feedback (or a recovered tool error). */
+export const REVIVING_SOURCES: readonly ExperienceSource[] = ["error_correction", "review_finding"];
+/** Who retires lessons by the rules, not by judgement: their deprecations may be undone by fresh evidence. */
+export const RULE_ACTORS: readonly string[] = ["lifecycle", "operator-curate", "distiller"];
+/** The ledger actions that put a lesson into `deprecated`. */
+const RETIRING_ACTIONS = ["deprecate", "refuse", "hold", "reject"];
+
+export type RevivalInput = {
+  store: Store;
+  traceId: string;
+  source: ExperienceSource;
+  /** When the task that repeats the lesson began (its first message); unknown means no revival. */
+  taskStartedAt?: number;
+  actor: string;
+};
+
+/** Brings `lesson` (deprecated) back as a draft, or says why it stays deprecated. */
+export async function reviveLesson(
+  input: RevivalInput,
+  lesson: Experience,
+  confidence: number,
+): Promise<{ revived: true } | { revived: false; reason: string }> {
+  const id = formatExperienceId(lesson.id);
+  const refuse = (why: string) => ({ revived: false as const, reason: `repeats deprecated lesson ${id}; ${why}` });
+  if (isHeld(lesson)) return refuse("it is held for an operator's approval");
+  const check = checkLessonText(lesson.summary);
+  if (!check.ok) return refuse(`its text is refused by today's checks: ${check.reason}`);
+  const retired = (await input.store.ledger.bySubject("experience", id))
+    .filter((entry) => RETIRING_ACTIONS.includes(entry.action) && statusAfter(entry) === "deprecated")
+    .at(-1);
+  if (!retired || retired.action !== "deprecate" || !RULE_ACTORS.includes(retired.actor))
+    return refuse(`an operator retired it (${retired ? `${retired.action} by ${retired.actor}` : "no record"})`);
+  if (!REVIVING_SOURCES.includes(input.source))
+    return refuse("only a user's correction or feedback after its deprecation brings it back");
+  if (input.taskStartedAt === undefined || input.taskStartedAt < retired.createdAt)
+    return refuse("this task began before its deprecation");
+  await input.store.experiences.change(
+    lesson.id,
+    // Afresh, as after a restore: the contradictions that retired it are in the ledger, not held against it.
+    { status: "draft", deprecatedReason: null, supportCount: 1, contradictCount: 0, confidence },
+    {
+      action: "revive",
+      reason: `fresh evidence: a correction after its deprecation states the same remedy (task ${input.traceId})`,
+      actor: input.actor,
+    },
+  );
+  return { revived: true };
+}
+
+/** The status a ledger entry left the lesson in, if it says. */
+export function statusAfter(entry: Pick<LedgerRow, "after">): string | undefined {
+  return jsonStatus(entry.after);
+}
+
+export function statusBefore(entry: Pick<LedgerRow, "before">): string | undefined {
+  return jsonStatus(entry.before);
+}
+
+function jsonStatus(json: string | null): string | undefined {
+  if (!json) return undefined;
+  try {
+    const value = JSON.parse(json) as { status?: unknown };
+    return typeof value.status === "string" ? value.status : undefined;
+  } catch {
+    return undefined;
+  }
+}
