@@ -366,3 +366,55 @@ describe("an ADD-only distiller", () => {
     ).toEqual(Array.from({ length: uses }, () => [1, "failure", "corrected"]));
   });
 });
+
+describe("the effect report", () => {
+  it.each(STORE_ENGINES)(
+    "counts outcomes, not citations: per lesson its uses and successes against the holdout, and how tasks ended (%s)",
+    async (engine) => {
+      const { store, add } = await setup(engine);
+      const { effectReport, formatLessonEvidence } = await import("../../../src/agent/distillation/effect-report.js");
+      const lesson = await add(REMEDY);
+      const task = async (
+        trace: string,
+        arm: "treatment" | "holdout",
+        outcome: "success" | "failure" | null,
+        citedIt = false,
+      ) => {
+        await store.injections.record("main", trace, arm, [lesson.id]);
+        if (citedIt) await store.injections.cite(trace, [lesson.id]);
+        const kind = outcome === null ? "environment" : outcome === "success" ? "success" : "failed_tool";
+        await store.injections.settle(trace, outcome, kind);
+        await store.distillRuns.record({
+          agentId: "main",
+          traceId: trace,
+          promptVersion: 1,
+          status: "skipped",
+          outcome,
+          outcomeKind: kind,
+          tags: ["deploy", "gateway"],
+        });
+      };
+      await task("a", "treatment", "success", true);
+      await task("b", "treatment", "success");
+      await task("c", "treatment", "failure", true);
+      await task("d", "treatment", null, true);
+      await task("h1", "holdout", "failure");
+      await task("h2", "holdout", "success");
+      const report = await effectReport(store, "main");
+      expect(report.overall.treatment).toEqual({ n: 3, successes: 2, rate: 2 / 3 });
+      expect(report.overall.holdout).toEqual({ n: 2, successes: 1, rate: 0.5 });
+      const [row] = report.lessons;
+      expect(row).toMatchObject({
+        injected: 3,
+        cited: 2,
+        uses: { n: 3, successes: 2 },
+        citedSuccesses: 1,
+        tagHoldout: { n: 2, successes: 1, rate: 0.5 },
+      });
+      expect(row && formatLessonEvidence(row)).toBe(
+        "used 3 · succeeded 2 (67% vs 50% in the holdout, n=2) · cited 2, 1 of them succeeded",
+      );
+      expect(report.outcomeKinds).toEqual({ success: 3, failed_tool: 2, environment: 1 });
+    },
+  );
+});
