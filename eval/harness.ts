@@ -3,9 +3,11 @@
  * last window's success and its learning curve per arm, repeat failures, how many
  * injections a harmful lesson survives, the effect report's estimate against the true
  * effect (from the scripted agent's closed form), and a digest of the whole result.
+ * Per learning arm: the most uses a harmful lesson survived in each seed, harmful lessons
+ * never deprecated, helpful lessons deprecated, citation text that reached a user.
  */
 import { createHash } from "node:crypto";
-import { ARMS, runArm, type Arm, type ArmResult } from "./run-arm.js";
+import { ARMS, LEARNING_ARMS, runArm, type Arm, type ArmResult } from "./run-arm.js";
 import { WORLD } from "./world.js";
 
 export type ArmSummary = {
@@ -14,15 +16,39 @@ export type ArmSummary = {
   curve: number[];
   lessonsCreated: number;
   lessonsDeprecated: number;
+  /** Helpful (true-remedy) lessons created, deprecated when the run ended, and deprecations of them in all (some revived), all seeds together. */
+  helpfulLessons: number;
+  helpfulDeprecated: number;
+  helpfulDeprecations: number;
+  /** Answers and stored messages with citation text, all seeds together. */
+  citationLeaks: number;
+};
+
+/** Harmful (wrong-remedy) lessons of one learning arm; uses are treatment injections with an outcome. */
+export type HarmfulSummary = {
+  /** Harmful lessons with at least one use, all seeds together. */
+  lessons: number;
+  notDeprecated: number;
+  maxUsesToDeprecate: number;
+  /** Per seed (1…N): the most uses any harmful lesson had before it was deprecated (0: none shown). */
+  maxUsesBySeed: number[];
 };
 
 export type EvalResult = {
   seeds: number;
   tasks: number;
-  arms: Record<Arm, ArmSummary>;
-  fullVsNone: { lastWindowGain: number; interval: [number, number] };
-  harmful: { maxInjectionsToDeprecate: number; lessons: number; notDeprecated: number };
-  report: { estimatedEffect: number; trueEffect: number };
+  arms: Partial<Record<Arm, ArmSummary>>;
+  /** When both arms ran. */
+  fullVsNone?: { lastWindowGain: number; interval: [number, number] };
+  /** The full arm's harmful lessons by injections (as before), and every learning arm's by uses. */
+  harmful: {
+    maxInjectionsToDeprecate: number;
+    lessons: number;
+    notDeprecated: number;
+    byArm: Partial<Record<Arm, HarmfulSummary>>;
+  };
+  /** When the full arm ran. */
+  report?: { estimatedEffect: number; trueEffect: number };
   citationLeaks: number;
   databaseDigests: string;
   digest: string;
@@ -51,11 +77,10 @@ function lastWindow(result: ArmResult, tasks: number): number {
 
 export function summarise(results: ArmResult[], seeds: number, tasks: number, arms: readonly Arm[]): EvalResult {
   const of = (arm: Arm) => results.filter((result) => result.arm === arm);
-  const mean = (values: number[]) =>
-    values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length;
   const windows = Math.ceil(tasks / WORLD.window);
-  const summary = {} as Record<Arm, ArmSummary>;
-  for (const arm of ARMS) {
+  const summary: Partial<Record<Arm, ArmSummary>> = {};
+  const byArm: Partial<Record<Arm, HarmfulSummary>> = {};
+  for (const arm of ARMS.filter((candidate) => arms.includes(candidate))) {
     const runs = of(arm);
     summary[arm] = {
       lastWindowSuccess: round(mean(runs.map((run) => lastWindow(run, tasks)))),
@@ -73,24 +98,76 @@ export function summarise(results: ArmResult[], seeds: number, tasks: number, ar
       ),
       lessonsCreated: round(mean(runs.map((run) => run.lessons.created))),
       lessonsDeprecated: round(mean(runs.map((run) => run.lessons.deprecated))),
+      helpfulLessons: runs.reduce((sum, run) => sum + run.helpful.length, 0),
+      helpfulDeprecated: runs.reduce((sum, run) => sum + run.helpful.filter((lesson) => lesson.deprecated).length, 0),
+      helpfulDeprecations: runs.reduce(
+        (sum, run) => sum + run.helpful.reduce((count, lesson) => count + lesson.deprecations, 0),
+        0,
+      ),
+      citationLeaks: runs.reduce((sum, run) => sum + run.citationLeaks, 0),
     };
+    if (LEARNING_ARMS.includes(arm)) byArm[arm] = harmfulSummary(runs);
   }
+  const withoutDigest = {
+    seeds,
+    tasks,
+    arms: summary,
+    ...(arms.includes("full") && arms.includes("none")
+      ? { fullVsNone: fullVsNone(of("full"), of("none"), tasks) }
+      : {}),
+    harmful: { ...fullHarmful(of("full")), byArm },
+    ...(arms.includes("full") ? { report: effect(of("full")) } : {}),
+    citationLeaks: results.reduce((sum, run) => sum + run.citationLeaks, 0),
+    databaseDigests: createHash("sha256")
+      .update(results.map((run) => `${run.arm}:${run.seed}:${run.databaseDigest}`).join("\n"))
+      .digest("hex"),
+  };
+  return { ...withoutDigest, digest: createHash("sha256").update(JSON.stringify(withoutDigest)).digest("hex") };
+}
+
+function harmfulSummary(runs: ArmResult[]): HarmfulSummary {
+  const shown = runs.flatMap((run) => run.harmful).filter((lesson) => lesson.uses > 0);
+  const maxUsesBySeed = runs.map((run) => Math.max(0, ...run.harmful.map((lesson) => lesson.usesBeforeDeprecation)));
+  return {
+    lessons: shown.length,
+    notDeprecated: shown.filter((lesson) => !lesson.deprecated).length,
+    maxUsesToDeprecate: Math.max(0, ...maxUsesBySeed),
+    maxUsesBySeed,
+  };
+}
+
+function mean(values: number[]): number {
+  return values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length;
+}
+
+function fullVsNone(full: ArmResult[], none: ArmResult[], tasks: number): NonNullable<EvalResult["fullVsNone"]> {
   // Paired by seed: the arms saw the same tasks and the same luck.
-  const gains = of("full").map(
-    (run) =>
-      lastWindow(run, tasks) - lastWindow(of("none").find((other) => other.seed === run.seed) as ArmResult, tasks),
+  const gains = full.map(
+    (run) => lastWindow(run, tasks) - lastWindow(none.find((other) => other.seed === run.seed) as ArmResult, tasks),
   );
   const sd = Math.sqrt(
     mean(gains.map((gain) => (gain - mean(gains)) ** 2)) * (gains.length / Math.max(1, gains.length - 1)),
   );
   const half = gains.length > 1 ? (1.96 * sd) / Math.sqrt(gains.length) : 0;
-  const harmful = of("full")
-    .flatMap((run) => run.harmful)
-    .filter((lesson) => lesson.injectionsBeforeDeprecation > 0);
-  const eligible = of("full").flatMap((run) => run.eligible);
-  // The estimate is the product's own effect report, pooled over seeds.
+  return {
+    lastWindowGain: round(mean(gains)),
+    interval: [round(mean(gains) - half), round(mean(gains) + half)],
+  };
+}
+
+function fullHarmful(full: ArmResult[]): Omit<EvalResult["harmful"], "byArm"> {
+  const harmful = full.flatMap((run) => run.harmful).filter((lesson) => lesson.injectionsBeforeDeprecation > 0);
+  return {
+    maxInjectionsToDeprecate: Math.max(0, ...harmful.map((lesson) => lesson.injectionsBeforeDeprecation)),
+    lessons: harmful.length,
+    notDeprecated: harmful.filter((lesson) => !lesson.deprecated).length,
+  };
+}
+
+/** The product's own effect report, pooled over seeds, against the closed-form true effect. */
+function effect(full: ArmResult[]): NonNullable<EvalResult["report"]> {
   const rateOf = (arm: "treatment" | "holdout") => {
-    const counts = of("full").flatMap((run) => (run.report ? [run.report[arm]] : []));
+    const counts = full.flatMap((run) => (run.report ? [run.report[arm]] : []));
     return (
       counts.reduce((sum, count) => sum + count.successes, 0) /
       Math.max(
@@ -99,30 +176,10 @@ export function summarise(results: ArmResult[], seeds: number, tasks: number, ar
       )
     );
   };
-  const withoutDigest = {
-    seeds,
-    tasks,
-    arms: summary,
-    fullVsNone: {
-      lastWindowGain: round(mean(gains)),
-      interval: [round(mean(gains) - half), round(mean(gains) + half)] as [number, number],
-    },
-    harmful: {
-      maxInjectionsToDeprecate: Math.max(0, ...harmful.map((lesson) => lesson.injectionsBeforeDeprecation)),
-      lessons: harmful.length,
-      notDeprecated: harmful.filter((lesson) => !lesson.deprecated).length,
-    },
-    report: {
-      estimatedEffect: round(rateOf("treatment") - rateOf("holdout")),
-      trueEffect: round(mean(eligible.map((task) => task.trueEffect))),
-    },
-    citationLeaks: results.reduce((sum, run) => sum + run.citationLeaks, 0),
-    databaseDigests: createHash("sha256")
-      .update(results.map((run) => `${run.arm}:${run.seed}:${run.databaseDigest}`).join("\n"))
-      .digest("hex"),
+  return {
+    estimatedEffect: round(rateOf("treatment") - rateOf("holdout")),
+    trueEffect: round(mean(full.flatMap((run) => run.eligible).map((task) => task.trueEffect))),
   };
-  void arms;
-  return { ...withoutDigest, digest: createHash("sha256").update(JSON.stringify(withoutDigest)).digest("hex") };
 }
 
 function windowRate(values: boolean[]): number {

@@ -2,6 +2,9 @@
  * One arm on one seed: a fresh workspace and SQLite file, the real orchestrator, store
  * and distillation loop, the scripted agent and distiller behind the model interface,
  * and the seed's task stream with its scripted user. Returns what the harness measures.
+ * `addOnly` is the full loop with a distiller that only ever proposes ADD;
+ * `markdownCitation` the full loop with an agent that writes its citations the way real
+ * models do (bold, brackets, backticks, parentheses, trailing, zh).
  */
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -20,6 +23,15 @@ import { SkillCatalog } from "../src/knowledge/skill-catalog.js";
 import type { Experience } from "../src/store/experiences-store.js";
 import { openStore, type Store } from "../src/store/store.js";
 import type { ToolhostClient } from "../src/toolhost/client/toolhost-client.js";
+import {
+  citationLeaked,
+  harmfulRecord,
+  helpfulRecord,
+  isHelpfulLesson,
+  storedCitationLeaks,
+  type HarmfulRecord,
+  type HelpfulRecord,
+} from "./measures.js";
 import { createScriptedAgent, successProbability } from "./scripted-agent.js";
 import { CLEAN, isHarmfulLesson, NOISY, REALISTIC, scriptedDistiller } from "./scripted-distiller.js";
 import {
@@ -34,8 +46,10 @@ import {
   type Task,
 } from "./world.js";
 
-export const ARMS = ["none", "full", "noGates", "placebo", "oracle"] as const;
+export const ARMS = ["none", "full", "noGates", "placebo", "oracle", "addOnly", "markdownCitation"] as const;
 export type Arm = (typeof ARMS)[number];
+/** The arms whose distiller learns from the tasks. */
+export const LEARNING_ARMS: readonly Arm[] = ["full", "noGates", "addOnly", "markdownCitation"];
 
 export type ArmResult = {
   arm: Arm;
@@ -43,12 +57,16 @@ export type ArmResult = {
   successes: boolean[];
   repeatFailures: number;
   revealedTrapTasks: number;
-  harmful: { lesson: string; injectionsBeforeDeprecation: number; deprecated: boolean }[];
+  harmful: HarmfulRecord[];
+  helpful: HelpfulRecord[];
   /** Eligible tasks (lessons were chosen): arm, outcome, and the closed-form effect of showing them. */
   eligible: { arm: "treatment" | "holdout"; success: boolean; trueEffect: number }[];
   /** The product's effect report on this run (full arm): treatment and holdout counts. */
   report: { treatment: { n: number; successes: number }; holdout: { n: number; successes: number } } | undefined;
   lessons: { created: number; active: number; deprecated: number };
+  /** Answers the agent wrote with a citation in them. */
+  citationsWritten: number;
+  /** Answers the user saw with citation text in them, and stored assistant messages with it. */
   citationLeaks: number;
   databaseDigest: string;
 };
@@ -95,13 +113,14 @@ async function run(
   const logger = pino({ level: "silent" });
   const tasks = taskStream(seed, taskCount);
   const byText = new Map(tasks.map((task) => [task.text, task]));
-  const faults = arm === "noGates" ? NOISY : arm === "full" ? REALISTIC : CLEAN;
+  const learning = LEARNING_ARMS.includes(arm);
+  const faults = arm === "noGates" ? NOISY : learning ? REALISTIC : CLEAN;
   const model = createScriptedAgent({
     seed,
     taskByText: (text) => byText.get(text),
-    distiller: scriptedDistiller(seed, faults),
+    distiller: scriptedDistiller(seed, faults, { addOnly: arm === "addOnly" }),
+    citationStyle: arm === "markdownCitation" ? "markdown" : "line",
   });
-  const learning = arm === "full" || arm === "noGates";
   const remembering = learning || arm === "oracle";
   const loop = remembering
     ? createDistillationLoop({
@@ -155,7 +174,7 @@ async function run(
   for (const task of tasks) {
     now += 30 * MINUTE;
     const answer = (await send(task, task.text, 0)) ?? "";
-    if (/Lessons used|exp-\d/.test(answer)) {
+    if (citationLeaked(answer, model.written.get(task.index)?.body)) {
       citationLeaks += 1;
       if (process.env.EVAL_DEBUG) process.stderr.write(`leak: ${JSON.stringify(answer)}\n`);
     }
@@ -203,8 +222,13 @@ async function run(
   }
   await orchestrator.idle();
   const lessons = await store.experiences.list(AGENT.id);
-  const harmful: ArmResult["harmful"] = [];
-  for (const lesson of lessons) if (isHarmfulLesson(lesson.summary)) harmful.push(await harmfulRecord(store, lesson));
+  const harmful: HarmfulRecord[] = [];
+  const helpful: HelpfulRecord[] = [];
+  for (const lesson of lessons) {
+    if (isHarmfulLesson(lesson.summary)) harmful.push(await harmfulRecord(store, lesson));
+    else if (lesson.source !== "manual" && isHelpfulLesson(lesson.summary))
+      helpful.push(await helpfulRecord(store, lesson));
+  }
   const result: ArmResult = {
     arm,
     seed,
@@ -212,6 +236,7 @@ async function run(
     repeatFailures,
     revealedTrapTasks,
     harmful,
+    helpful,
     eligible,
     report: arm === "full" ? await reportCounts(store) : undefined,
     lessons: {
@@ -219,26 +244,13 @@ async function run(
       active: lessons.filter((lesson) => lesson.status === "active").length,
       deprecated: lessons.filter((lesson) => lesson.status === "deprecated").length,
     },
-    citationLeaks,
+    citationsWritten: [...model.written.values()].filter((written) => written.reply !== written.body).length,
+    citationLeaks: citationLeaks + (await storedCitationLeaks(store)),
     databaseDigest: await databaseDigest(store),
   };
   keepDatabase?.(databaseFile);
   await store.close();
   return result;
-}
-
-async function harmfulRecord(store: Store, lesson: Experience): Promise<ArmResult["harmful"][number]> {
-  const deprecation = (await store.ledger.bySubject("experience", `exp-${String(lesson.id).padStart(6, "0")}`)).find(
-    (entry) => entry.action === "deprecate",
-  );
-  const shown = (await store.injections.byExperience(lesson.id)).filter(
-    (row) => row.arm === "treatment" && (!deprecation || row.createdAt <= deprecation.createdAt),
-  );
-  return {
-    lesson: lesson.summary,
-    injectionsBeforeDeprecation: shown.length,
-    deprecated: lesson.status === "deprecated",
-  };
 }
 
 async function reportCounts(store: Store): Promise<NonNullable<ArmResult["report"]>> {

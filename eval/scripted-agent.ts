@@ -5,7 +5,10 @@
  * with probability `cite`; an instruction hidden in a lesson is obeyed with some
  * probability; long lesson text distracts a little. Every draw comes from the seed, the
  * task and the trap, so the arms see the same luck. `successProbability` is the same
- * model in closed form: the harness's true effect comes from it.
+ * model in closed form: the harness's true effect comes from it. Its citation is the
+ * plain `Lessons used:` line, or (style `markdown`) one of the forms real models write,
+ * rotating by task: a bold label, brackets at the end, backticks, parentheses, a trailing
+ * citation after text on the last line, the zh bold label with a full-width colon.
  */
 import type { ChatModel, ChatRequest, ChatResponse } from "../src/llm/chat-model.js";
 import { uniform, WORLD, type Family, type Task, type Trap } from "./world.js";
@@ -42,12 +45,19 @@ export function successProbability(task: Task, lessons: readonly ShownLesson[]):
   return probability;
 }
 
+export type CitationStyle = "line" | "markdown";
+
+/** What the agent wrote for a task: the answer without its citation, and the whole reply. */
+export type Written = { body: string; reply: string };
+
 export function createScriptedAgent(options: {
   seed: number;
   taskByText: (text: string) => Task | undefined;
   distiller: (request: ChatRequest) => string;
-}): ChatModel & { calls: Record<string, number> } {
+  citationStyle?: CitationStyle;
+}): ChatModel & { calls: Record<string, number>; written: Map<number, Written> } {
   const calls: Record<string, number> = {};
+  const written = new Map<number, Written>();
   const reply = (content: string): ChatResponse => ({
     content,
     toolCalls: [],
@@ -62,6 +72,7 @@ export function createScriptedAgent(options: {
   return {
     model: "scripted",
     calls,
+    written,
     complete(request) {
       calls[request.purpose] = (calls[request.purpose] ?? 0) + 1;
       const last = request.messages.at(-1);
@@ -76,7 +87,10 @@ export function createScriptedAgent(options: {
         );
       if (request.purpose !== "react" || !task) return Promise.resolve(reply("Understood, noted."));
       const system = request.messages[0]?.role === "system" ? request.messages[0].content : "";
-      return Promise.resolve(reply(answer(options.seed, task, lessonsInPrompt(system))));
+      const { body, cited } = answer(options.seed, task, lessonsInPrompt(system));
+      const text = withCitation(body, cited, options.citationStyle ?? "line", task.index);
+      written.set(task.index, { body, reply: text });
+      return Promise.resolve(reply(text));
     },
   };
 }
@@ -86,9 +100,10 @@ function familySlugIn(text: string): string {
   return match ? (match[1] as string).replace(" ", "-") : "unknown";
 }
 
-function answer(seed: number, task: Task, lessons: readonly ShownLesson[]): string {
+function answer(seed: number, task: Task, lessons: readonly ShownLesson[]): { body: string; cited: number[] } {
   const draw = (...key: number[]) => uniform(seed, task.index, 100, ...key);
-  if (lessons.some((lesson) => INSTRUCTION.test(lesson.text)) && draw(1) < WORLD.obeyInstruction) return "OK";
+  if (lessons.some((lesson) => INSTRUCTION.test(lesson.text)) && draw(1) < WORLD.obeyInstruction)
+    return { body: "OK", cited: [] };
   const applied: string[] = [];
   const cited = new Set<number>();
   task.family.traps.forEach((trap, trapIndex) => {
@@ -102,7 +117,26 @@ function answer(seed: number, task: Task, lessons: readonly ShownLesson[]): stri
   // A distracted answer forgets the remedies it had.
   if (draw(2) < lengthPenalty(lessons)) applied.length = 0;
   if (draw(3) < WORLD.falseCitation) cited.add(999_999);
-  const lines = [`Done: ${task.family.name}${applied.length > 0 ? ` with ${applied.join(" ")}` : ""}.`];
-  if (cited.size > 0) lines.push(`Lessons used: ${[...cited].map((id) => `exp-${id}`).join(", ")}`);
-  return lines.join("\n");
+  return {
+    body: `Done: ${task.family.name}${applied.length > 0 ? ` with ${applied.join(" ")}` : ""}.`,
+    cited: [...cited],
+  };
+}
+
+/** The citation forms real models write, in the order the markdown style rotates through them. */
+export const CITATION_FORMS = [
+  (body: string, ids: string[]) => `${body}\n\n**Lessons used:** ${ids.join(", ")}`,
+  (body: string, ids: string[]) => `${body} [${ids.join(", ")}]`,
+  (body: string, ids: string[]) => `${body}\nLessons used: ${ids.map((id) => `\`${id}\``).join(", ")}`,
+  (body: string, ids: string[]) => `${body}\n(Lessons used: ${ids.join(", ")})`,
+  (body: string, ids: string[]) => `${body} Lessons used: ${ids.join(", ")}`,
+  (body: string, ids: string[]) => `${body}\n\n**参考了：** ${ids.join("、")}`,
+] as const;
+
+function withCitation(body: string, cited: readonly number[], style: CitationStyle, taskIndex: number): string {
+  if (cited.length === 0) return body;
+  const ids = cited.map((id) => `exp-${id}`);
+  if (style === "line") return `${body}\nLessons used: ${ids.join(", ")}`;
+  const form = CITATION_FORMS[taskIndex % CITATION_FORMS.length] as (typeof CITATION_FORMS)[number];
+  return form(body, ids);
 }

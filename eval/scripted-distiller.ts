@@ -3,7 +3,9 @@
  * transcript) and turns a revealed remedy into an ADD, contradicting shown lessons that
  * named another remedy for the same trap. Fault knobs make it propose junk, harmful
  * (wrong-remedy), duplicate, over-long and instruction-bearing lessons and invented
- * aliases, so the harness tests the code's gates rather than a model's manners.
+ * aliases, so the harness tests the code's gates rather than a model's manners. The
+ * ADD-only distiller (as many real models are) never proposes CONTRADICT or REINFORCE:
+ * with it, only the tasks' outcomes can retire a harmful lesson.
  */
 import { createHash } from "node:crypto";
 import type { ChatRequest } from "../src/llm/chat-model.js";
@@ -45,7 +47,11 @@ export const NOISY: DistillerFaults = {
 
 type Operation = Record<string, unknown>;
 
-export function scriptedDistiller(seed: number, faults: DistillerFaults): (request: ChatRequest) => string {
+export function scriptedDistiller(
+  seed: number,
+  faults: DistillerFaults,
+  options: { addOnly?: boolean } = {},
+): (request: ChatRequest) => string {
   return (request) => {
     const user = request.messages[1]?.content ?? "";
     const text = typeof user === "string" ? user : "";
@@ -63,7 +69,7 @@ export function scriptedDistiller(seed: number, faults: DistillerFaults): (reque
     if (revealed && familyOf) {
       const trap = familyOf.traps.find((candidate) => candidate.topic === revealed[2]);
       if (trap) {
-        for (const alias of aliases) {
+        for (const alias of options.addOnly ? [] : aliases) {
           if (
             alias.summary.includes(familyOf.name) &&
             alias.summary.includes(trap.topic) &&
@@ -76,7 +82,8 @@ export function scriptedDistiller(seed: number, faults: DistillerFaults): (reque
       }
     }
     if (familyOf) addFaults(operations, familyOf, aliases, draw, faults);
-    return JSON.stringify({ operations: operations.slice(0, 4) });
+    const proposed = options.addOnly ? operations.filter((operation) => operation.op === "ADD") : operations;
+    return JSON.stringify({ operations: proposed.slice(0, 4) });
   };
 }
 
