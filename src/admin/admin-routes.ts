@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { AGENT_ID_PATTERN } from "../config/agents.js";
 import { SKILL_NAME_PATTERN } from "../knowledge/skill.js";
+import { foldRuleText, RULE_MAX_CHARS } from "../store/rules-store.js";
 import { describeIssues } from "../validation/describe-issues.js";
 import { AdminError } from "./admin-errors.js";
 import { parseLessonStatus } from "./admin-lessons.js";
@@ -36,6 +37,21 @@ export const DOC_MAX_CHARS = 4 * 1024 * 1024;
 const libraryPatch = z.object({ enabled: z.boolean() }).strict();
 const deprecateBody = z.object({ reason: z.string().trim().min(1, "say why").max(500) }).strict();
 const docPut = z.object({ fileName: z.string(), content: z.string().max(DOC_MAX_CHARS) }).strict();
+/** A shorter wording is counted as the rules store stores it: characters, whitespace folded. */
+const ruleText = z
+  .string()
+  .max(RULE_MAX_CHARS * 8)
+  .superRefine((value, context) => {
+    const length = [...foldRuleText(value)].length;
+    if (length === 0 || length > RULE_MAX_CHARS)
+      context.addIssue({
+        code: "custom",
+        message: `a rule is 1-${RULE_MAX_CHARS} characters (whitespace folded); this one has ${length}`,
+      });
+  });
+const ruleAccept = z
+  .object({ candidate: z.string().trim().min(1, "name a candidate id").max(200), text: ruleText.optional() })
+  .strict();
 
 export function adminRoutes(service: AdminService): AdminRoute[] {
   const library = "/v1/agents/:id/experience-library";
@@ -116,7 +132,39 @@ export function adminRoutes(service: AdminService): AdminRoute[] {
       handle: (request) => service.effectReport(agentId(request)),
     },
     { method: "GET", path: "/v1/agents/:id/mcp", handle: (request) => service.mcpServers(agentId(request)) },
+    ...ruleRoutes(service),
   ];
+}
+
+function ruleRoutes(service: AdminService): AdminRoute[] {
+  const rules = "/v1/agents/:id/rules";
+  return [
+    { method: "GET", path: rules, handle: (request) => service.listRules(agentId(request)) },
+    { method: "GET", path: `${rules}/candidates`, handle: (request) => service.ruleCandidates(agentId(request)) },
+    {
+      method: "POST",
+      path: rules,
+      body: true,
+      status: 201,
+      handle: (request) => {
+        const id = agentId(request);
+        const body = parseBody(ruleAccept, request.body);
+        return service.acceptRule(id, body.candidate, body.text);
+      },
+    },
+    {
+      method: "DELETE",
+      path: `${rules}/:ruleId`,
+      handle: (request) => service.removeRule(agentId(request), ruleId(request.params.ruleId)),
+    },
+  ];
+}
+
+function ruleId(value: string | undefined): number {
+  const id = Number(value);
+  if (!value || !/^\d{1,12}$/.test(value) || !Number.isSafeInteger(id) || id <= 0)
+    throw new AdminError("RULE_NOT_FOUND", `no rule "${(value ?? "").slice(0, 40)}"; rule ids are whole numbers`);
+  return id;
 }
 
 function agentId(request: RouteRequest): string {

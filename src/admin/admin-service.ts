@@ -16,6 +16,7 @@ import type { Store } from "../store/store.js";
 import type { OperatorDoc } from "../toolhost/tools/operator-tools.js";
 import { AdminError } from "./admin-errors.js";
 import { createAdminLessons, type LessonAction, type LessonCounts } from "./admin-lessons.js";
+import { createAdminRules } from "./admin-rules.js";
 import { agentMcpView, type AgentMcpView, type BotToolhosts } from "./mcp-view.js";
 
 export type AgentSummary = {
@@ -68,6 +69,7 @@ export function createAdminService(options: {
 }) {
   const { store, maintenance } = options;
   const lessons = createAdminLessons(store);
+  const rules = createAdminRules(store, options.clock);
   const agentOf = (id: string): AgentDefinition => {
     const agent = options.agents.find((candidate) => candidate.id === id);
     if (!agent) throw new AdminError("AGENT_NOT_FOUND", `no agent "${id}"; GET /v1/agents lists them`);
@@ -169,8 +171,9 @@ export function createAdminService(options: {
             documentCount: await toolhost(() => library(agent).files.libraryCount()),
             gapCount: await store.gaps.countSince(agent.id, since),
             // Open: a cluster nobody has drafted for yet (a retired draft's tombstone closes it too).
+            // Environment clusters (an outage, keyed by its cause) are never drafted: they are not open work.
             openClusterCount: (await store.clusters.top(agent.id, since, REPORT_CLUSTER_LIMIT)).filter(
-              (cluster) => !handled.has(cluster.intentKey),
+              (cluster) => cluster.gapClass !== "environment" && !handled.has(cluster.intentKey),
             ).length,
             draftCount: drafts.filter((draft) => draft.status === "drafted").length,
             lessonCounts: await lessons.counts(agent.id),
@@ -244,6 +247,11 @@ export function createAdminService(options: {
     lessonAction: (agentId: string, lessonId: string, action: LessonAction, reason?: string) =>
       lessons.act(agentOf(agentId).id, lessonId, action, reason),
     effectReport: (agentId: string) => lessons.report(agentOf(agentId).id),
+    listRules: (agentId: string) => rules.list(agentOf(agentId).id),
+    ruleCandidates: (agentId: string) => rules.candidates(agentOf(agentId).id),
+    acceptRule: (agentId: string, candidateId: string, text: string | undefined) =>
+      rules.accept(agentOf(agentId).id, candidateId, text),
+    removeRule: (agentId: string, ruleId: number) => rules.remove(agentOf(agentId).id, ruleId),
     /**
      * The agent's MCP servers: agents.json's, with the live status of the bot's child when
      * it runs. Asking never starts a child (mcpStatus answers undefined instead).

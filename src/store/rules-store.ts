@@ -9,6 +9,11 @@ import type { SqlDriver } from "./sql/sql-driver.js";
 export const RULE_MAX_CHARS = 300;
 export const MAX_RULES_PER_AGENT = 5;
 
+/** A rule's text as it is stored: whitespace runs folded to one space, trimmed. */
+export function foldRuleText(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
 export type RuleRow = {
   id: number;
   agentId: string;
@@ -19,8 +24,17 @@ export type RuleRow = {
   updatedAt: number;
 };
 
+/** Why a rule change was refused: callers (the CLI, the admin API) key their answer off `kind`. */
+export type RuleErrorKind = "length" | "limit" | "duplicate" | "not-found";
+
 export class RuleError extends Error {
   override readonly name = "RuleError";
+  constructor(
+    readonly kind: RuleErrorKind,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 export type RulesStore = ReturnType<typeof createRulesStore>;
@@ -43,17 +57,17 @@ export function createRulesStore(sql: SqlDriver, clock: Clock, ledger: LedgerSto
     get: byId,
     add: (agentId: string, text: string, source: string, actor: string): Promise<RuleRow> =>
       sql.transaction(async () => {
-        const rule = text.replace(/\s+/g, " ").trim();
+        const rule = foldRuleText(text);
         if (rule.length === 0 || [...rule].length > RULE_MAX_CHARS)
           throw new RuleError(
-            `a rule is 1-${RULE_MAX_CHARS} characters; this one has ${[...rule].length}: shorten it with --text`,
+            "length",
+            `a rule is 1-${RULE_MAX_CHARS} characters; this one has ${[...rule].length}: give a shorter wording`,
           );
         const current = await active(agentId);
         if (current.length >= MAX_RULES_PER_AGENT)
-          throw new RuleError(
-            `agent ${agentId} already has ${MAX_RULES_PER_AGENT} rules; remove one first (laoding rules remove <id>)`,
-          );
-        if (current.some((existing) => existing.text === rule)) throw new RuleError("the same rule is active already");
+          throw new RuleError("limit", `agent ${agentId} already has ${MAX_RULES_PER_AGENT} rules; remove one first`);
+        if (current.some((existing) => existing.text === rule))
+          throw new RuleError("duplicate", "the same rule is active already");
         const now = clock.now();
         const id = Number((await sql.get<{ id: number }>(INSERT, [agentId, rule, source, now, now]))?.id);
         const row = (await byId(id)) as RuleRow;
@@ -67,11 +81,15 @@ export function createRulesStore(sql: SqlDriver, clock: Clock, ledger: LedgerSto
         });
         return row;
       }),
-    remove: (id: number, actor: string): Promise<RuleRow> =>
+    /** Retires an active rule; with `agentId`, only one of that agent's (another agent's rule is not found). */
+    remove: (id: number, actor: string, agentId?: string): Promise<RuleRow> =>
       sql.transaction(async () => {
         const before = await byId(id);
-        if (!before || before.status !== "active")
-          throw new RuleError(`no active rule ${id}; list them with \`laoding rules list\``);
+        if (!before || before.status !== "active" || (agentId !== undefined && before.agentId !== agentId))
+          throw new RuleError(
+            "not-found",
+            `no active rule ${id}${agentId === undefined ? "" : ` of agent ${agentId}`}`,
+          );
         await sql.run(REMOVE, [clock.now(), id]);
         await ledger.append({
           agentId: before.agentId,

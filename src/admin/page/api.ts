@@ -58,10 +58,13 @@ export type Comparison = {
   interval: [number, number] | null;
   verdict: string;
 };
+/** A lesson's evidence in the effect report; `uses` and `tagHoldout` are missing from older servers. */
+export type LessonEvidence = { id: string; uses?: Rate; citedSuccesses?: number; tagHoldout?: Rate };
 export type EffectReport = {
   agentId: string;
   overall: Comparison;
   byTag: ({ tag: string } & Comparison)[];
+  lessons?: LessonEvidence[];
   created: number;
   promoted: number;
   deprecated: number;
@@ -103,7 +106,34 @@ export type GapCluster = {
   samples: string[];
   draft: DraftRow | null;
 };
-export type GapReport = { agent: string; sinceHours: number; clusters: GapCluster[]; drafts: DraftRow[] };
+/** Environment failures of one cause (an outage, not a missing capability); never drafted. */
+export type EnvironmentCluster = {
+  cause: string;
+  count: number;
+  firstSeenAt: number;
+  lastSeenAt: number;
+  lastDetail: string | null;
+};
+export type GapReport = {
+  agent: string;
+  sinceHours: number;
+  clusters: GapCluster[];
+  /** Missing from servers older than the environment section. */
+  environment?: EnvironmentCluster[];
+  drafts: DraftRow[];
+};
+/** An always-on rule of an agent (mirrors src/store/rules-store.ts). */
+export type Rule = {
+  id: number;
+  agentId: string;
+  text: string;
+  status: "active" | "removed";
+  source: string | null;
+  createdAt: number;
+  updatedAt: number;
+};
+export type RuleList = { agentId: string; maxRules: number; maxChars: number; rules: Rule[] };
+export type RuleCandidate = { id: string; text: string; evidence: string };
 export type DraftDetail = { name: string; intentKey: string; status: string; path: string; content: string };
 /** One MCP server of an agent (mirrors src/admin/mcp-view.ts; never an env or header value). */
 export type McpServer = {
@@ -189,6 +219,11 @@ export function createApi(token: () => string | null) {
       call<Lesson>("POST", `${agent(id)}/experiences/${encodeURIComponent(lessonId)}/deprecate`, { reason }),
     effectReport: (id: string) => call<EffectReport>("GET", `${agent(id)}/experiences-report`),
     mcp: (id: string) => call<AgentMcp>("GET", `${agent(id)}/mcp`),
+    rules: (id: string) => call<RuleList>("GET", `${agent(id)}/rules`),
+    ruleCandidates: (id: string) => call<RuleCandidate[]>("GET", `${agent(id)}/rules/candidates`),
+    acceptRule: (id: string, candidate: string, text?: string) =>
+      call<Rule>("POST", `${agent(id)}/rules`, text === undefined ? { candidate } : { candidate, text }),
+    removeRule: (id: string, ruleId: number) => call<Rule>("DELETE", `${agent(id)}/rules/${ruleId}`),
     retireDraft: (id: string, name: string) =>
       call<{ name: string; archivedTo: string | null }>(
         "DELETE",

@@ -14,6 +14,7 @@ import { gapsView } from "./view-gaps.js";
 import { LESSON_STATUSES, lessonsView } from "./view-lessons.js";
 import { libraryView } from "./view-library.js";
 import { mcpView } from "./view-mcp.js";
+import { rulesView } from "./view-rules.js";
 
 const TOKEN_KEY = "laoding-admin-token";
 const root = document.getElementById("app") as HTMLElement;
@@ -141,7 +142,7 @@ function skipLink(): HTMLElement {
 }
 
 function agentOfHash(): string | null {
-  const match = /^#\/(?:library|gaps|lessons|mcp)\/([^/]+)/.exec(location.hash);
+  const match = /^#\/(?:library|gaps|lessons|rules|mcp)\/([^/]+)/.exec(location.hash);
   return match ? decodeURIComponent(match[1] as string) : null;
 }
 
@@ -165,6 +166,11 @@ function renderApp(): void {
             `#/lessons/${encodeURIComponent(agent)}`,
             `${t("lessons")} · ${agent}`,
             location.hash.startsWith("#/lessons/"),
+          ),
+          link(
+            `#/rules/${encodeURIComponent(agent)}`,
+            `${t("rules")} · ${agent}`,
+            location.hash.startsWith("#/rules/"),
           ),
           link(
             `#/mcp/${encodeURIComponent(agent)}`,
@@ -206,6 +212,7 @@ function route(): Promise<void> {
   if (view === "gaps" && agent) return gapsView(context, agent);
   if (view === "lessons" && agent && !mode) return lessonsView(context, agent);
   if (view === "mcp" && agent && !mode) return mcpView(context, agent);
+  if (view === "rules" && agent && !mode) return rulesView(context, agent);
   const status = LESSON_STATUSES.find((value) => value === mode);
   if (view === "lessons" && agent && status) return lessonsView(context, agent, status);
   main.replaceChildren(h("p", {}, t("notFoundView")), h("a", { href: "#/agents" }, t("agents")));

@@ -83,6 +83,7 @@ function agentRow(context: ViewContext, agent: AgentSummary): HTMLTableRowElemen
         h("a", { href: `#/library/${encodeURIComponent(agent.id)}` }, t("openLibrary")),
         h("a", { href: `#/gaps/${encodeURIComponent(agent.id)}` }, t("openGaps")),
         h("a", { href: `#/lessons/${encodeURIComponent(agent.id)}` }, t("openLessons")),
+        h("a", { href: `#/rules/${encodeURIComponent(agent.id)}` }, t("openRules")),
         h("a", { href: `#/mcp/${encodeURIComponent(agent.id)}` }, t("openMcp")),
       ),
     ),

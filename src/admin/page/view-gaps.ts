@@ -1,8 +1,33 @@
-/** Capability-gap clusters with their drafts; a draft's SKILL.md can be read or the draft retired. */
-import type { DraftRow, GapCluster, GapReport } from "./api.js";
+/**
+ * Capability-gap clusters with their drafts; a draft's SKILL.md can be read or the draft
+ * retired. Environment failures (outages, grouped by cause) are shown apart: they are not
+ * missing capabilities and are never drafted.
+ */
+import type { DraftRow, EnvironmentCluster, GapCluster, GapReport } from "./api.js";
 import { load, runAction, type ViewContext } from "./context.js";
 import { formatTime, h, replaceChildren } from "./dom.js";
-import { locale, t } from "./i18n.js";
+import { locale, t, type MessageKey } from "./i18n.js";
+
+/** The causes docs/gaps.md lists, in words; a cause not listed here is shown as it is. */
+const CAUSE_WORDS: Record<string, MessageKey> = {
+  "model-unavailable": "causeModelUnavailable",
+  "model-rate-limited": "causeModelRateLimited",
+  "model-timeout": "causeModelTimeout",
+  "toolhost-unavailable": "causeToolhostUnavailable",
+  "sandbox-unavailable": "causeSandboxUnavailable",
+  "tool-timeout": "causeToolTimeout",
+  "command-missing": "causeCommandMissing",
+  "model-auth-failed": "causeModelAuthFailed",
+  "model-bad-request": "causeModelBadRequest",
+  "model-bad-response": "causeModelBadResponse",
+  "mcp-unavailable": "causeMcpUnavailable",
+  other: "causeOther",
+};
+
+export function causeWords(cause: string): string {
+  const key = Object.hasOwn(CAUSE_WORDS, cause) ? CAUSE_WORDS[cause] : undefined;
+  return key ? t(key) : cause;
+}
 
 export function gapsView(context: ViewContext, agentId: string, sinceHours?: number): Promise<void> {
   return load(
@@ -121,6 +146,7 @@ function renderGaps(context: ViewContext, agentId: string, report: GapReport): v
           ),
           h("tbody", {}, report.clusters.map(clusterRow)),
         ),
+    environmentSection(report),
     viewer,
     report.drafts.length === 0
       ? null
@@ -155,4 +181,48 @@ function renderGaps(context: ViewContext, agentId: string, report: GapReport): v
           ),
         ],
   );
+}
+
+/** The environment section; nothing from a server whose report has no `environment` yet. */
+function environmentSection(report: GapReport): HTMLElement[] | null {
+  const environment = report.environment;
+  if (!Array.isArray(environment)) return null;
+  const row = (cluster: EnvironmentCluster) =>
+    h(
+      "tr",
+      { "data-cause": cluster.cause },
+      h(
+        "td",
+        { "data-label": t("cause") },
+        h("strong", { class: "cause" }, causeWords(cluster.cause)),
+        " ",
+        h("code", {}, cluster.cause),
+      ),
+      h("td", { "data-label": t("count"), class: "num" }, cluster.count),
+      h("td", { "data-label": t("firstSeen") }, formatTime(cluster.firstSeenAt, locale())),
+      h("td", { "data-label": t("lastSeen") }, formatTime(cluster.lastSeenAt, locale())),
+      h("td", { "data-label": t("lastDetail"), class: "detail" }, cluster.lastDetail ?? ""),
+    );
+  return [
+    h("h2", { id: "environment" }, t("environment")),
+    h("p", { class: "hint" }, t("environmentHelp")),
+    environment.length === 0
+      ? h("p", { class: "environment-none" }, t("noEnvironment", { hours: report.sinceHours }))
+      : h(
+          "table",
+          { class: "cards environment", "aria-labelledby": "environment" },
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              [t("cause"), t("count"), t("firstSeen"), t("lastSeen"), t("lastDetail")].map((label) =>
+                h("th", {}, label),
+              ),
+            ),
+          ),
+          h("tbody", {}, environment.map(row)),
+        ),
+  ];
 }

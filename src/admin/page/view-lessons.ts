@@ -3,7 +3,7 @@
  * counters and actions (pin/unpin, deprecate with a reason, restore), its history from the
  * memory ledger, and the effect report drawn as a chart.
  */
-import type { EffectReport, LedgerEntry, Lesson, LessonStatus } from "./api.js";
+import type { EffectReport, LedgerEntry, Lesson, LessonEvidence, LessonStatus, Rate } from "./api.js";
 import { load, runAction, type ViewContext } from "./context.js";
 import { formatTime, h, replaceChildren } from "./dom.js";
 import { effectChart } from "./effect-chart.js";
@@ -151,6 +151,11 @@ function renderLessons(
           contra: lesson.contradictCount,
         }),
       ),
+      h(
+        "td",
+        { "data-label": t("uses"), class: "uses" },
+        usesText(report.lessons?.find((evidence) => evidence.id === lesson.id)),
+      ),
       h("td", {}, actions(lesson)),
     );
 
@@ -184,6 +189,7 @@ function renderLessons(
                 t("confidence"),
                 t("tags"),
                 t("counters"),
+                t("uses"),
                 "",
               ].map((label) => h("th", {}, label)),
             ),
@@ -217,6 +223,18 @@ function renderLessons(
       }),
     ),
   );
+}
+
+/** A lesson's uses (tasks it was shown to that ended with an outcome) and their success against its holdout. */
+function usesText(evidence: LessonEvidence | undefined): string {
+  if (!evidence?.uses) return "-";
+  const percent = (rate: Rate) => (rate.rate === null ? "-" : `${Math.round(rate.rate * 100)}%`);
+  return t("usesValue", {
+    uses: evidence.uses.n,
+    successes: evidence.uses.successes,
+    rate: percent(evidence.uses),
+    holdout: evidence.tagHoldout ? percent(evidence.tagHoldout) : "-",
+  });
 }
 
 function showHistory(viewer: HTMLElement, opener: HTMLButtonElement, lesson: Lesson, ledger: LedgerEntry[]): void {

@@ -5,8 +5,10 @@
  * active lessons with strong evidence (cited in many tasks that then succeeded). A rule is
  * in every prompt, so a candidate whose text the lesson gate refuses or holds (hidden
  * characters, a URL, a pipe into a shell, a command run from the network) is not offered.
+ * `laoding rules` and the admin API both propose and accept through this module.
  */
 import { formatExperienceId, type Experience } from "../../store/experiences-store.js";
+import type { RuleRow } from "../../store/rules-store.js";
 import type { Store } from "../../store/store.js";
 import { lessonMayBeShown } from "./lesson-rules.js";
 import { lessonStats } from "./lesson-stats.js";
@@ -19,8 +21,24 @@ export const RULE_CANDIDATE_MIN_SUCCESS = 0.7;
 
 export type RuleCandidate = { id: string; text: string; evidence: string };
 
+/** Why an accept was refused before the rules store saw it. */
+export class RuleCandidateError extends Error {
+  override readonly name = "RuleCandidateError";
+  constructor(
+    readonly kind: "unknown-candidate" | "refused",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export async function ruleCandidates(store: Store, agentId: string, now: number): Promise<RuleCandidate[]> {
-  const active = new Set((await store.rules.active(agentId)).map((rule) => rule.text));
+  const rules = await store.rules.active(agentId);
+  // A candidate accepted in shorter words is a rule already: its id is the rule's source.
+  const taken = new Set([
+    ...rules.map((rule) => rule.text),
+    ...rules.flatMap((rule) => (rule.source ? [rule.source] : [])),
+  ]);
   const versions = await store.sql.all<{
     skillName: string;
     version: number;
@@ -56,6 +74,31 @@ export async function ruleCandidates(store: Store, agentId: string, now: number)
       evidence: `cited in ${stats.citedTasks} tasks, ${stats.citing.successes}/${stats.citing.n} succeeded; holdout ${stats.holdout.successes}/${stats.holdout.n}`,
     }));
   return [...fromSkills.filter((candidate) => unsafeText(candidate.text) === undefined), ...fromLessons].filter(
-    (candidate) => candidate.text.length > 0 && !active.has(candidate.text),
+    (candidate) => candidate.text.length > 0 && !taken.has(candidate.text) && !taken.has(candidate.id),
   );
+}
+
+/**
+ * Makes a current candidate a rule of the agent, in its own words or the operator's shorter
+ * `text`; the rules store then applies the limits (300 characters, 5 active rules) and
+ * ledgers the change with `actor`. The operator's wording passes the same check as learned
+ * text (hidden characters are invisible to them too); a network command the operator
+ * writes is theirs to approve, so it is not held.
+ */
+export async function acceptRuleCandidate(
+  store: Store,
+  agentId: string,
+  candidateId: string,
+  options: { text?: string | undefined; actor: string; now: number },
+): Promise<RuleRow> {
+  const candidate = (await ruleCandidates(store, agentId, options.now)).find((item) => item.id === candidateId);
+  if (!candidate)
+    throw new RuleCandidateError(
+      "unknown-candidate",
+      `no candidate "${candidateId.slice(0, 80)}" for agent ${agentId}: never proposed, or a rule already`,
+    );
+  const text = options.text ?? candidate.text;
+  const unsafe = unsafeText(text);
+  if (unsafe && !unsafe.hold) throw new RuleCandidateError("refused", `rule refused: it ${unsafe.reason}`);
+  return store.rules.add(agentId, text, candidate.id, options.actor);
 }

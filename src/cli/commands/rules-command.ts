@@ -1,6 +1,6 @@
-import { ruleCandidates } from "../../agent/distillation/rule-candidates.js";
-import { unsafeText } from "../../agent/distillation/unsafe-text.js";
+import { acceptRuleCandidate, RuleCandidateError, ruleCandidates } from "../../agent/distillation/rule-candidates.js";
 import { systemClock } from "../../store/clock.js";
+import { RuleError } from "../../store/rules-store.js";
 import { openStore } from "../../store/store.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type Command } from "../cli-context.js";
@@ -70,29 +70,43 @@ export const rulesCommand: Command = {
         }
         case "accept": {
           if (!target) throw new UsageError("accept needs a candidate id from `laoding rules propose`", usage);
-          const candidate = (await ruleCandidates(store, agent.id, systemClock.now())).find(
-            (item) => item.id === target,
-          );
-          if (!candidate) throw new Error(`no candidate "${target}"; list them with \`laoding rules propose\``);
-          // The operator's own wording passes the same check as learned text (hidden characters are invisible to them too);
-          // a network command the operator writes is theirs to approve, so it is not held.
-          const text = values.text ?? candidate.text;
-          const unsafe = unsafeText(text);
-          if (unsafe && !unsafe.hold) throw new Error(`rule refused: it ${unsafe.reason}`);
-          const rule = await store.rules.add(agent.id, text, candidate.id, "operator");
+          const rule = await acceptRuleCandidate(store, agent.id, target, {
+            text: values.text,
+            actor: "operator",
+            now: systemClock.now(),
+          });
           return out(rule, () => [`rule ${rule.id} accepted for ${agent.id}: ${rule.text}`]);
         }
         case "remove": {
           const id = Number(target);
           if (!Number.isInteger(id) || id <= 0) throw new UsageError("remove needs a rule id (a whole number)", usage);
-          const rule = await store.rules.remove(id, "operator");
+          const rule = await store.rules.remove(id, "operator", agent.id);
           return out(rule, () => [`rule ${rule.id} removed`]);
         }
         default:
           throw new UsageError(`unknown action "${action}"`, usage);
       }
+    } catch (error) {
+      throw withCliHint(error);
     } finally {
       await store.close();
     }
   },
 };
+
+/** The shared refusals, with the command that fixes each (the admin API words its own). */
+function withCliHint(error: unknown): unknown {
+  const hint =
+    error instanceof RuleCandidateError && error.kind === "unknown-candidate"
+      ? "list them with `laoding rules propose`"
+      : error instanceof RuleError
+        ? {
+            length: "reword it with --text",
+            limit: "laoding rules remove <id>",
+            duplicate: "",
+            "not-found": "list them with `laoding rules list`",
+          }[error.kind]
+        : "";
+  if (!hint || !(error instanceof Error)) return error;
+  return new Error(`${error.message}; ${hint}`, { cause: error });
+}
