@@ -295,6 +295,8 @@ function assembleRuntime(
         },
         logger: options.logger.child({ component: "distillation" }),
         clock,
+        // A task the user corrected or gave negative /feedback is a capability gap (docs/gaps.md).
+        onNegativeOutcome: (event) => gapLoop.recordNegativeOutcome(event),
       })
     : undefined;
   const distillTimers = distillation

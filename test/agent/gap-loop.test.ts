@@ -88,6 +88,48 @@ describe.each(STORE_ENGINES)("drafting (%s)", (engine) => {
     expect(existsSync(join(ownDir, "auto-one-off-thing"))).toBe(false);
   });
 
+  it("negative outcomes are capability gaps whose cluster is evaluated at once, and drafted like the others", async () => {
+    const { loop, store, ownDir, catalog } = await gapLoopSetup({ engine, trigger: 3 });
+    const session = async (id: number) => (await store.sessions.activeSession("main", "test", `chat-${id}`)).id;
+    const outcome = async (traceId: string, sessionId: number, kind: "corrected" | "negative_feedback") =>
+      loop.recordNegativeOutcome({
+        agentId: "main",
+        traceId,
+        sessionId,
+        userId: "u1",
+        userText: "convert the invoice to euros",
+        intentKey: "convert-currency",
+        kind,
+        detail: kind === "corrected" ? "no, use today's rate" : "wrong rate",
+      });
+    await outcome("tr-a", await session(1), "corrected");
+    await outcome("tr-b", await session(1), "negative_feedback");
+    expect(existsSync(join(ownDir, "auto-convert-currency"))).toBe(false);
+    expect(
+      (await store.gaps.byTrace("tr-a")).map((gap) => [
+        gap.reason,
+        gap.gapClass,
+        gap.intentKey,
+        gap.detail,
+        gap.userText,
+      ]),
+    ).toEqual([
+      [
+        "negative_outcome",
+        "capability",
+        "convert-currency",
+        "corrected: no, use today's rate",
+        "convert the invoice to euros",
+      ],
+    ]);
+    await outcome("tr-c", await session(2), "corrected");
+    expect(existsSync(join(ownDir, "auto-convert-currency", "SKILL.md"))).toBe(true);
+    expect(catalog.snapshot.get("auto-convert-currency")).toMatchObject({ status: "draft", origin: "gap" });
+    expect(await store.clusters.drafts("main")).toMatchObject([
+      { intentKey: "convert-currency", status: "drafted", clusterSize: 3 },
+    ]);
+  });
+
   it("environment gaps are kept and shown but never drafted", async () => {
     const { fail, ownDir, store, clock } = await gapLoopSetup({ engine, trigger: 2 });
     for (const session of [1, 2, 3]) {
@@ -97,8 +139,9 @@ describe.each(STORE_ENGINES)("drafting (%s)", (engine) => {
     }
     expect(existsSync(join(ownDir, "auto-fetch-report"))).toBe(false);
     const listing = await formatClusters(store.clusters, "main", clock.now() - 72 * HOUR, clock.now(), 72, "en");
+    // Shown apart from capability gaps, by cause (gap-commands.ts).
     expect(listing).toBe(
-      "Capability gaps (last 72 h, top 1):\n1. fetch-report · tool failure · environment · 3× · 3 sessions · last 0 min ago · environment: never drafted",
+      "No capability gaps in the last 72 h.\n\nEnvironment problems (last 72 h; never drafted into skills):\n- tool timed out · 3× · last 0 min ago",
     );
   });
 

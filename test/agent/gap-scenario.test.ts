@@ -1,7 +1,7 @@
 /**
- * The loop closes in a real run: failures across sessions become a draft, the draft is
- * live on the next message without a restart, and operators see and reload it all from
- * chat and from the CLI.
+ * The loop closes in a real run: failures across sessions (here the model saying with
+ * report_gap that it cannot) become a draft, the draft is live on the next message
+ * without a restart, and operators see and reload it all from chat and from the CLI.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,7 +14,7 @@ import { tempDir } from "../helpers/temp-dir.js";
 import { waitFor } from "../helpers/toolhost.js";
 
 describe("the capability-gap loop end to end", () => {
-  it("fails across sessions, drafts a skill, reloads, and routes the next request to the draft", async () => {
+  it("reported gaps across sessions draft a skill, reload, and route the next request to the draft", async () => {
     const bot = await startTestBot({ env: { GAP_DRAFT_TRIGGER_COUNT: "3" } });
     bot.fake.respond((request) => {
       const system = request.messages[0]?.content ?? "";
@@ -23,11 +23,11 @@ describe("the capability-gap loop end to end", () => {
           ? routeTo(["auto-deploy-docker"], "deploy-docker")
           : routeTo([], "deploy-docker");
       if (system.startsWith("You write a skill file")) return { text: "Sorry, I cannot write files." };
-      return {
-        text: system.includes("### auto-deploy-docker")
-          ? "Following the draft skill: here are the steps."
-          : "I can't do that yet.",
-      };
+      if (system.includes("### auto-deploy-docker")) return { text: "Following the draft skill: here are the steps." };
+      // Without a skill the model cannot do it, and says so with report_gap before answering.
+      if (request.messages.at(-1)?.role === "tool") return { text: "I can't do that yet." };
+      const asked = request.messages.at(-1)?.content ?? "";
+      return { toolCalls: [{ name: "report_gap", arguments: { asked, missing: "a way to run docker" } }] };
     });
     expect(await bot.send("deploy our app with docker", { chatId: "A" })).toBe("I can't do that yet.");
     await bot.send("how do I deploy with docker?", { chatId: "A" });
@@ -52,7 +52,7 @@ describe("the capability-gap loop end to end", () => {
 
     const gaps = await bot.send("/capability_gaps");
     expect(gaps).toMatch(
-      /^Capability gaps \(last 72 h, top 1\):\n1\. deploy-docker · no skill · capability · 3× · 2 sessions · last 0 min ago · draft auto-deploy-docker$/,
+      /^Capability gaps \(last 72 h, top 1\):\n1\. deploy-docker · the model said it cannot · capability · 3× · 2 sessions · last 0 min ago · draft auto-deploy-docker$/,
     );
     expect(await bot.send("/capability_gaps", { isOperator: false, userId: "guest" })).toBe(
       "/capability_gaps is for operators only. Your id is test:guest; an operator can admit you with: `laoding operators add test:guest --agent main`",
@@ -60,7 +60,7 @@ describe("the capability-gap loop end to end", () => {
 
     const cli = await runLaoding(["gaps", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot });
     expect(cli.code).toBe(0);
-    expect(cli.stdout).toContain("1. deploy-docker · no skill · capability · 3× · 2 sessions");
+    expect(cli.stdout).toContain("1. deploy-docker · the model said it cannot · capability · 3× · 2 sessions");
     expect(cli.stdout).toMatch(
       / {5}1 user · first seen 0 min ago · e\.g\. "docker deploy please"; "how do I deploy with docker\?"; "deploy our app with docker"/,
     );
@@ -71,9 +71,13 @@ describe("the capability-gap loop end to end", () => {
       repoRoot: bot.repoRoot,
     });
     expect(show.code).toBe(0);
-    expect(show.stdout).toMatch(/^gap \d+ · deploy-docker · no skill · capability · agent main/);
+    expect(show.stdout).toMatch(/^gap \d+ · deploy-docker · the model said it cannot · capability · agent main/);
     expect(show.stdout).toMatch(
-      /trace tr-[0-9a-f]+ · session \d+\nmessages:\n.* user\/chat: deploy our app with docker\n.* assistant\/chat: I can't do that yet\.\ntool calls:\n {2}\(none\)\ngaps of this trace:\n {2}\* \d+ no skill · capability/,
+      /trace tr-[0-9a-f]+ · session \d+\nmessages:\n.* user\/chat: deploy our app with docker\n.* assistant\/scratch: +calls report_gap\(\{"asked":"deploy our app with docker","missing":"a way to run docker"\}\)\n.* tool\/scratch: Recorded: .*\n.* assistant\/chat: I can't do that yet\.\n/,
+    );
+    // report_gap is answered by the bot itself: never a toolhost call, so no audit row.
+    expect(show.stdout).toMatch(
+      /\ntool calls:\n {2}\(none\)\ngaps of this trace:\n {2}\* \d+ the model said it cannot · capability: missing: a way to run docker; asked: deploy our app with docker \(no skill matched\)\n/,
     );
     const json = JSON.parse(
       (await runLaoding(["gaps", "--json", "--workspace", bot.workspaceDir], { repoRoot: bot.repoRoot })).stdout,

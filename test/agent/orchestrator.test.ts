@@ -48,8 +48,10 @@ describe("a turn end to end", () => {
       "shell_exec",
       "library_search",
       "library_index",
+      "report_gap",
     ]);
     expect(first?.tools?.[0]?.function.parameters).toMatchObject({ type: "object", required: ["path"] });
+    expect(first?.tools?.at(-1)?.function.parameters).toMatchObject({ required: ["asked", "missing"] });
     expect(first?.messages.at(-1)).toEqual({ role: "user", content: "please write the standup notes: shipped" });
     expect(second?.messages.at(-1)).toMatchObject({ role: "tool", content: "created notes.md (19 bytes)" });
 
@@ -81,7 +83,7 @@ describe("a turn end to end", () => {
     expect(await store.gaps.byTrace(traceId)).toEqual([]);
   });
 
-  it("answers invalid tool JSON and unknown tools to the model and records parse_failure gaps", async () => {
+  it("answers invalid tool JSON and unknown tools to the model; the failures nothing recovered make one gap", async () => {
     const bot = await startTestBot({ skills: { "write-notes": NOTES_SKILL } });
     bot.fake.enqueue(
       routeTo(["write-notes"], "write-notes"),
@@ -101,28 +103,25 @@ describe("a turn end to end", () => {
     expect(toolMessages[1]?.content).toMatch(
       /^ERROR_CODE=UNKNOWN_TOOL; TOOL=file_delete_everything; REASON=no tool named/,
     );
-    const gaps = await bot.runtime.store.sql.all(
-      "SELECT reason, class, tool, error_code AS code, intent_key AS intentKey FROM capability_gaps ORDER BY id",
+    // One turn, one gap: the last unrecovered failure, the others named in its detail.
+    const gaps = await bot.runtime.store.sql.all<Record<string, string>>(
+      "SELECT reason, class, tool, error_code AS code, intent_key AS intentKey, detail FROM capability_gaps ORDER BY id",
     );
     expect(gaps).toEqual([
-      {
-        reason: "parse_failure",
-        class: "capability",
-        tool: "file.write",
-        code: "INVALID_ARGS",
-        intentKey: "write-notes",
-      },
       {
         reason: "parse_failure",
         class: "capability",
         tool: "file_delete_everything",
         code: "UNKNOWN_TOOL",
         intentKey: "write-notes",
+        detail: expect.stringMatching(
+          /^no tool named file_delete_everything; .*\(also failed: file\.write INVALID_ARGS\)$/,
+        ),
       },
     ]);
   });
 
-  it("a failing tool goes to the model as one line and records a tool_failure gap", async () => {
+  it("a failing tool goes to the model as one line; unrecovered it is a tool_failure gap, recovered it is none", async () => {
     const bot = await startTestBot({ skills: { "write-notes": NOTES_SKILL } });
     bot.fake.enqueue(
       routeTo(["write-notes"], "read-notes"),
@@ -136,6 +135,16 @@ describe("a turn end to end", () => {
     expect(await bot.runtime.store.sql.all("SELECT reason, class, error_code AS code FROM capability_gaps")).toEqual([
       { reason: "tool_failure", class: "capability", code: "PATH_NOT_FOUND" },
     ]);
+
+    // Recovered: the read fails, the model writes the file instead, and that succeeds. No gap.
+    bot.fake.enqueue(
+      routeTo(["write-notes"], "read-notes"),
+      { toolCalls: [{ name: "file_read", arguments: { path: "missing.md" } }] },
+      { toolCalls: [{ name: "file_write", arguments: { path: "missing.md", content: "# Notes" } }] },
+      { text: "There were no notes; I started missing.md." },
+    );
+    await bot.send("read my notes, or start them");
+    expect(await bot.runtime.store.sql.get("SELECT count(*) AS n FROM capability_gaps")).toEqual({ n: 1 });
   });
 
   it("runs out of steps: an honest partial answer and a step_budget gap", async () => {
@@ -158,21 +167,30 @@ describe("a turn end to end", () => {
     ]);
   });
 
-  it("no skill matches: falls back to skill-builder and records no_skill", async () => {
+  it("no skill matches: falls back to skill-builder; no gap unless the turn fails, and then its gap says so", async () => {
     const bot = await startTestBot();
-    bot.fake.enqueue(routeTo([], "deploy-kubernetes"), { text: "I can't do that yet." });
+    bot.fake.enqueue(routeTo([], "deploy-kubernetes"), { text: "Here is how you would deploy it: ..." });
     await bot.send("deploy my app to kubernetes");
     expect(bot.fake.requests[1]?.messages[0]?.content).toContain("### skill-builder");
+    expect(await bot.runtime.store.sql.get("SELECT count(*) AS n FROM capability_gaps")).toEqual({ n: 0 });
+
+    bot.fake.enqueue(
+      routeTo([], "read-deploy-config"),
+      { toolCalls: [{ name: "file_read", arguments: { path: "k8s.yaml" } }] },
+      { text: "There is no k8s.yaml here." },
+    );
+    await bot.send("read my deploy config");
     expect(
       await bot.runtime.store.sql.all(
-        "SELECT reason, class, intent_key AS intentKey, user_text AS userText FROM capability_gaps",
+        "SELECT reason, class, intent_key AS intentKey, detail, user_text AS userText FROM capability_gaps",
       ),
     ).toEqual([
       {
-        reason: "no_skill",
+        reason: "tool_failure",
         class: "capability",
-        intentKey: "deploy-kubernetes",
-        userText: "deploy my app to kubernetes",
+        intentKey: "read-deploy-config",
+        detail: "k8s.yaml does not exist (no skill matched)",
+        userText: "read my deploy config",
       },
     ]);
   });

@@ -3,43 +3,36 @@
  * clusters its gaps belong to are evaluated; a capability cluster that reaches
  * GAP_DRAFT_TRIGGER_COUNT events from at least two sessions gets a skill draft
  * (`auto-<intent-key>`), unless a draft or a strongly overlapping skill exists, in which
- * case the cluster is linked to it. The catalog is reloaded at once, so the draft is
- * routable on the next message. Environment gaps are never drafted.
+ * case the cluster is linked to it (draft-decision.ts). The catalog is reloaded at once,
+ * so the draft is routable on the next message. Environment gaps are never drafted.
+ * A task the user corrected or gave negative /feedback (the distillation loop tells it)
+ * is a gap too, reason `negative_outcome`, evaluated the same way.
  */
-import { overlappingSkill } from "./overlapping-skill.js";
 import type { Logger } from "pino";
 import type { SkillCatalog } from "../../knowledge/skill-catalog.js";
-import {
-  draftSkillName,
-  gateDraft,
-  renderDraftTemplate,
-  type DraftEvidence,
-  type DraftLocale,
-  type DraftWrite,
-} from "../../knowledge/skill-draft.js";
+import type { DraftWrite } from "../../knowledge/skill-draft.js";
 import type { ChatModel } from "../../llm/chat-model.js";
-import type { ClusterStats } from "../../store/gap-clusters-store.js";
 import type { Store } from "../../store/store.js";
+import type { NegativeOutcomeEvent } from "../distillation/task-state.js";
 import type { TurnReport } from "../turn/turn-context.js";
 import { KeyedSerialQueue } from "../session-queue.js";
+import { decide, type DraftOutcome, type DraftParts, type GapLoopSettings } from "./draft-decision.js";
 import { createGapRecorder, type GapRecorder, type RecordedGap } from "./gap-recorder.js";
 import { canonicalIntentKey } from "./intent-merge.js";
-import { writeDraftWithModel } from "./draft-writer.js";
 
-export type GapLoopSettings = { triggerCount: number; lookbackHours: number; locale: DraftLocale };
-
-export type DraftOutcome =
-  | { action: "drafted"; skillName: string; path: string; author: "model" | "template" }
-  | { action: "linked"; skillName: string; why: string }
-  | { action: "skipped"; why: string }
-  | { action: "rejected"; why: string };
+export type { DraftOutcome, GapLoopSettings } from "./draft-decision.js";
 
 /** Turns whose gaps wait for their after-turn evaluation; a turn that died never collects its own. */
 const MAX_PENDING_TURNS = 1_000;
 
+/** A negative outcome's detail: its kind and the user's words, capped like report_gap's. */
+const NEGATIVE_DETAIL_MAX_CHARS = 300;
+
 export type GapLoop = {
   recordGap: GapRecorder;
   afterTurn(turn: TurnReport): Promise<DraftOutcome[]>;
+  /** A task the user corrected or gave negative /feedback: a capability gap, its cluster evaluated (never rejects). */
+  recordNegativeOutcome(event: NegativeOutcomeEvent): Promise<void>;
   /** Evaluates one cluster now (used by afterTurn; exposed for operators and tests). */
   evaluate(agentId: string, intentKey: string, reason: string): Promise<DraftOutcome>;
   sinceMs(): number;
@@ -58,9 +51,6 @@ export type GapLoopOptions = {
   logger: Logger;
   clock?: { now(): number };
 };
-
-/** What a draft decision works with: the loop's options, its clock, and the start of the lookback window. */
-type DraftParts = GapLoopOptions & { clock: { now(): number }; sinceMs: () => number };
 
 export function createGapLoop(options: GapLoopOptions): GapLoop {
   const { store, settings, logger } = options;
@@ -93,146 +83,60 @@ export function createGapLoop(options: GapLoopOptions): GapLoop {
     return draftQueue.run(agentId, () => decide(parts, stats));
   }
 
+  /** Each capability cluster of `gaps` evaluated once; a failure is logged, never thrown. */
+  async function evaluateClusters(traceId: string, gaps: RecordedGap[]): Promise<DraftOutcome[]> {
+    const clusters = new Map(
+      gaps.filter((gap) => gap.gapClass === "capability").map((gap) => [`${gap.intentKey}\u0000${gap.reason}`, gap]),
+    );
+    const outcomes: DraftOutcome[] = [];
+    for (const gap of clusters.values()) {
+      try {
+        outcomes.push(await evaluate(gap.agentId, gap.intentKey, gap.reason));
+      } catch (error) {
+        logger.error({ err: error, traceId, intentKey: gap.intentKey }, "gap cluster evaluation failed");
+      }
+    }
+    return outcomes;
+  }
+
   return {
     recordGap,
     sinceMs,
     evaluate,
-    async afterTurn(turn) {
-      const gaps = pending.get(turn.traceId) ?? [];
-      pending.delete(turn.traceId);
-      const clusters = new Map(
-        gaps.filter((gap) => gap.gapClass === "capability").map((gap) => [`${gap.intentKey}\u0000${gap.reason}`, gap]),
+    afterTurn: (turn) => evaluateClusters(turn.traceId, takeGaps(pending, turn.traceId)),
+    async recordNegativeOutcome(event) {
+      const id = await recordGap({
+        agentId: event.agentId,
+        sessionId: event.sessionId,
+        traceId: event.traceId,
+        intentKey: event.intentKey,
+        reason: "negative_outcome",
+        detail: `${event.kind}: ${event.detail}`.slice(0, NEGATIVE_DETAIL_MAX_CHARS),
+        userText: event.userText,
+        ...(event.userId ? { userId: event.userId } : {}),
+      });
+      if (id === undefined) return;
+      // The task's own turn collected its gaps long ago: this one is evaluated now.
+      await evaluateClusters(
+        event.traceId,
+        takeGaps(pending, event.traceId, (gap) => gap.id === id),
       );
-      const outcomes: DraftOutcome[] = [];
-      for (const gap of clusters.values()) {
-        try {
-          outcomes.push(await evaluate(gap.agentId, gap.intentKey, gap.reason));
-        } catch (error) {
-          logger.error(
-            { err: error, traceId: turn.traceId, intentKey: gap.intentKey },
-            "gap cluster evaluation failed",
-          );
-        }
-      }
-      return outcomes;
     },
   };
 }
 
-/** A cluster past the trigger: linked to a skill that covers it, or drafted (the claim is released if drafting fails). */
-async function decide(parts: DraftParts, stats: ClusterStats): Promise<DraftOutcome> {
-  const { store } = parts;
-  const { agentId, intentKey } = stats;
-  const log = parts.logger.child({ agentId, intentKey, reason: stats.reason });
-  const existing = await store.clusters.draftFor(agentId, intentKey);
-  if (existing) return { action: "skipped", why: `already ${existing.status} (${existing.skillName ?? "?"})` };
-  const catalog = parts.catalog(agentId);
-  const name = draftSkillName(intentKey);
-  const sameName = catalog.snapshot.get(name);
-  const similar = sameName ?? overlappingSkill(catalog.snapshot.skills, intentKey);
-  if (similar) {
-    if (!(await store.clusters.claimDraft(agentId, intentKey, similar.name, stats.count)))
-      return { action: "skipped", why: "another turn decided first" };
-    await store.clusters.settleDraft(agentId, intentKey, {
-      status: "linked",
-      skillName: similar.name,
-      reason: "an existing skill covers this intent",
-    });
-    log.info({ skill: similar.name }, "gap cluster linked to an existing skill instead of drafting a near-duplicate");
-    return {
-      action: "linked",
-      skillName: similar.name,
-      why: sameName ? "a skill of that name exists" : "an existing skill overlaps strongly",
-    };
-  }
-  if (!(await store.clusters.claimDraft(agentId, intentKey, name, stats.count)))
-    return { action: "skipped", why: "another turn decided first" };
-  try {
-    return await draftSkill(parts, stats, { name, catalog, log });
-  } catch (error) {
-    await store.clusters.releaseDraft(agentId, intentKey);
-    throw error;
-  }
-}
-
-/** Writes the claimed cluster's draft (the model's when it passes the structure gate, else the template) and reloads the catalog. */
-async function draftSkill(
-  parts: DraftParts,
-  stats: ClusterStats,
-  draft: { name: string; catalog: SkillCatalog; log: Logger },
-): Promise<DraftOutcome> {
-  const { store, settings } = parts;
-  const { agentId, intentKey } = stats;
-  const { name, catalog, log } = draft;
-  const evidence = await draftEvidence(parts, stats);
-  const created = new Date(parts.clock.now()).toISOString().slice(0, 10);
-  const expected = { name, intentKey, locale: settings.locale };
-  let author: "model" | "template" = "template";
-  let text: string | undefined;
-  if (parts.model) {
-    const written = await writeDraftWithModel({
-      model: parts.model,
-      name,
-      evidence,
-      locale: settings.locale,
-      created,
-      agentId,
-    });
-    const gate = written.ok ? gateDraft(written.value, expected) : written;
-    if (gate.ok && written.ok) {
-      text = written.value;
-      author = "model";
-    } else
-      log.warn(
-        { problem: gate.ok ? "" : gate.error },
-        "the model's draft failed the structure gate; using the template",
-      );
-  }
-  text ??= renderDraftTemplate(name, evidence, settings.locale, created);
-  const gate = gateDraft(text, expected);
-  if (!gate.ok) {
-    await store.clusters.releaseDraft(agentId, intentKey);
-    log.error({ problem: gate.error }, "draft rejected by the structure gate; nothing written");
-    return { action: "rejected", why: gate.error };
-  }
-  const result = await parts.writeDraft(agentId, name, text);
-  if (!result.written) {
-    await store.clusters.settleDraft(agentId, intentKey, { status: "linked", skillName: name, reason: result.reason });
-    return { action: "linked", skillName: name, why: result.reason };
-  }
-  await store.clusters.settleDraft(agentId, intentKey, { status: "drafted", skillName: name, path: result.path });
-  const changes = catalog.reload();
-  log.info(
-    {
-      skill: name,
-      path: result.path,
-      author,
-      clusterSize: stats.count,
-      sessions: stats.sessions,
-      catalogVersion: catalog.snapshot.version,
-      added: changes.added,
-    },
-    "skill drafted from a capability gap cluster",
-  );
-  return { action: "drafted", skillName: name, path: result.path, author };
-}
-
-/** The cluster's size and up to 8 samples: what users asked, and how the tools failed. */
-async function draftEvidence(parts: DraftParts, stats: ClusterStats): Promise<DraftEvidence> {
-  const evidence: DraftEvidence = {
-    intentKey: stats.intentKey,
-    reason: stats.reason,
-    count: stats.count,
-    sessions: stats.sessions,
-    samples: [],
-    errors: [],
-  };
-  for (const sample of await parts.store.clusters.samples(stats, parts.sinceMs(), 8)) {
-    if (sample.userText && !evidence.samples.includes(sample.userText)) evidence.samples.push(sample.userText);
-    const error = [sample.tool, sample.errorCode, sample.detail].filter(Boolean).join(": ");
-    if (error && !evidence.errors.includes(error)) evidence.errors.push(error);
-  }
-  return evidence;
+/** The gaps of `traceId` recorded since its last collection (those `only` keeps), taken out of the waiting list. */
+function takeGaps(
+  pending: Map<string, RecordedGap[]>,
+  traceId: string,
+  only?: (gap: RecordedGap) => boolean,
+): RecordedGap[] {
+  const gaps = pending.get(traceId) ?? [];
+  const taken = only ? gaps.filter(only) : gaps;
+  const left = gaps.filter((gap) => !taken.includes(gap));
+  if (left.length > 0) pending.set(traceId, left);
+  else pending.delete(traceId);
+  return taken;
 }
 
 export { LINK_OVERLAP, overlappingSkill } from "./overlapping-skill.js";

@@ -1,8 +1,8 @@
 /**
  * Turns a model's tool call into a toolhost call and its result into the observation the
  * model reads. Unknown names and unparseable arguments never reach the toolhost: they
- * are answered as UNKNOWN_TOOL / INVALID_ARGS. Failures are reported to `onFailure` so
- * the orchestrator can record capability gaps.
+ * are answered as UNKNOWN_TOOL / INVALID_ARGS. Failures are reported to `onFailure`: the
+ * turn decides which of them are gaps (turn/turn-gaps.ts).
  */
 import type { ToolCall } from "../../llm/chat-model.js";
 import { formatFailure, type ToolErrorCode } from "../../toolhost/protocol.js";
@@ -27,7 +27,7 @@ export function createToolExecutor(options: {
   signal?: AbortSignal;
   /** Told when a call goes to the toolhost (progress). */
   onCall?: (tool: string) => void;
-  /** Awaited before the observation is returned (the orchestrator records a gap). */
+  /** Awaited before the observation is returned (the turn may record a gap). */
   onFailure: (report: ToolFailureReport) => void | Promise<void>;
 }): (call: ToolCall) => Promise<ToolObservation> {
   return async (call) => {

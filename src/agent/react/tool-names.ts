@@ -9,14 +9,16 @@ export function toModelToolName(name: string): string {
 /**
  * Model name -> toolhost name, one model name per tool in list order. Two names can meet
  * once spelled for the API (`mcp.a_b.x` and `mcp.a.b_x` are both `mcp_a_b_x`): the later
- * one gets a numbered name instead of taking the earlier one's place.
+ * one gets a numbered name instead of taking the earlier one's place. A `reserved` name
+ * (the bot's own tools, such as report_gap) is never given to a toolhost tool either.
  */
-export function toolNameMap(names: readonly string[]): Map<string, string> {
+export function toolNameMap(names: readonly string[], reserved: readonly string[] = []): Map<string, string> {
   const map = new Map<string, string>();
+  const taken = (modelName: string) => map.has(modelName) || reserved.includes(modelName);
   for (const name of names) {
     const base = toModelToolName(name);
     let modelName = base;
-    for (let counter = 2; map.has(modelName); counter += 1) {
+    for (let counter = 2; taken(modelName); counter += 1) {
       const suffix = `_${counter}`;
       modelName = `${base.slice(0, 64 - suffix.length)}${suffix}`;
     }

@@ -2,8 +2,9 @@
  * Routing: one model call sees the (short-listed) catalog and the recent conversation
  * and answers JSON `{ skills, intent_key, confidence }`. At most two skills; names not
  * in the catalog are dropped and logged. Output that cannot be parsed is retried once,
- * then treated as no skill with reason `parse_failure`. No usable skill falls back to
- * `skill-builder` with reason `no_skill`.
+ * then treated as no skill with reason `parse_failure` (a gap). No usable skill falls back
+ * to `skill-builder`, marked `no_skill`: not a gap by itself (small talk routes to no
+ * skill), only a note on the turn's gap if the turn fails (docs/gaps.md).
  */
 import type { Logger } from "pino";
 import { z } from "zod";
@@ -19,7 +20,7 @@ export type RouteDecision = {
   skills: string[];
   intentKey: string;
   confidence: number;
-  /** Set when routing fell back to skill-builder: the gap reason to record. */
+  /** Set when routing fell back to skill-builder: `parse_failure` is recorded as a gap, `no_skill` only marks the turn. */
   gap?: "no_skill" | "parse_failure";
   dropped: string[];
   /** The model's raw reply when it could not be parsed (for the gap detail). */

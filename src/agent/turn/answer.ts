@@ -8,6 +8,7 @@ import type { RouteDecision } from "../routing/route-message.js";
 import { text } from "../texts.js";
 import { withoutCitations } from "./lessons.js";
 import type { TurnContext } from "./turn-context.js";
+import { recordTurnGap } from "./turn-gaps.js";
 
 export type TurnAnswer = { answer: string; route: RouteDecision; kind: "answered" | "step_budget" };
 
@@ -27,9 +28,7 @@ export async function answerTurn(
     };
   }
   turn.log.warn({ steps: result.steps }, "step budget exhausted");
-  await turn.env.recordGap({
-    ...turn.gapBase,
-    intentKey: route.intentKey,
+  await recordTurnGap(turn, route, {
     reason: "step_budget",
     detail: `tools used: ${result.toolsUsed.join(", ")}`,
   });

@@ -1,11 +1,13 @@
-/** Step: the ReAct loop over the turn's tools; every tool call and result is stored as scratch. */
+/** Step: the ReAct loop over the turn's tools (and report_gap); every tool call and result is stored as scratch. */
 import type { ChatMessage } from "../../llm/chat-model.js";
 import type { Store } from "../../store/store.js";
 import type { ToolhostClient } from "../../toolhost/client/toolhost-client.js";
 import { runReactLoop, type ReactLoopResult } from "../react/react-loop.js";
+import { REPORT_GAP_TOOL } from "../react/report-gap.js";
 import { createToolExecutor } from "../react/tool-executor.js";
 import type { RouteDecision } from "../routing/route-message.js";
 import type { TurnContext, TurnTools } from "./turn-context.js";
+import { reportGapHandler, trackToolFailures } from "./turn-gaps.js";
 
 export type LoopParts = {
   route: RouteDecision;
@@ -15,9 +17,15 @@ export type LoopParts = {
   messages: ChatMessage[];
 };
 
-export function runTurnLoop(turn: TurnContext, parts: LoopParts): Promise<ReactLoopResult> {
+/**
+ * The loop; `report_gap` is answered here, the rest by the toolhost. After a final answer
+ * a tool failure nothing recovered from is the turn's gap (turn-gaps.ts).
+ */
+export async function runTurnLoop(turn: TurnContext, parts: LoopParts): Promise<ReactLoopResult> {
   const { store, settings } = turn.env.options;
-  const executeTool = createToolExecutor({
+  const failures = trackToolFailures(turn, parts.route);
+  const reportGap = reportGapHandler(turn, parts.route);
+  const toolhostCall = createToolExecutor({
     client: parts.client,
     names: parts.tools.names,
     cwd: parts.cwd,
@@ -25,30 +33,22 @@ export function runTurnLoop(turn: TurnContext, parts: LoopParts): Promise<ReactL
     sessionId: turn.sessionId,
     signal: turn.signal,
     onCall: (tool) => turn.control.onProgress?.({ state: "tool", tool }),
-    // A call cut short by a cancel says nothing about what the agent can do.
-    onFailure: async (report) => {
-      if (!turn.signal.aborted)
-        await turn.env.recordGap({
-          ...turn.gapBase,
-          intentKey: parts.route.intentKey,
-          reason: report.kind,
-          tool: report.tool,
-          errorCode: report.code,
-          detail: report.reason,
-        });
-    },
+    onFailure: (report) => failures.onFailure(report),
   });
-  return runReactLoop({
+  const result = await runReactLoop({
     model: turn.model,
     messages: parts.messages,
     tools: parts.tools.specs,
-    executeTool,
+    executeTool: async (call) =>
+      call.name === REPORT_GAP_TOOL ? reportGap(call) : failures.observed(await toolhostCall(call)),
     maxSteps: settings.maxSteps,
     traceId: turn.traceId,
     agentId: turn.agent.id,
     signal: turn.signal,
     onMessage: (chatMessage) => storeScratch(store, turn.sessionId, turn.traceId, chatMessage),
   });
+  if (result.stop === "final") await failures.settle();
+  return result;
 }
 
 /** The loop's working messages (tool calls and their results), kept under the turn's trace. */

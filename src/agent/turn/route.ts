@@ -1,4 +1,8 @@
-/** Step: which skills (at most two) the turn works with; a miss is recorded as a gap. */
+/**
+ * Step: which skills (at most two) the turn works with. A routing reply that could not be
+ * parsed is a gap; no matching skill is not: a turn routed to no skill that answers
+ * without a failure is fine (small talk), and one that fails says so in its gap.
+ */
 import type { SkillSnapshot } from "../../knowledge/skill-catalog.js";
 import { routeMessage, type RouteDecision } from "../routing/route-message.js";
 import type { HistoryMessage, TurnContext } from "./turn-context.js";
@@ -26,11 +30,11 @@ export async function routeTurn(
     },
     "routed",
   );
-  if (route.gap)
+  if (route.gap === "parse_failure")
     await turn.env.recordGap({
       ...turn.gapBase,
       intentKey: route.intentKey,
-      reason: route.gap,
+      reason: "parse_failure",
       ...(route.unparsed ? { detail: `routing reply: ${route.unparsed}` } : {}),
     });
   return route;

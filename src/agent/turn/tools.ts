@@ -1,17 +1,20 @@
-/** Step: the agent's toolhost tools, named as the model may call them. */
+/** Step: the agent's toolhost tools, named as the model may call them, and the bot's own report_gap. */
 import { VARIABLES } from "../../config/variables.js";
 import type { ToolhostClient } from "../../toolhost/client/toolhost-client.js";
 import type { ToolInfo } from "../../toolhost/protocol.js";
+import { REPORT_GAP_SPEC, REPORT_GAP_TOOL } from "../react/report-gap.js";
 import { toolNameMap } from "../react/tool-names.js";
 import type { RouteDecision } from "../routing/route-message.js";
 import { shortlistTools } from "./tool-shortlist.js";
 import type { TurnContext, TurnTools } from "./turn-context.js";
+import { recordTurnGap } from "./turn-gaps.js";
 
 const DEFAULT_MCP_MAX_TOOLS = Number(VARIABLES.MCP_MAX_TOOLS_PER_AGENT.defaultValue);
 
 /**
- * The agent's tools as the model sees them (its MCP servers' shortlisted: tool-shortlist.ts);
- * none (and a gap) when the toolhost is down.
+ * The agent's tools as the model sees them (its MCP servers' shortlisted: tool-shortlist.ts),
+ * then report_gap, which every request offers (no toolhost tool takes its name); only
+ * report_gap (and an environment gap) when the toolhost is down.
  */
 export async function listTurnTools(
   turn: TurnContext,
@@ -29,27 +32,31 @@ export async function listTurnTools(
     );
     if (left > 0) turn.log.debug({ left }, "MCP tools over MCP_MAX_TOOLS_PER_AGENT left out of this request");
     const notes = await mcpNotes(turn, client, left);
-    const names = toolNameMap(tools.map((tool) => tool.name));
+    const names = toolNameMap(
+      tools.map((tool) => tool.name),
+      [REPORT_GAP_TOOL],
+    );
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     return {
       ...(notes ? { notes } : {}),
       names,
-      specs: [...names].map(([modelName, name]) => {
-        const tool = byName.get(name) as ToolInfo;
-        return { name: modelName, description: tool.description, parameters: tool.inputSchema };
-      }),
+      specs: [
+        ...[...names].map(([modelName, name]) => {
+          const tool = byName.get(name) as ToolInfo;
+          return { name: modelName, description: tool.description, parameters: tool.inputSchema };
+        }),
+        REPORT_GAP_SPEC,
+      ],
     };
   } catch (error) {
     turn.log.error({ err: error }, "tools unavailable; answering without them");
-    await turn.env.recordGap({
-      ...turn.gapBase,
-      intentKey: route.intentKey,
+    await recordTurnGap(turn, route, {
       reason: "tool_failure",
       tool: "tool.list",
       errorCode: "TOOLHOST_UNAVAILABLE",
       detail: (error as Error).message,
     });
-    return { specs: [], names: new Map() };
+    return { specs: [REPORT_GAP_SPEC], names: new Map() };
   }
 }
 
