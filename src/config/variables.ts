@@ -191,7 +191,14 @@ export const VARIABLES = {
     ...bounded("a whole number", 0, 50),
     defaultValue: "10",
     group: "Distillation",
-    doc: "Share of eligible tasks (by a hash of the trace id) whose chosen lessons are recorded but not shown, so the effect report is causal.",
+    doc: "Share of eligible tasks (by a hash of the agent, the chat and the task's number in that chat) whose chosen lessons are recorded but not shown, so the effect report is causal.",
+  },
+  DISTILL_HOLDOUT_SEED: {
+    schema: text(),
+    expected: "any text",
+    defaultValue: "",
+    group: "Distillation",
+    doc: "Mixed into the holdout's hash: the same seed holds out the same tasks of a replayed conversation; another seed draws another holdout.",
   },
   DISTILL_SETTLE_QUIET_MS: {
     ...bounded("milliseconds", 1_000, 86_400_000),

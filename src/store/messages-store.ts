@@ -31,6 +31,9 @@ export type MessageRow = {
   createdAt: number;
 };
 
+/** Where a task's user message sits: its chat, and its number among that chat's user chat messages (1 = first). */
+export type ChatPlace = { agentId: string; channel: string; chatId: string; sequence: number };
+
 export type MessagesStore = ReturnType<typeof createMessagesStore>;
 
 const COLUMNS = `id, session_id AS sessionId, role, kind, content, tool_calls AS toolCalls,
@@ -43,6 +46,13 @@ const INSERT = `INSERT INTO messages (session_id, role, kind, content, tool_call
 const CHAT_AFTER = `SELECT ${COLUMNS} FROM messages WHERE session_id = ? AND kind = 'chat' AND id > ? ORDER BY id`;
 const BY_SESSION = `SELECT ${COLUMNS} FROM messages WHERE session_id = ? ORDER BY id`;
 const BY_TRACE = `SELECT ${COLUMNS} FROM messages WHERE trace_id = ? ORDER BY id`;
+// The task's user message, its chat, and how many user chat messages that chat has up to it, across sessions.
+const CHAT_PLACE = `SELECT s.agent_id AS agentId, s.channel AS channel, s.chat_id AS chatId,
+    (SELECT count(*) FROM messages AS earlier JOIN sessions AS es ON es.id = earlier.session_id
+      WHERE es.agent_id = s.agent_id AND es.channel = s.channel AND es.chat_id = s.chat_id
+        AND earlier.role = 'user' AND earlier.kind = 'chat' AND earlier.id <= m.id) AS sequence
+  FROM messages AS m JOIN sessions AS s ON s.id = m.session_id
+  WHERE m.trace_id = ? AND m.role = 'user' AND m.kind = 'chat' ORDER BY m.id LIMIT 1`;
 const BY_DEDUPE = `SELECT id FROM messages WHERE dedupe_key = ?`;
 const ROW_BY_DEDUPE = `SELECT ${COLUMNS} FROM messages WHERE dedupe_key = ?`;
 
@@ -89,6 +99,11 @@ export function createMessagesStore(sql: SqlDriver, clock: Clock) {
       sql.all<MessageRow>(CHAT_AFTER, [sessionId, afterId]),
     bySession: (sessionId: number): Promise<MessageRow[]> => sql.all<MessageRow>(BY_SESSION, [sessionId]),
     byTrace: (traceId: string): Promise<MessageRow[]> => sql.all<MessageRow>(BY_TRACE, [traceId]),
+    /** The place of a turn's user chat message in its chat (the holdout's draw), or undefined when none is stored. */
+    chatPlace: async (traceId: string): Promise<ChatPlace | undefined> => {
+      const row = await sql.get<ChatPlace>(CHAT_PLACE, [traceId]);
+      return row ? { ...row, sequence: Number(row.sequence) } : undefined;
+    },
     /** The message stored under a dedupe key (a turn taken up again after its replica stopped finds its own message). */
     byDedupeKey: (dedupeKey: string): Promise<MessageRow | undefined> =>
       sql.get<MessageRow>(ROW_BY_DEDUPE, [dedupeKey]),

@@ -6,7 +6,7 @@
 import { formatExperienceId } from "../../store/experiences-store.js";
 import type { TurnLessons } from "../turn/turn-context.js";
 import { extractCitations } from "./citations.js";
-import { isHoldout } from "./holdout.js";
+import { isHoldout, taskHoldoutKey } from "./holdout.js";
 import { lessonsSection } from "./lessons-section.js";
 import { selectLessons } from "./select-lessons.js";
 import { looksLikeCorrection } from "./task-gates.js";
@@ -42,7 +42,8 @@ export function createTurnLessons(options: DistillationOptions, book: TaskBook):
       );
       if (chosen.length === 0) return undefined;
       current.selected = chosen.map((candidate) => candidate.lesson.id);
-      current.arm = isHoldout(task.traceId, settings.holdoutPercent) ? "holdout" : "treatment";
+      const key = await taskHoldoutKey(store, task.traceId, settings.holdoutSeed ?? "");
+      current.arm = isHoldout(key, settings.holdoutPercent) ? "holdout" : "treatment";
       await store.transaction(async () => {
         await store.injections.record(
           task.agentId,

@@ -18,7 +18,7 @@ export async function chooseLessons(turn: TurnContext): Promise<PromptSection | 
   }
 }
 
-/** The citation line is bookkeeping: parsed and removed before the user or the store sees the answer. */
+/** Citations (in any form a model writes them) are bookkeeping: parsed and removed before the user or the store sees the answer. */
 export async function withoutCitations(turn: TurnContext, answer: string): Promise<string> {
   const { lessons } = turn.env.options;
   // Even with the loop off, a model that learned the habit never shows the line to a user.
