@@ -46,6 +46,8 @@ export type ApplyInput = {
   injectedIds: ReadonlySet<number>;
   /** When the task began: a deprecated lesson it repeats is revived only by a task begun after the deprecation. */
   taskStartedAt?: number;
+  /** The user's correction and feedback text: a revival needs it to state the lesson's remedy. */
+  userEvidence?: string;
   operations: RawOperation[];
   actor: string;
   /**

@@ -129,10 +129,14 @@ export function isConflicting(summary: string, other: string): boolean {
   return jaccard(terms(summary), terms(other)) >= NEAR_DUPLICATE_JACCARD && !sameDetails(summary, other);
 }
 
+/** The flags, numbers, paths and code spans a text names: what two lessons must share to say the same thing. */
+export function concreteDetails(text: string): Set<string> {
+  return new Set(text.match(CONCRETE_DETAIL) ?? []);
+}
+
 function sameDetails(summary: string, other: string): boolean {
-  const details = (text: string) => new Set(text.match(CONCRETE_DETAIL) ?? []);
-  const left = details(summary);
-  const right = details(other);
+  const left = concreteDetails(summary);
+  const right = concreteDetails(other);
   return left.size === right.size && [...left].every((detail) => right.has(detail));
 }
 

@@ -1,8 +1,10 @@
 /**
  * Revival: a deprecated lesson that fresh evidence supports again comes back as a draft.
  * The evidence is an ADD that repeats it (the same text, or the same words and details)
- * from a task the user corrected or gave /feedback on (or that recovered from a tool
- * error), begun after the lesson was deprecated. Its counters start afresh, as after an
+ * from a task the user corrected or gave /feedback on, begun after the lesson was
+ * deprecated, whose correction or feedback states the same remedy: the user's words name
+ * the lesson's flags, numbers and paths (or, for a lesson without any, a third of its
+ * words). A distiller's word alone is not evidence. Its counters start afresh, as after an
  * operator's restore. A lesson the lifecycle or the distiller did not retire (an operator
  * deprecated or rejected it), a held lesson, and a lesson whose text today's checks refuse
  * are not revived: the ADD is refused, saying why.
@@ -11,12 +13,15 @@ import { formatExperienceId, type Experience, type ExperienceSource } from "../.
 import type { LedgerRow } from "../../store/ledger-store.js";
 import type { Store } from "../../store/store.js";
 import { isHeld } from "./lesson-hold.js";
-import { checkLessonText } from "./lesson-rules.js";
+import { terms } from "../../knowledge/keywords.js";
+import { checkLessonText, concreteDetails } from "./lesson-rules.js";
 
 /** The tasks whose evidence can bring a lesson back: a user's correction or feedback (or a recovered tool error). */
 export const REVIVING_SOURCES: readonly ExperienceSource[] = ["error_correction", "review_finding"];
 /** Who retires lessons by the rules, not by judgement: their deprecations may be undone by fresh evidence. */
 export const RULE_ACTORS: readonly string[] = ["lifecycle", "operator-curate", "distiller"];
+/** A lesson without flags, numbers or paths is stated again when the user's words hold this share of its words. */
+export const REVIVAL_MIN_TERM_SHARE = 1 / 3;
 /** The ledger actions that put a lesson into `deprecated`. */
 const RETIRING_ACTIONS = ["deprecate", "refuse", "hold", "reject"];
 
@@ -26,6 +31,8 @@ export type RevivalInput = {
   source: ExperienceSource;
   /** When the task that repeats the lesson began (its first message); unknown means no revival. */
   taskStartedAt?: number;
+  /** The user's correction and feedback text for the task: what must state the lesson's remedy. */
+  userEvidence?: string;
   actor: string;
 };
 
@@ -49,6 +56,8 @@ export async function reviveLesson(
     return refuse("only a user's correction or feedback after its deprecation brings it back");
   if (input.taskStartedAt === undefined || input.taskStartedAt < retired.createdAt)
     return refuse("this task began before its deprecation");
+  if (!statesRemedy(lesson.summary, input.userEvidence ?? ""))
+    return refuse("the user's correction or feedback does not state its remedy");
   await input.store.experiences.change(
     lesson.id,
     // Afresh, as after a restore: the contradictions that retired it are in the ledger, not held against it.
@@ -60,6 +69,19 @@ export async function reviveLesson(
     },
   );
   return { revived: true };
+}
+
+/** The user's words name the lesson's concrete details (all of them), or a good share of its words when it has none. */
+export function statesRemedy(summary: string, userWords: string): boolean {
+  if (userWords.trim() === "") return false;
+  const details = [...concreteDetails(summary)].map((detail) => detail.replace(/^`|`$/g, "").toLowerCase());
+  const said = userWords.toLowerCase();
+  if (details.length > 0) return details.every((detail) => said.includes(detail));
+  const wanted = terms(summary);
+  const heard = terms(userWords);
+  let shared = 0;
+  for (const term of wanted) if (heard.has(term)) shared += 1;
+  return wanted.size > 0 && shared / wanted.size >= REVIVAL_MIN_TERM_SHARE;
 }
 
 /** The status a ledger entry left the lesson in, if it says. */

@@ -109,6 +109,7 @@ async function distillTask(
     aliases,
     injectedIds,
     ...(startedAt !== undefined ? { taskStartedAt: startedAt } : {}),
+    userEvidence: [task.correction ?? "", task.feedback?.text ?? ""].join("\n"),
     operations: reply.operations,
     actor: "distiller",
     ...(settings.dangerouslySkipGates ? { dangerouslySkipChecks: true } : {}),

@@ -67,6 +67,7 @@ async function setup(engine: Engine) {
       aliases: new Map(),
       injectedIds: new Set(),
       taskStartedAt: clock.now(),
+      userEvidence: "No, that's wrong: pass --force-tls, the gateway rejects plain connections.",
       operations,
       actor: "distiller",
       ...over,
@@ -129,6 +130,10 @@ describe("revival", () => {
       clock.advance(60_000);
       expect((await apply(again, { source: "task_completion" })).refused[0]?.reason).toMatch(
         /only a user's correction or feedback after its deprecation brings it back/,
+      );
+      // The distiller's word alone is no evidence: the user's correction must state the remedy.
+      expect((await apply(again, { userEvidence: "No, that's wrong: it still fails." })).refused[0]?.reason).toMatch(
+        /the user's correction or feedback does not state its remedy$/,
       );
       // The same remedy in other words (a near duplicate) is the same lesson.
       const result = await apply([
@@ -416,4 +421,26 @@ describe("the effect report", () => {
       expect(report.outcomeKinds).toEqual({ success: 3, failed_tool: 2, environment: 1 });
     },
   );
+});
+
+describe("a correction states a lesson's remedy", () => {
+  it("when it names all of the lesson's flags, numbers and paths, or a third of its words when it has none", async () => {
+    const { statesRemedy } = await import("../../../src/agent/distillation/revive-lesson.js");
+    expect(statesRemedy(REMEDY, "No, that's wrong: the gateway needs --force-tls.")).toBe(true);
+    expect(statesRemedy(REMEDY, "No, that's wrong: the gateway needs --plain-tls.")).toBe(false);
+    expect(statesRemedy(REMEDY, "")).toBe(false);
+    expect(
+      statesRemedy(
+        "Set the probe port to 8443 for deploys; port 80 is closed.",
+        "不对，探针端口应该是 8443，80 是关的",
+      ),
+    ).toBe(true);
+    expect(
+      statesRemedy(
+        "Restart the worker service before reloading the gateway configuration.",
+        "No, restart the worker service first",
+      ),
+    ).toBe(true);
+    expect(statesRemedy("Restart the worker service before reloading the gateway configuration.", "No.")).toBe(false);
+  });
 });
