@@ -6,7 +6,8 @@
 export const en = {
   // Commands every chat user has
   help: "I'm {name}. Tell me what you need and I'll use my skills and tools to get it done.\n\nCommands:\n/help show this help\n/start introduce myself\n/new start a fresh conversation\n/context show the prompt sections of the last turn",
-  operatorHelp: "\n\nOperator commands:\n/capability_gaps show capability gaps\n/reload_skills reload skills",
+  operatorHelp:
+    "\n\nOperator commands:\n/capability_gaps show capability gaps and environment problems\n/reload_skills reload skills",
   helpFeedback: "/feedback good|bad [text] rate my last answer",
   helpDistillSkill: "/distill_skill <tag> distil a tag's lessons into a skill now",
   helpSkillVersions: "/skill_versions <skill> [activate <N>] list or switch a distilled skill's versions",
@@ -67,7 +68,6 @@ export const en = {
   gapsNoDraft: "no draft",
   gapsDrafted: "draft {skill}",
   gapsLinked: "linked to {skill}",
-  gapsNeverDrafted: "environment: never drafted",
   gapReasonNoSkill: "no skill",
   gapReasonParseFailure: "unreadable model output",
   gapReasonToolFailure: "tool failure",
@@ -77,6 +77,23 @@ export const en = {
   gapReasonNegativeOutcome: "the user said it was wrong",
   gapClassCapability: "capability",
   gapClassEnvironment: "environment",
+  // Environment problems, by cause (store/gap-causes.ts)
+  gapsEnvironmentHeader: "Environment problems (last {hours} h; never drafted into skills):",
+  gapsEnvironmentLine: "- {cause} · {count}× · last {last}",
+  gapsEnvironmentDetail: "first seen {first}{error}",
+  gapsEnvironmentError: " · last error: {detail}",
+  gapCauseModelUnavailable: "model unavailable (server error or unreachable)",
+  gapCauseModelRateLimited: "model rate limited",
+  gapCauseModelTimeout: "model timed out",
+  gapCauseModelAuthFailed: "model refused the API key",
+  gapCauseModelBadRequest: "model refused the request",
+  gapCauseModelBadResponse: "model answer unreadable",
+  gapCauseSandboxUnavailable: "sandbox unavailable",
+  gapCauseToolhostUnavailable: "tool host unavailable",
+  gapCauseToolTimeout: "tool timed out",
+  gapCauseMcpUnavailable: "MCP server not running",
+  gapCauseCommandMissing: "command missing on the host",
+  gapCauseOther: "other environment problem",
   minutesAgo: "{count} min ago",
   hoursAgo: "{count} h ago",
   daysAgo: "{count} d ago",
@@ -123,7 +140,7 @@ export const en = {
     "Sorry, that message is too long for me ({chars} characters); I can read at most {maxChars} characters at a time. Please shorten it, or split it into several messages.",
   menuHelp: "show help",
   menuNew: "start a fresh conversation",
-  menuGaps: "show capability gaps (operators)",
+  menuGaps: "show capability gaps and environment problems (operators)",
   menuReload: "reload skills (operators)",
 
   // The console's chrome

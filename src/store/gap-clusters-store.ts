@@ -1,9 +1,12 @@
 /**
  * Cluster queries over capability gaps. A cluster is (agent, intent key, reason) within a
- * lookback window. Every query is an index range scan of the `gaps_cluster` or
- * `gaps_recent` index, so evaluating one cluster stays fast at a million rows.
+ * lookback window; environment gaps group by their cause instead (gap-causes.ts), computed
+ * from the row so older rows keyed by the user's words group by cause too. Every query is
+ * an index range scan of the `gaps_cluster` or `gaps_recent` index, so evaluating one
+ * cluster stays fast at a million rows.
  */
 import type { Clock } from "./clock.js";
+import { ENVIRONMENT_CAUSE_SQL } from "./gap-causes.js";
 import type { GapClass } from "./gaps-store.js";
 import type { SqlDriver } from "./sql/sql-driver.js";
 
@@ -16,6 +19,16 @@ export type ClusterStats = ClusterKey & {
   users: number;
   firstSeen: number;
   lastSeen: number;
+};
+
+/** One environment cause of an agent within a window: times in ms since the epoch; never the user's words. */
+export type EnvironmentClusterReport = {
+  /** An EnvironmentCause (gap-causes.ts). */
+  cause: string;
+  count: number;
+  firstSeenAt: number;
+  lastSeenAt: number;
+  lastDetail: string | null;
 };
 
 export type DraftRow = {
@@ -39,11 +52,21 @@ const DRAFT_COLUMNS = `id, agent_id AS agentId, intent_key AS intentKey, status,
 
 const CLUSTER = `SELECT ${STATS}, max(class) AS gapClass FROM capability_gaps WHERE agent_id = ? AND intent_key = ? AND reason = ? AND created_at >= ?`;
 // Ordered by the aggregates themselves: PostgreSQL keeps the quoted camelCase aliases out of reach of an unquoted ORDER BY.
+// Capability clusters only: environment gaps are shown apart, by cause (ENVIRONMENT, below).
 const TOP = `SELECT agent_id AS agentId, intent_key AS intentKey, reason, max(class) AS gapClass, ${STATS}
-  FROM capability_gaps WHERE agent_id = ? AND created_at >= ?
+  FROM capability_gaps WHERE agent_id = ? AND created_at >= ? AND class = 'capability'
   GROUP BY agent_id, intent_key, reason ORDER BY count(*) DESC, max(created_at) DESC LIMIT ?`;
 const SAMPLES = `SELECT user_text AS userText, detail, tool, error_code AS errorCode FROM capability_gaps
   WHERE agent_id = ? AND intent_key = ? AND reason = ? AND created_at >= ? ORDER BY created_at DESC LIMIT ?`;
+const ENVIRONMENT = `SELECT cause, count(*) AS count, min(created_at) AS firstSeenAt, max(created_at) AS lastSeenAt
+  FROM (SELECT ${ENVIRONMENT_CAUSE_SQL} AS cause, created_at FROM capability_gaps
+    WHERE agent_id = ? AND created_at >= ? AND class = 'environment') environment_gaps
+  GROUP BY cause ORDER BY max(created_at) DESC, cause`;
+const LAST_DETAIL = `SELECT detail FROM capability_gaps
+  WHERE agent_id = ? AND created_at >= ? AND class = 'environment' AND ${ENVIRONMENT_CAUSE_SQL} = ?
+  ORDER BY created_at DESC, id DESC LIMIT 1`;
+/** An environment problem's last error as shown to operators: enough to recognise it. */
+export const LAST_DETAIL_MAX_CHARS = 300;
 const KEY_BY_SIGNATURE = `SELECT intent_key AS intentKey FROM intent_keys WHERE agent_id = ? AND signature = ? ORDER BY last_seen DESC LIMIT 1`;
 const RECENT_KEYS = `SELECT intent_key AS intentKey, signature FROM intent_keys WHERE agent_id = ? AND last_seen >= ? ORDER BY last_seen DESC LIMIT 500`;
 const UPSERT_KEY = `INSERT INTO intent_keys (agent_id, intent_key, signature, last_seen) VALUES (?, ?, ?, ?)
@@ -77,6 +100,16 @@ export function createGapClustersStore(sql: SqlDriver, clock: Clock) {
     },
     top: (agentId: string, sinceMs: number, limit: number): Promise<ClusterStats[]> =>
       sql.all<ClusterStats>(TOP, [agentId, sinceMs, limit]),
+    /** The agent's environment gaps by cause within the window, the most recently seen first. */
+    async environment(agentId: string, sinceMs: number): Promise<EnvironmentClusterReport[]> {
+      const causes = await sql.all<Omit<EnvironmentClusterReport, "lastDetail">>(ENVIRONMENT, [agentId, sinceMs]);
+      const reports: EnvironmentClusterReport[] = [];
+      for (const cause of causes) {
+        const last = await sql.get<{ detail: string | null }>(LAST_DETAIL, [agentId, sinceMs, cause.cause]);
+        reports.push({ ...cause, lastDetail: last?.detail?.slice(0, LAST_DETAIL_MAX_CHARS) ?? null });
+      }
+      return reports;
+    },
     samples: (key: ClusterKey, sinceMs: number, limit = 5): Promise<Sample[]> =>
       sql.all<Sample>(SAMPLES, [key.agentId, key.intentKey, key.reason, sinceMs, limit]),
     keyWithSignature: async (agentId: string, signature: string): Promise<string | undefined> =>

@@ -1,4 +1,5 @@
 import type { Clock } from "./clock.js";
+import { CAUSE_DETAIL_MAX_CHARS, ENVIRONMENT_CAUSE_SQL, type EnvironmentCause } from "./gap-causes.js";
 import type { SqlDriver } from "./sql/sql-driver.js";
 
 export type GapClass = "capability" | "environment";
@@ -38,7 +39,7 @@ export type GapRow = {
 
 /** User text kept with a gap is capped: enough to recognise the request, not a transcript. */
 export const GAP_USER_TEXT_MAX_CHARS = 500;
-export const GAP_DETAIL_MAX_CHARS = 1_000;
+export const GAP_DETAIL_MAX_CHARS = CAUSE_DETAIL_MAX_CHARS;
 
 export type GapsStore = ReturnType<typeof createGapsStore>;
 
@@ -52,6 +53,8 @@ const BY_ID = `SELECT ${COLUMNS} FROM capability_gaps WHERE id = ?`;
 const BY_TRACE = `SELECT ${COLUMNS} FROM capability_gaps WHERE trace_id = ? ORDER BY id`;
 const RECENT = `SELECT ${COLUMNS} FROM capability_gaps WHERE agent_id = ? AND created_at >= ? ORDER BY id DESC LIMIT ?`;
 const COUNT_SINCE = `SELECT count(*) AS count FROM capability_gaps WHERE agent_id = ? AND created_at >= ?`;
+const COUNT_CAUSE_SINCE = `SELECT count(*) AS count FROM capability_gaps
+  WHERE agent_id = ? AND created_at >= ? AND class = 'environment' AND ${ENVIRONMENT_CAUSE_SQL} = ?`;
 
 export function createGapsStore(sql: SqlDriver, clock: Clock) {
   const run = async (gap: NewGap, createdAt: number): Promise<number> => {
@@ -84,5 +87,8 @@ export function createGapsStore(sql: SqlDriver, clock: Clock) {
     /** How many gaps an agent recorded since a time (an index range scan of gaps_recent). */
     countSince: async (agentId: string, sinceMs: number): Promise<number> =>
       (await sql.get<{ count: number }>(COUNT_SINCE, [agentId, sinceMs]))?.count ?? 0,
+    /** How many environment gaps of one cause an agent recorded since a time (rows keyed by older versions included). */
+    countCauseSince: async (agentId: string, cause: EnvironmentCause, sinceMs: number): Promise<number> =>
+      (await sql.get<{ count: number }>(COUNT_CAUSE_SINCE, [agentId, sinceMs, cause]))?.count ?? 0,
   };
 }

@@ -1,8 +1,8 @@
-/** Operator commands of the gap loop: /capability_gaps and /reload_skills. */
+/** Operator commands of the gap loop: /capability_gaps (capability gaps, then environment problems) and /reload_skills. */
 import { relative } from "node:path";
 import type { SkillCatalog, SkillChanges } from "../../knowledge/skill-catalog.js";
-import type { GapClustersStore } from "../../store/gap-clusters-store.js";
-import { gapClassWords, gapReasonWords } from "../gaps/classify-gap.js";
+import type { ClusterStats, EnvironmentClusterReport, GapClustersStore } from "../../store/gap-clusters-store.js";
+import { gapCauseWords, gapClassWords, gapReasonWords } from "../gaps/classify-gap.js";
 import { text, type Locale } from "../texts.js";
 import type { ChatCommand } from "./chat-commands.js";
 
@@ -52,8 +52,10 @@ export function gapCommands(options: {
 }
 
 /**
- * The top clusters in the compact chat format. `detailed` (the CLI) adds distinct users,
- * first seen and up to three sample texts per cluster.
+ * The top capability clusters in the compact chat format, then the environment problems
+ * by cause (counts and last seen, never the user's words). `detailed` (the CLI) adds
+ * distinct users, first seen and up to three sample texts per capability cluster, and
+ * first seen and the last error per environment cause.
  */
 export async function formatClusters(
   clusters: GapClustersStore,
@@ -65,19 +67,34 @@ export async function formatClusters(
   options: { detailed?: boolean; limit?: number } = {},
 ): Promise<string> {
   const top = await clusters.top(agentId, sinceMs, options.limit ?? GAP_LIST_LIMIT);
-  if (top.length === 0) return text(locale, "gapsNone", { hours });
-  const drafts = new Map((await clusters.drafts(agentId)).map((draft) => [draft.intentKey, draft]));
+  const environment = await clusters.environment(agentId, sinceMs);
+  const sections = [
+    top.length === 0
+      ? text(locale, "gapsNone", { hours })
+      : await capabilityLines(clusters, top, { agentId, sinceMs, now, hours, locale, ...options }),
+  ];
+  if (environment.length > 0) sections.push(environmentLines(environment, { now, hours, locale, ...options }));
+  return sections.join("\n\n");
+}
+
+type ListContext = { now: number; hours: number; locale: Locale; detailed?: boolean };
+
+async function capabilityLines(
+  clusters: GapClustersStore,
+  top: ClusterStats[],
+  context: ListContext & { agentId: string; sinceMs: number },
+): Promise<string> {
+  const { now, hours, locale } = context;
+  const drafts = new Map((await clusters.drafts(context.agentId)).map((draft) => [draft.intentKey, draft]));
   const lines: string[] = [];
   for (const [index, cluster] of top.entries()) {
     const draft = drafts.get(cluster.intentKey);
     const state =
-      cluster.gapClass === "environment"
-        ? text(locale, "gapsNeverDrafted")
-        : draft?.status === "drafted"
-          ? text(locale, "gapsDrafted", { skill: draft.skillName ?? "?" })
-          : draft?.status === "linked"
-            ? text(locale, "gapsLinked", { skill: draft.skillName ?? "?" })
-            : text(locale, "gapsNoDraft");
+      draft?.status === "drafted"
+        ? text(locale, "gapsDrafted", { skill: draft.skillName ?? "?" })
+        : draft?.status === "linked"
+          ? text(locale, "gapsLinked", { skill: draft.skillName ?? "?" })
+          : text(locale, "gapsNoDraft");
     const line = text(locale, "gapsLine", {
       index: index + 1,
       intent: cluster.intentKey,
@@ -91,11 +108,11 @@ export async function formatClusters(
       last: ago(now - cluster.lastSeen, locale),
       draft: state,
     });
-    if (!options.detailed) {
+    if (!context.detailed) {
       lines.push(line);
       continue;
     }
-    const samples = (await clusters.samples(cluster, sinceMs, 3)).flatMap((sample) =>
+    const samples = (await clusters.samples(cluster, context.sinceMs, 3)).flatMap((sample) =>
       sample.userText ? [`"${sample.userText.replace(/\s+/g, " ").slice(0, 80)}"`] : [],
     );
     const users = cluster.users === 1 ? text(locale, "gapsUser") : text(locale, "gapsUsers", { count: cluster.users });
@@ -105,6 +122,24 @@ export async function formatClusters(
     );
   }
   return [text(locale, "gapsHeader", { hours, count: top.length }), ...lines].join("\n");
+}
+
+/** One line per cause: its words, how often, when last; the CLI adds first seen and the last error (the failure's own text). */
+function environmentLines(environment: EnvironmentClusterReport[], context: ListContext): string {
+  const { now, hours, locale } = context;
+  const lines = environment.map((problem) => {
+    const line = text(locale, "gapsEnvironmentLine", {
+      cause: gapCauseWords(locale, problem.cause),
+      count: problem.count,
+      last: ago(now - problem.lastSeenAt, locale),
+    });
+    if (!context.detailed) return line;
+    const error = problem.lastDetail
+      ? text(locale, "gapsEnvironmentError", { detail: problem.lastDetail.replace(/\s+/g, " ").slice(0, 160) })
+      : "";
+    return `${line}\n   ${text(locale, "gapsEnvironmentDetail", { first: ago(now - problem.firstSeenAt, locale), error })}`;
+  });
+  return [text(locale, "gapsEnvironmentHeader", { hours }), ...lines].join("\n");
 }
 
 export function formatReload(

@@ -1,9 +1,11 @@
 /**
  * Capability vs environment. A capability gap means the bot lacks know-how (it can be
  * taught with a skill); an environment gap means the world failed (provider down,
- * toolhost unavailable, machine timeouts, a command missing from the host). Environment
- * gaps are kept and shown but never drafted into skills. Rules: docs/gaps.md.
+ * toolhost unavailable, machine timeouts, a command missing from the host), and is keyed
+ * by its cause (store/gap-causes.ts). Environment gaps are kept and shown apart, but
+ * never drafted into skills. Rules: docs/gaps.md.
  */
+import { environmentCause, type EnvironmentCause } from "../../store/gap-causes.js";
 import type { GapClass } from "../../store/gaps-store.js";
 import { text, type Locale, type TextKey } from "../texts.js";
 
@@ -40,22 +42,28 @@ export function gapClassWords(locale: Locale, gapClass: GapClass): string {
   return Object.hasOwn(CLASS_WORDS, gapClass) ? text(locale, CLASS_WORDS[gapClass]) : gapClass;
 }
 
-const ENVIRONMENT_TOOL_CODES = new Set(["TIMEOUT", "TOOLHOST_UNAVAILABLE", "TOOLHOST_CRASHED", "INTERNAL"]);
+/** An environment cause in words (chat, `laoding gaps`, the operators' notice); `--json` and the admin API keep the code. */
+const CAUSE_WORDS: Record<EnvironmentCause, TextKey> = {
+  "model-unavailable": "gapCauseModelUnavailable",
+  "model-rate-limited": "gapCauseModelRateLimited",
+  "model-timeout": "gapCauseModelTimeout",
+  "model-auth-failed": "gapCauseModelAuthFailed",
+  "model-bad-request": "gapCauseModelBadRequest",
+  "model-bad-response": "gapCauseModelBadResponse",
+  "sandbox-unavailable": "gapCauseSandboxUnavailable",
+  "toolhost-unavailable": "gapCauseToolhostUnavailable",
+  "tool-timeout": "gapCauseToolTimeout",
+  "mcp-unavailable": "gapCauseMcpUnavailable",
+  "command-missing": "gapCauseCommandMissing",
+  other: "gapCauseOther",
+};
 
+/** A cause in words; a cause this version does not know is shown as stored. */
+export function gapCauseWords(locale: Locale, cause: string): string {
+  return Object.hasOwn(CAUSE_WORDS, cause) ? text(locale, CAUSE_WORDS[cause as EnvironmentCause]) : cause;
+}
+
+/** Environment when a cause rule names the failure (every model failure, the host's faults), else capability. */
 export function classifyGap(reason: GapReason, details: { errorCode?: string; detail?: string } = {}): GapClass {
-  switch (reason) {
-    case "model_failure":
-      return "environment";
-    case "tool_failure":
-      if (details.errorCode && ENVIRONMENT_TOOL_CODES.has(details.errorCode)) return "environment";
-      // A program the host does not have is the machine's problem, not the bot's know-how.
-      if (
-        details.errorCode === "EXIT_NONZERO" &&
-        /command not found|exit(ed with)? code 127/i.test(details.detail ?? "")
-      )
-        return "environment";
-      return "capability";
-    default:
-      return "capability";
-  }
+  return environmentCause({ reason, ...details }) ? "environment" : "capability";
 }

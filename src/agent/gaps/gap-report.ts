@@ -1,15 +1,30 @@
 /**
- * The capability-gap report of one agent as machines read it: the top clusters in a
- * lookback window with a few sample requests and the draft made for each, plus every
- * draft. `laoding gaps --json` prints it and the admin API serves it, from this one place.
+ * The gap report of one agent as machines read it: the top capability clusters in a
+ * lookback window with a few sample requests and the draft made for each, the environment
+ * problems by cause apart from them (counts and times, never the user's words), plus
+ * every draft. `laoding gaps --json` prints it and the admin API serves it, from this one place.
  */
-import type { ClusterStats, DraftRow, GapClustersStore } from "../../store/gap-clusters-store.js";
+import type {
+  ClusterStats,
+  DraftRow,
+  EnvironmentClusterReport,
+  GapClustersStore,
+} from "../../store/gap-clusters-store.js";
+
+export type { EnvironmentClusterReport };
 
 export const REPORT_CLUSTER_LIMIT = 50;
 const REPORT_SAMPLES = 5;
 
 export type GapClusterReport = ClusterStats & { samples: string[]; draft: DraftRow | null };
-export type AgentGapReport = { agent: string; clusters: GapClusterReport[]; drafts: DraftRow[] };
+export type AgentGapReport = {
+  agent: string;
+  /** Capability clusters only. */
+  clusters: GapClusterReport[];
+  /** Environment problems by cause, the most recently seen first. */
+  environment: EnvironmentClusterReport[];
+  drafts: DraftRow[];
+};
 
 export async function agentGapReport(
   clusters: GapClustersStore,
@@ -27,5 +42,5 @@ export async function agentGapReport(
       draft: drafts.find((draft) => draft.intentKey === cluster.intentKey) ?? null,
     });
   }
-  return { agent: agentId, clusters: reports, drafts };
+  return { agent: agentId, clusters: reports, environment: await clusters.environment(agentId, sinceMs), drafts };
 }

@@ -11,7 +11,9 @@ const usage = `Usage: laoding gaps [--agent ID] [--since HOURS] [--json] [--work
        laoding gaps show <id> [--workspace DIR]
 
   gaps        the top capability-gap clusters per agent: intent, reason, class, count,
-              sessions, last seen, and the draft or linked skill
+              sessions, last seen, and the draft or linked skill; then the environment
+              problems by cause (model unavailable, rate limited, ...): count, first and
+              last seen, the last error (--json: "environment")
   gaps show   one gap with its chain: trace -> message -> tool calls -> gaps
 
 Options:
@@ -23,7 +25,7 @@ ${WORKSPACE_FLAG.help()}
 
 export const gapsCommand: Command = {
   name: "gaps",
-  summary: "show capability-gap clusters, or one gap's chain from trace to tool calls",
+  summary: "show capability-gap clusters and environment problems, or one gap's chain from trace to tool calls",
   usage,
   async run(context) {
     const { values, positionals } = parseFlags(
@@ -65,7 +67,7 @@ export const gapsCommand: Command = {
           context.stdout,
           (
             await formatClusters(store.clusters, agent.id, since, now, hours, "en", { detailed: true, limit: 50 })
-          ).replace(/^/gm, "  "),
+          ).replace(/^(?=.)/gm, "  "),
         );
       }
       return 0;
