@@ -72,8 +72,12 @@ export function lessonMayBeShown(lesson: Pick<Experience, "summary" | "approvedB
  * fixed, so the lifecycle revalidates it after a while.
  */
 export function isNegativeClaim(summary: string): boolean {
-  return NEGATIVE_TOOL_CLAIM.test(summary);
+  return NEGATIVE_TOOL_CLAIM.test(summary) || UNAVAILABLE_CLAIM.test(summary);
 }
+
+/** Also ages (but is not refused without a remedy): a tool or command said to be missing. */
+const UNAVAILABLE_CLAIM =
+  /\b(is|are)\s+(not\s+(available|installed|supported)|unavailable|missing)\b|(没有安装|未安装|不支持|不存在)/i;
 
 function remedyAfterClaim(summary: string): boolean {
   // "X is broken" alone condemns a tool; "X is broken for Y, use Z instead" teaches something.

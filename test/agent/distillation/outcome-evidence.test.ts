@@ -444,3 +444,13 @@ describe("a correction states a lesson's remedy", () => {
     expect(statesRemedy("Restart the worker service before reloading the gateway configuration.", "No.")).toBe(false);
   });
 });
+
+describe("which lessons are negative claims", () => {
+  it("a tool said not to work, to be broken or missing; not a plain lesson", async () => {
+    const { isNegativeClaim } = await import("../../../src/agent/distillation/lesson-rules.js");
+    expect(isNegativeClaim("The browser tool doesn't work for PDFs; use file_read instead.")).toBe(true);
+    expect(isNegativeClaim("ffmpeg is not installed in the sandbox; convert with the media tool.")).toBe(true);
+    expect(isNegativeClaim("浏览器工具不可用，改用 file_read 读取下载的文件。")).toBe(true);
+    expect(isNegativeClaim(REMEDY)).toBe(false);
+  });
+});
