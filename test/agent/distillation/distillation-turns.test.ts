@@ -56,6 +56,7 @@ describe("distillation through real turns", () => {
       operations: 1,
       refused: 1,
       outcome: "failure",
+      outcomeKind: "corrected",
       source: "error_correction",
     });
 
@@ -96,7 +97,7 @@ describe("distillation through real turns", () => {
     expect(await store.experiences.list("main")).toHaveLength(1);
     expect(await store.experiences.get(1)).toMatchObject({ supportCount: 1, usageCount: 1, injectedCount: 1 });
     expect(await store.injections.byTrace((await store.distillRuns.byAgent("main"))[2]?.traceId ?? "")).toMatchObject([
-      { experienceId: 1, arm: "treatment", cited: 1, outcome: "success" },
+      { experienceId: 1, arm: "treatment", cited: 1, outcome: "success", outcomeKind: "success" },
     ]);
     expect((await store.distillRuns.byAgent("main")).at(-1)).toMatchObject({
       source: "review_finding",
