@@ -291,6 +291,7 @@ function assembleRuntime(
         settings: {
           locale: config.BOT_LOCALE,
           holdoutPercent: config.DISTILL_HOLDOUT_PERCENT,
+          holdoutSeed: config.DISTILL_HOLDOUT_SEED,
           settleQuietMs: config.DISTILL_SETTLE_QUIET_MS,
         },
         logger: options.logger.child({ component: "distillation" }),

@@ -281,7 +281,10 @@ describe("one language: BOT_LOCALE=zh in a real terminal", () => {
         { expect: "抱歉，模型服务暂时不可用（服务器出错）", timeout: 30 },
         { expect: "你> " },
         { send: "/capability_gaps\r" },
-        { expect: "· 模型调用失败 · 环境 · 1 次 · 1 个会话 · 最近 0 分钟前 · 环境问题，不起草" },
+        {
+          expect:
+            "环境问题（最近 \\d+ 小时，不会起草成技能）：\r\n- 模型服务不可用（服务器出错或无法连接） · 1 次 · 最近 0 分钟前",
+        },
         { expect: "你> " },
         { send: "\x04" },
       ]);

@@ -44,17 +44,7 @@ export function createTurnLessons(options: DistillationOptions, book: TaskBook):
       current.selected = chosen.map((candidate) => candidate.lesson.id);
       const key = await taskHoldoutKey(store, task.traceId, settings.holdoutSeed ?? "");
       current.arm = isHoldout(key, settings.holdoutPercent) ? "holdout" : "treatment";
-      await store.transaction(async () => {
-        await store.injections.record(
-          task.agentId,
-          task.traceId,
-          current.arm as "treatment" | "holdout",
-          current.selected,
-        );
-        // In id order: two turns counting overlapping lessons lock their rows in one order (no deadlock on PostgreSQL).
-        if (current.arm === "treatment")
-          for (const id of [...current.selected].sort((a, b) => a - b)) await store.experiences.countInjected(id);
-      });
+      await recordInjection(store, current);
       logger.info(
         { traceId: task.traceId, arm: current.arm, lessons: current.selected.map(formatExperienceId) },
         current.arm === "holdout" ? "lessons held out" : "lessons injected",
@@ -87,4 +77,14 @@ export function createTurnLessons(options: DistillationOptions, book: TaskBook):
       return clean;
     },
   };
+}
+
+/** The task's chosen lessons and arm, and each shown lesson's injection count, in one transaction. */
+async function recordInjection(store: DistillationOptions["store"], task: TaskState): Promise<void> {
+  await store.transaction(async () => {
+    await store.injections.record(task.agentId, task.traceId, task.arm as "treatment" | "holdout", task.selected);
+    // In id order: two turns counting overlapping lessons lock their rows in one order (no deadlock on PostgreSQL).
+    if (task.arm === "treatment")
+      for (const id of [...task.selected].sort((a, b) => a - b)) await store.experiences.countInjected(id);
+  });
 }

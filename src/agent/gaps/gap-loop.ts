@@ -63,6 +63,8 @@ export function createGapLoop(options: GapLoopOptions): GapLoop {
   const recordGap = createGapRecorder({
     gaps: store.gaps,
     logger,
+    // The operators' environment notice counts its once-per-hour on the loop's clock.
+    clock,
     canonicalKey: (agentId, intentKey) => canonicalIntentKey(store.clusters, agentId, intentKey, sinceMs()),
     // The key merge reads the agent's registry then writes it: replicas take turns on it, agent by agent.
     atomically: (agentId, work) => store.transaction(work, { lock: `gap-intent-keys:${agentId}` }),
