@@ -115,7 +115,9 @@ describe.skipIf(!hasChromium)("admin page: rules and environment gaps in headles
     expect(await candidateRow(candidate(1)).locator("td.evidence").textContent()).toContain(
       "heuristic of active skill deploy-gateway v1",
     );
-    expect(await candidateRow(lessons.deploy).locator("td.evidence").textContent()).toMatch(/cited in \d+ tasks/);
+    expect(await candidateRow(lessons.deploy).locator("td.evidence").textContent()).toMatch(
+      /shown to \d+ tasks, \d+ succeeded/,
+    );
     await shot("rules");
 
     await candidateRow(candidate(1)).locator("button[data-accept]").click();

@@ -101,7 +101,9 @@ describe("laoding rules", () => {
     await store.close();
     const cli = (...args: string[]) => runLaoding(["rules", ...args, "--workspace", workspaceDir], { repoRoot });
     const proposed = await cli("propose");
-    expect(proposed.stdout).toMatch(/exp-000001: Pass --force-tls[\s\S]*evidence: cited in 6 tasks, 6\/6 succeeded/);
+    expect(proposed.stdout).toMatch(
+      /exp-000001: Pass --force-tls[\s\S]*evidence: shown to 6 tasks, 6 succeeded \(cited in 6\)/,
+    );
     expect((await cli("accept", "exp-000001", "--text", "x".repeat(301))).stderr).toMatch(/1-300 characters/);
     // The operator's own wording passes the lesson gate's check too: hidden text is invisible to them.
     expect((await cli("accept", "exp-000001", "--text", "Pass --force-tls\u{E0100}")).stderr).toMatch(

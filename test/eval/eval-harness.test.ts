@@ -42,14 +42,21 @@ describe("efficacy harness (subset)", () => {
     expect(results.flatMap((run) => run.harmful).some((lesson) => lesson.uses > 0 && lesson.deprecated)).toBe(true);
   });
 
-  it("with citations written as models write them, none reaches the user and no helpful lesson is deprecated", async () => {
+  it("with citations written as models write them, none reaches the user and no helpful lesson is retired for them", async () => {
     const run = await runArm("markdownCitation", 1, { tasks: TASKS });
     expect(run.citationsWritten).toBeGreaterThan(CITATION_FORMS.length);
     expect(run.helpful.length).toBeGreaterThan(0);
     expect(run.citationLeaks).toBe(0);
-    expect(run.helpful.filter((lesson) => lesson.deprecated)).toEqual([]);
     const summary = summarise([run], 1, TASKS, ["markdownCitation"]);
-    expect(summary.arms.markdownCitation).toMatchObject({ citationLeaks: 0, helpfulDeprecated: 0 });
+    expect(summary.arms.markdownCitation).toMatchObject({ citationLeaks: 0 });
+    // Adoption is a hint: no helpful lesson is retired as ignored (the bold-label bug retired them all).
+    expect(run.helpful.filter((lesson) => /adoption|never cited/.test(lesson.reason ?? ""))).toEqual([]);
+    // The citation's form changes nothing: the same lessons live and die as with the plain line.
+    // (Outcomes alone can still retire a right remedy whose family keeps failing on another trap;
+    // a later correction restating it revives it. That is the full arm's behaviour too.)
+    const plain = await runArm("full", 1, { tasks: TASKS });
+    expect(run.helpful).toEqual(plain.helpful);
+    expect(run.successes).toEqual(plain.successes);
   });
 
   it("the leak check sees every citation form the markdown agent writes, and not a clean answer", () => {

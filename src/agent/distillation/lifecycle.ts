@@ -98,7 +98,9 @@ function contradicted(lesson: LessonState, stats: LessonStats): Transition | und
 
 /** Outcomes against it: its last uses all failed, or it does clearly worse than the holdout. */
 function failingUses(stats: LessonStats): Transition | undefined {
-  if ((stats.trailingFailures ?? 0) >= LIFECYCLE.failedUsesToDeprecate)
+  // Unless it still beats the holdout: a right remedy shown where another step keeps failing the
+  // task (a family with two traps) fails with it too, and is less often right without it.
+  if ((stats.trailingFailures ?? 0) >= LIFECYCLE.failedUsesToDeprecate && !beatsHoldout(stats))
     return deprecate(`its last ${LIFECYCLE.failedUsesToDeprecate} uses all failed`);
   const uses = stats.uses ?? 0;
   if (uses >= LIFECYCLE.harmfulMinUses && stats.holdout.n >= LIFECYCLE.harmfulMinN) {
@@ -169,6 +171,13 @@ function usesSucceed(stats: LessonStats): boolean {
   if (rate === null) return true;
   if (rate <= LIFECYCLE.adoptionRetireMaxSuccess) return false;
   return !(stats.holdout.n >= LIFECYCLE.harmfulMinN && rate < stats.holdout.successes / stats.holdout.n);
+}
+
+/** Its success rate is above the holdout's, and the holdout has enough tasks to say so. */
+function beatsHoldout(stats: LessonStats): boolean {
+  const rate = successRate(stats);
+  if (rate === null || stats.holdout.n < LIFECYCLE.promoteMinHoldout) return false;
+  return rate > stats.holdout.successes / stats.holdout.n;
 }
 
 function successNote(stats: LessonStats): string {

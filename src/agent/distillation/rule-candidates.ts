@@ -2,7 +2,8 @@
  * Candidates for always-on rules, with their evidence. A rule is the last step of
  * Memory -> Skill -> Rule and only an operator takes it: this module only proposes.
  * Candidates are the decision-heuristic bullets of active distilled skill versions, and
- * active lessons with strong evidence (cited in many tasks that then succeeded). A rule is
+ * active lessons with strong evidence (shown to many tasks that then succeeded; outcomes, not
+ * citations, are the evidence). A rule is
  * in every prompt, so a candidate whose text the lesson gate refuses or holds (hidden
  * characters, a URL, a pipe into a shell, a command run from the network) is not offered.
  * `laoding rules` and the admin API both propose and accept through this module.
@@ -16,7 +17,8 @@ import type { LessonStats } from "./lifecycle.js";
 import { skillBullets } from "./skill-sections.js";
 import { unsafeText } from "./unsafe-text.js";
 
-export const RULE_CANDIDATE_MIN_CITED_TASKS = 5;
+/** Uses: tasks the lesson was shown to that ended with an outcome. */
+export const RULE_CANDIDATE_MIN_USES = 5;
 export const RULE_CANDIDATE_MIN_SUCCESS = 0.7;
 
 export type RuleCandidate = { id: string; text: string; evidence: string };
@@ -64,14 +66,13 @@ export async function ruleCandidates(store: Store, agentId: string, now: number)
   const fromLessons = withStats
     .filter(
       ({ stats }) =>
-        stats.citedTasks >= RULE_CANDIDATE_MIN_CITED_TASKS &&
-        stats.citing.n > 0 &&
-        stats.citing.successes / stats.citing.n >= RULE_CANDIDATE_MIN_SUCCESS,
+        (stats.uses ?? 0) >= RULE_CANDIDATE_MIN_USES &&
+        (stats.successes ?? 0) / (stats.uses ?? 1) >= RULE_CANDIDATE_MIN_SUCCESS,
     )
     .map(({ lesson, stats }) => ({
       id: formatExperienceId(lesson.id),
       text: lesson.summary,
-      evidence: `cited in ${stats.citedTasks} tasks, ${stats.citing.successes}/${stats.citing.n} succeeded; holdout ${stats.holdout.successes}/${stats.holdout.n}`,
+      evidence: `shown to ${stats.uses} tasks, ${stats.successes} succeeded (cited in ${stats.citedTasks}); holdout ${stats.holdout.successes}/${stats.holdout.n}`,
     }));
   return [...fromSkills.filter((candidate) => unsafeText(candidate.text) === undefined), ...fromLessons].filter(
     (candidate) => candidate.text.length > 0 && !taken.has(candidate.text) && !taken.has(candidate.id),

@@ -1,5 +1,5 @@
 import { curateAgent } from "../../agent/distillation/curate.js";
-import { effectReport, formatComparison } from "../../agent/distillation/effect-report.js";
+import { effectReport, formatComparison, formatLessonEvidence } from "../../agent/distillation/effect-report.js";
 import { isHeld } from "../../agent/distillation/lesson-hold.js";
 import { distilledSkillStates, skillStateLines, type SkillStateView } from "../../agent/distillation/skill-report.js";
 import {
@@ -219,6 +219,11 @@ function reportLines(report: Awaited<ReturnType<typeof effectReport>>): string[]
     `  overall: ${formatComparison(report.overall)}`,
     `  lessons created ${report.created} · promoted ${report.promoted} · deprecated ${report.deprecated} · phantom citations ${report.phantomCitations}`,
     `  distiller calls ${report.distillCalls} (tasks skipped by the gates ${report.skipped}) · tokens ${report.tokens}`,
+    `  tasks by outcome: ${
+      Object.entries(report.outcomeKinds)
+        .map(([kind, count]) => `${kind} ${count}`)
+        .join(" · ") || "-"
+    }`,
     ...(report.byTag.length > 0
       ? ["  by tag:", ...report.byTag.map((tag) => `    ${tag.tag}: ${formatComparison(tag)}`)]
       : []),
@@ -227,7 +232,7 @@ function reportLines(report: Awaited<ReturnType<typeof effectReport>>): string[]
           "  by lesson:",
           ...report.lessons.map(
             (lesson) =>
-              `    ${lesson.id} [${lesson.status}] shown ${lesson.injected} · cited ${lesson.cited} · adoption ${lesson.adoption === null ? "-" : `${Math.round(lesson.adoption * 100)}%`} · ${formatComparison(lesson.comparison)}`,
+              `    ${lesson.id} [${lesson.status}] shown ${lesson.injected} · ${formatLessonEvidence(lesson)} · adoption ${lesson.adoption === null ? "-" : `${Math.round(lesson.adoption * 100)}%`} · ${formatComparison(lesson.comparison)}`,
           ),
         ]
       : []),
