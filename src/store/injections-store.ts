@@ -18,6 +18,8 @@ export type TaskOutcomeKind =
   | "negative_feedback"
   | "failed_tool"
   | "step_budget"
+  /** The model said it cannot do the task (report_gap). */
+  | "reported"
   | "abandoned"
   | "environment";
 

@@ -48,9 +48,10 @@ const BY_SESSION = `SELECT ${COLUMNS} FROM messages WHERE session_id = ? ORDER B
 const BY_TRACE = `SELECT ${COLUMNS} FROM messages WHERE trace_id = ? ORDER BY id`;
 // The task's user message, its chat, and how many user chat messages that chat has up to it, across sessions.
 const CHAT_PLACE = `SELECT s.agent_id AS agentId, s.channel AS channel, s.chat_id AS chatId,
-    (SELECT count(*) FROM messages AS earlier JOIN sessions AS es ON es.id = earlier.session_id
-      WHERE es.agent_id = s.agent_id AND es.channel = s.channel AND es.chat_id = s.chat_id
-        AND earlier.role = 'user' AND earlier.kind = 'chat' AND earlier.id <= m.id) AS sequence
+    (SELECT count(*) FROM messages AS earlier
+      WHERE earlier.session_id IN (SELECT es.id FROM sessions AS es
+          WHERE es.agent_id = s.agent_id AND es.channel = s.channel AND es.chat_id = s.chat_id)
+        AND earlier.id <= m.id AND earlier.role = 'user' AND earlier.kind = 'chat') AS sequence
   FROM messages AS m JOIN sessions AS s ON s.id = m.session_id
   WHERE m.trace_id = ? AND m.role = 'user' AND m.kind = 'chat' ORDER BY m.id LIMIT 1`;
 const BY_DEDUPE = `SELECT id FROM messages WHERE dedupe_key = ?`;

@@ -393,4 +393,11 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE skill_versions ADD COLUMN last_used_at INTEGER;
     `,
   },
+  {
+    version: 11,
+    name: "a chat's sessions found by the chat (the holdout's task number counts a chat's messages)",
+    sql: `
+      CREATE INDEX sessions_by_chat ON sessions (agent_id, channel, chat_id);
+    `,
+  },
 ];

@@ -51,36 +51,41 @@ const REMOVE = "UPDATE rules SET status = 'removed', updated_at = ? WHERE id = ?
 export function createRulesStore(sql: SqlDriver, clock: Clock, ledger: LedgerStore) {
   const active = (agentId: string): Promise<RuleRow[]> => sql.all<RuleRow>(ACTIVE, [agentId]);
   const byId = (id: number): Promise<RuleRow | undefined> => sql.get<RuleRow>(BY_ID, [id]);
+  const rulesLock = (agentId: string) => `rules:${agentId}`;
   return {
     active,
     list: (agentId: string): Promise<RuleRow[]> => sql.all<RuleRow>(ALL, [agentId]),
     get: byId,
+    // The limit and duplicate checks read, then insert: concurrent accepts (the page, the CLI) take turns.
     add: (agentId: string, text: string, source: string, actor: string): Promise<RuleRow> =>
-      sql.transaction(async () => {
-        const rule = foldRuleText(text);
-        if (rule.length === 0 || [...rule].length > RULE_MAX_CHARS)
-          throw new RuleError(
-            "length",
-            `a rule is 1-${RULE_MAX_CHARS} characters; this one has ${[...rule].length}: give a shorter wording`,
-          );
-        const current = await active(agentId);
-        if (current.length >= MAX_RULES_PER_AGENT)
-          throw new RuleError("limit", `agent ${agentId} already has ${MAX_RULES_PER_AGENT} rules; remove one first`);
-        if (current.some((existing) => existing.text === rule))
-          throw new RuleError("duplicate", "the same rule is active already");
-        const now = clock.now();
-        const id = Number((await sql.get<{ id: number }>(INSERT, [agentId, rule, source, now, now]))?.id);
-        const row = (await byId(id)) as RuleRow;
-        await ledger.append({
-          agentId,
-          subject: "rule",
-          subjectId: String(id),
-          action: "accept",
-          after: { text: rule, status: "active", source },
-          actor,
-        });
-        return row;
-      }),
+      sql.transaction(
+        async () => {
+          const rule = foldRuleText(text);
+          if (rule.length === 0 || [...rule].length > RULE_MAX_CHARS)
+            throw new RuleError(
+              "length",
+              `a rule is 1-${RULE_MAX_CHARS} characters; this one has ${[...rule].length}: give a shorter wording`,
+            );
+          const current = await active(agentId);
+          if (current.length >= MAX_RULES_PER_AGENT)
+            throw new RuleError("limit", `agent ${agentId} already has ${MAX_RULES_PER_AGENT} rules; remove one first`);
+          if (current.some((existing) => existing.text === rule))
+            throw new RuleError("duplicate", "the same rule is active already");
+          const now = clock.now();
+          const id = Number((await sql.get<{ id: number }>(INSERT, [agentId, rule, source, now, now]))?.id);
+          const row = (await byId(id)) as RuleRow;
+          await ledger.append({
+            agentId,
+            subject: "rule",
+            subjectId: String(id),
+            action: "accept",
+            after: { text: rule, status: "active", source },
+            actor,
+          });
+          return row;
+        },
+        { lock: rulesLock(agentId) },
+      ),
     /** Retires an active rule; with `agentId`, only one of that agent's (another agent's rule is not found). */
     remove: (id: number, actor: string, agentId?: string): Promise<RuleRow> =>
       sql.transaction(async () => {

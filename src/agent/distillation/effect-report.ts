@@ -11,7 +11,7 @@
 import { formatExperienceId } from "../../store/experiences-store.js";
 import type { TaskOutcomeKind } from "../../store/injections-store.js";
 import type { Store } from "../../store/store.js";
-import { LIFECYCLE } from "./lifecycle.js";
+import { tagHoldout } from "./lesson-stats.js";
 
 export const MIN_GROUP_SIZE = 10;
 
@@ -41,7 +41,7 @@ export type EffectReport = {
     uses: Rate;
     /** Cited uses that succeeded (what promotion needs, with a success rate above the holdout's). */
     citedSuccesses: number;
-    /** The holdout the lifecycle compares it with: its tags' holdout tasks, or the agent's while those are few. */
+    /** The holdout the lifecycle compares it with: the holdout tasks on its tags. */
     tagHoldout: Rate;
   }[];
   /** How the tasks ended, by kind (an `environment` task has no outcome). */
@@ -105,10 +105,10 @@ export async function effectReport(store: Store, agentId: string, sinceMs = 0): 
     const treatment = own.filter((row) => row.arm === "treatment");
     const cited = treatment.filter((row) => row.cited === 1);
     const uses = rate(treatment.map((row) => row.outcome as string));
-    const onTags = holdoutTasks.filter((task) =>
-      (tagsOf.get(task.traceId) ?? []).some((tag) => lesson.tags.includes(tag)),
+    const holdoutOnTags = tagHoldout(
+      lesson,
+      holdoutTasks.map((task) => ({ ...task, tags: tagsOf.get(task.traceId) ?? [] })),
     );
-    const tagHoldout = onTags.length >= LIFECYCLE.harmfulMinN ? onTags : holdoutTasks;
     return {
       id: formatExperienceId(lesson.id),
       status: lesson.status,
@@ -120,7 +120,7 @@ export async function effectReport(store: Store, agentId: string, sinceMs = 0): 
       comparison: compare(uses, rate(own.filter((row) => row.arm === "holdout").map((row) => row.outcome as string))),
       uses,
       citedSuccesses: cited.filter((row) => row.outcome === "success").length,
-      tagHoldout: rate(tagHoldout.map((task) => task.outcome)),
+      tagHoldout: rate(holdoutOnTags.map((task) => task.outcome)),
     };
   });
   const outcomeKinds: Partial<Record<TaskOutcomeKind, number>> = {};

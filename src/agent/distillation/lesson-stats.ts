@@ -38,11 +38,8 @@ export async function lessonStats(store: Store, lesson: Experience, now: number)
   const citing = treatment.filter((row) => row.cited === 1);
   const uses = treatment.filter((row) => row.outcome !== null);
   const lastSuccess = uses.map((row) => row.outcome).lastIndexOf("success");
-  const tags = new Set(lesson.tags);
-  // The holdout on the lesson's own tags when it is big enough to judge by, else the agent's whole holdout.
-  const allHoldout = await store.injections.holdoutTasks(lesson.agentId);
-  const onTags = allHoldout.filter((task) => task.tags.some((tag) => tags.has(tag)));
-  const holdout = onTags.length >= LIFECYCLE.harmfulMinN ? onTags : allHoldout;
+  const holdout = tagHoldout(lesson, await store.injections.holdoutTasks(lesson.agentId));
+  const latest = uses.slice(-LIFECYCLE.recentUses);
   const conflicting =
     lesson.status === "draft"
       ? (await store.experiences.list(lesson.agentId, "active")).find(
@@ -65,8 +62,22 @@ export async function lessonStats(store: Store, lesson: Experience, now: number)
     successes: uses.filter((row) => row.outcome === "success").length,
     citedSuccesses: new Set(citing.filter((row) => row.outcome === "success").map((row) => row.traceId)).size,
     trailingFailures: uses.length - 1 - lastSuccess,
+    recent: { n: latest.length, successes: latest.filter((row) => row.outcome === "success").length },
     statusAgeMs: now - Math.max(since, lesson.createdAt),
     revalidating: change.action === "revalidate",
     negativeClaim: isNegativeClaim(lesson.summary),
   };
+}
+
+/**
+ * The holdout a lesson is judged against: the holdout tasks on its own tags. Never the
+ * agent's whole holdout: easy task families would make a hard family's good lesson look
+ * harmful. Too few tasks on its tags is "no holdout data" (the rules that need it wait).
+ */
+export function tagHoldout<T extends { tags: readonly string[] }>(
+  lesson: Pick<Experience, "tags">,
+  holdoutTasks: readonly T[],
+): T[] {
+  const tags = new Set(lesson.tags);
+  return holdoutTasks.filter((task) => task.tags.some((tag) => tags.has(tag)));
 }

@@ -16,8 +16,10 @@ export const LIFECYCLE = {
   promoteMinCitedSuccesses: 2,
   /** ... and a success rate above the holdout's when the holdout has at least this many tasks. */
   promoteMinHoldout: 3,
-  /** Deprecation: the last this-many uses all failed. */
+  /** Deprecation: the last this-many uses all failed ... */
   failedUsesToDeprecate: 3,
+  /** ... unless its success over this many latest uses still beats its tags' holdout. */
+  recentUses: 8,
   /** Deprecation: a success rate this far under the holdout's, with at least these many uses and holdout tasks. */
   harmfulGap: 0.2,
   harmfulMinUses: 4,
@@ -45,7 +47,7 @@ export type LessonStats = {
   citedRecent: number;
   /** Tasks that cited it, with an outcome. */
   citing: { n: number; successes: number };
-  /** Holdout tasks on its tags (or the agent's, while those are few), with an outcome. */
+  /** Holdout tasks on its tags, with an outcome. */
   holdout: { n: number; successes: number };
   /** Its uses: treatment tasks that ended with an outcome, and how many succeeded. */
   uses?: number;
@@ -54,6 +56,8 @@ export type LessonStats = {
   citedSuccesses?: number;
   /** How many of its latest uses failed in a row. */
   trailingFailures?: number;
+  /** Its latest uses (LIFECYCLE.recentUses at most), and how many succeeded. */
+  recent?: { n: number; successes: number };
   /** How long it has been in its status (ms). */
   statusAgeMs?: number;
   /** Its last status change was a revalidation: its next use decides. */
@@ -173,11 +177,11 @@ function usesSucceed(stats: LessonStats): boolean {
   return !(stats.holdout.n >= LIFECYCLE.harmfulMinN && rate < stats.holdout.successes / stats.holdout.n);
 }
 
-/** Its success rate is above the holdout's, and the holdout has enough tasks to say so. */
+/** Its success over its latest uses is above its tags' holdout's, and that holdout has enough tasks to say so. */
 function beatsHoldout(stats: LessonStats): boolean {
-  const rate = successRate(stats);
-  if (rate === null || stats.holdout.n < LIFECYCLE.promoteMinHoldout) return false;
-  return rate > stats.holdout.successes / stats.holdout.n;
+  const recent = stats.recent;
+  if (!recent || recent.n === 0 || stats.holdout.n < LIFECYCLE.promoteMinHoldout) return false;
+  return recent.successes / recent.n > stats.holdout.successes / stats.holdout.n;
 }
 
 function successNote(stats: LessonStats): string {

@@ -22,6 +22,12 @@ export const REVIVING_SOURCES: readonly ExperienceSource[] = ["error_correction"
 export const RULE_ACTORS: readonly string[] = ["lifecycle", "operator-curate", "distiller"];
 /** A lesson without flags, numbers or paths is stated again when the user's words hold this share of its words. */
 export const REVIVAL_MIN_TERM_SHARE = 1 / 3;
+/**
+ * Revivals a lesson gets from users' words; after that only an operator brings it back. Each
+ * revival starts its counters afresh, so without a cap one chat could keep a harmful
+ * lesson in front of everyone by restating it after every deprecation.
+ */
+export const MAX_REVIVALS = 2;
 /** The ledger actions that put a lesson into `deprecated`. */
 const RETIRING_ACTIONS = ["deprecate", "refuse", "hold", "reject"];
 
@@ -47,7 +53,12 @@ export async function reviveLesson(
   if (isHeld(lesson)) return refuse("it is held for an operator's approval");
   const check = checkLessonText(lesson.summary);
   if (!check.ok) return refuse(`its text is refused by today's checks: ${check.reason}`);
-  const retired = (await input.store.ledger.bySubject("experience", id))
+  const ledger = await input.store.ledger.bySubject("experience", id);
+  if (ledger.filter((entry) => entry.action === "revive").length >= MAX_REVIVALS)
+    return refuse(
+      `it was revived ${MAX_REVIVALS} times already and deprecated again; an operator can restore it (laoding experiences restore ${id})`,
+    );
+  const retired = ledger
     .filter((entry) => RETIRING_ACTIONS.includes(entry.action) && statusAfter(entry) === "deprecated")
     .at(-1);
   if (!retired || retired.action !== "deprecate" || !RULE_ACTORS.includes(retired.actor))

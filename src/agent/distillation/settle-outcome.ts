@@ -19,9 +19,12 @@ export async function taskFacts(
   alreadyDistilled: boolean,
 ): Promise<TaskFacts> {
   const { store } = options;
+  const gaps = await store.gaps.byTrace(task.traceId);
   return {
     kind: (task.report as TurnReport).kind,
-    gapClasses: (await store.gaps.byTrace(task.traceId)).map((gap) => gap.gapClass),
+    gapClasses: gaps.map((gap) => gap.gapClass),
+    gapReasons: gaps.map((gap) => gap.reason),
+    environmentCauses: gaps.filter((gap) => gap.gapClass === "environment").map((gap) => gap.intentKey),
     toolCalls: (await store.toolCalls.byTrace(task.traceId)).map((call) => ({ ok: Boolean(call.ok) })),
     ...(task.correction !== undefined ? { correction: task.correction } : {}),
     ...(task.feedback ? { feedback: task.feedback } : {}),

@@ -22,6 +22,10 @@ export type TurnKind =
 export type TaskFacts = {
   kind: TurnKind;
   gapClasses: ("capability" | "environment")[];
+  /** The reasons of the task's gaps (report_gap's "reported", an unrecovered "tool_failure", …). */
+  gapReasons?: string[];
+  /** The causes of its environment-class gaps (docs/gaps.md: model-unavailable, tool-timeout, …). */
+  environmentCauses?: string[];
   /** Tool call results in call order. */
   toolCalls: { ok: boolean }[];
   correction?: string;
@@ -51,12 +55,30 @@ export function taskOutcome(facts: TaskFacts): TaskResult {
   if (facts.correction !== undefined) return { outcome: "failure", kind: "corrected" };
   if (facts.kind === "step_budget") return { outcome: "failure", kind: "step_budget" };
   if (facts.kind === "cancelled" || facts.kind === "timeout") return { outcome: "failure", kind: "abandoned" };
+  const hostDown = hostWasDown(facts);
+  // A host, the sandbox or a tool server down, and no tool call worked: the environment's failure.
+  if (hostDown && !facts.toolCalls.some((call) => call.ok)) return { outcome: null, kind: "environment" };
+  const reasons = facts.gapReasons ?? [];
+  if (reasons.includes("reported")) return { outcome: "failure", kind: "reported" };
   const last = facts.toolCalls.at(-1);
-  if (!last || last.ok) return { outcome: "success", kind: "success" };
+  // The turn's gaps hold failures no audit row does (an unknown tool, bad arguments): unrecovered ones are failures too.
+  if ((!last || last.ok) && !reasons.includes("tool_failure")) return { outcome: "success", kind: "success" };
   // A last tool call that failed because a host or the sandbox was down is the environment's failure.
-  return facts.gapClasses.includes("environment")
-    ? { outcome: null, kind: "environment" }
-    : { outcome: "failure", kind: "failed_tool" };
+  return hostDown ? { outcome: null, kind: "environment" } : { outcome: "failure", kind: "failed_tool" };
+}
+
+/**
+ * Causes that say nothing about the host: a command that hung past the timeout the model
+ * chose, or a program the lesson named that is not installed, may be the lesson's doing.
+ * In an outcome they are the task's failure, not the environment's (they stay environment
+ * gaps for operators).
+ */
+const MAYBE_THE_LESSONS_DOING = new Set(["tool-timeout", "command-missing"]);
+
+function hostWasDown(facts: TaskFacts): boolean {
+  if (!facts.gapClasses.includes("environment")) return false;
+  const causes = facts.environmentCauses;
+  return causes === undefined || causes.some((cause) => !MAYBE_THE_LESSONS_DOING.has(cause));
 }
 
 export function gateTask(facts: TaskFacts): GateDecision {
@@ -80,9 +102,13 @@ export function gateTask(facts: TaskFacts): GateDecision {
 }
 
 const CORRECTION_START =
-  /^\s*(no\b|nope\b|wrong\b|incorrect\b|not quite\b|actually\b|that'?s (not|wrong|incorrect)\b|that (did ?n[o']t|does ?n[o']t) work\b|it (still )?(fails|failed|did ?n[o']t work)\b|you (forgot|missed|should have)\b|不对|错了|不是这样|不行|没用|还是不行|还是失败|还是报错|你(忘了|漏了|应该))/i;
+  /^\s*(no\b|nope\b|wrong\b|incorrect\b|not quite\b|actually,? (it|that|this|you)\b[^.?!]*\b(not|wrong|fails?|failed|broken|did ?n[o']t|does ?n[o']t|missed|forgot)\b|that'?s (not|wrong|incorrect)\b|that (did ?n[o']t|does ?n[o']t) work\b|it (still )?(fails|failed|did ?n[o']t work)\b|you (forgot|missed|should have)\b|不对|错了|不是这样|不行|没用|还是不行|还是失败|还是报错|你(忘了|漏了|应该))/i;
+
+/** "No thanks", "nope, all good", "no, that's perfect", "不用了，谢谢": a reply that starts like a correction but approves or moves on. */
+const NOT_A_CORRECTION =
+  /^\s*(no|nope|nah)\b[\s,.!]*(thanks?\b|thank you\b|thx\b|problem\b|worries\b|need\b|(that'?s|it'?s|that is|it is) (all|it|fine|ok|okay|good|great|perfect)\b|all good\b|(i'?m|i am) (good|fine|ok|okay)\b|(perfect|great|ok|okay|fine|good)\b)|^\s*(不用了|不用，|不用,|没问题|不错|不是这样的话)/i;
 
 /** The user's next message corrects the bot's answer. */
 export function looksLikeCorrection(text: string): boolean {
-  return CORRECTION_START.test(text);
+  return CORRECTION_START.test(text) && !NOT_A_CORRECTION.test(text);
 }

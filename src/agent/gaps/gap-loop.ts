@@ -25,9 +25,6 @@ export type { DraftOutcome, GapLoopSettings } from "./draft-decision.js";
 /** Turns whose gaps wait for their after-turn evaluation; a turn that died never collects its own. */
 const MAX_PENDING_TURNS = 1_000;
 
-/** A negative outcome's detail: its kind and the user's words, capped like report_gap's. */
-const NEGATIVE_DETAIL_MAX_CHARS = 300;
-
 export type GapLoop = {
   recordGap: GapRecorder;
   afterTurn(turn: TurnReport): Promise<DraftOutcome[]>;
@@ -113,7 +110,8 @@ export function createGapLoop(options: GapLoopOptions): GapLoop {
         traceId: event.traceId,
         intentKey: event.intentKey,
         reason: "negative_outcome",
-        detail: `${event.kind}: ${event.detail}`.slice(0, NEGATIVE_DETAIL_MAX_CHARS),
+        // The words are capped where the event is made (NEGATIVE_DETAIL_MAX_CHARS); the kind is added in front.
+        detail: `${event.kind}: ${event.detail}`,
         userText: event.userText,
         ...(event.userId ? { userId: event.userId } : {}),
       });

@@ -454,3 +454,92 @@ describe("which lessons are negative claims", () => {
     expect(isNegativeClaim(REMEDY)).toBe(false);
   });
 });
+
+describe("revival is capped", () => {
+  it.each(STORE_ENGINES)(
+    "one chat cannot keep a lesson in front of everyone: after two revivals only an operator restores it (%s)",
+    async (engine) => {
+      const { store, clock, add, use, apply, status } = await setup(engine);
+      const lesson = await add(REMEDY);
+      const again = [{ op: "ADD", summary: REMEDY, category: "pitfall" }];
+      for (let round = 0; round < 3; round += 1) {
+        for (const trace of ["a", "b", "c"]) await use(lesson.id, `r${round}-${trace}`, "failure");
+        clock.advance(1_000);
+        await curateAgent(store, "main", clock.now());
+        expect(await status(lesson.id)).toBe("deprecated");
+        clock.advance(1_000);
+        const result = await apply(again, { traceId: `tr-${round}`, taskStartedAt: clock.now() });
+        if (round < 2) expect(result.applied).toEqual([{ op: "REVIVE", experienceId: lesson.id }]);
+        else
+          expect(result.refused[0]?.reason).toBe(
+            `repeats deprecated lesson ${formatExperienceId(lesson.id)}; it was revived 2 times already and deprecated again; an operator can restore it (laoding experiences restore ${formatExperienceId(lesson.id)})`,
+          );
+        clock.advance(1_000);
+      }
+      expect(await status(lesson.id)).toBe("deprecated");
+    },
+  );
+});
+
+describe("what a task's outcome is made of", () => {
+  const base = { kind: "answered" as const, gapClasses: [], toolCalls: [], alreadyDistilled: false };
+  it.each([
+    ["a model that said it cannot (report_gap)", { gapClasses: ["capability"], gapReasons: ["reported"] }, "reported"],
+    [
+      "a failure only the gaps know (an unknown tool as the last step)",
+      { gapClasses: ["capability"], gapReasons: ["tool_failure"], toolCalls: [{ ok: true }] },
+      "failed_tool",
+    ],
+    [
+      "the tool host down before any tool ran",
+      { gapClasses: ["environment"], gapReasons: ["tool_failure"], environmentCauses: ["toolhost-unavailable"] },
+      "environment",
+    ],
+    [
+      "a command that hung past its timeout (maybe a lesson's advice)",
+      {
+        gapClasses: ["environment"],
+        gapReasons: ["tool_failure"],
+        environmentCauses: ["tool-timeout"],
+        toolCalls: [{ ok: true }, { ok: false }],
+      },
+      "failed_tool",
+    ],
+    [
+      "a program that is not installed",
+      { gapClasses: ["environment"], environmentCauses: ["command-missing"], toolCalls: [{ ok: false }] },
+      "failed_tool",
+    ],
+    ["a turn that just answered", {}, "success"],
+  ] as const)("%s", async (_name, facts, kind) => {
+    const { taskOutcome } = await import("../../../src/agent/distillation/task-gates.js");
+    expect(taskOutcome({ ...base, ...facts } as Parameters<typeof taskOutcome>[0]).kind).toBe(kind);
+  });
+
+  it("a reply that thanks, approves or moves on is not a correction; one that says it is wrong is", async () => {
+    const { looksLikeCorrection } = await import("../../../src/agent/distillation/task-gates.js");
+    for (const text of [
+      "no thanks",
+      "nope, all good",
+      "No problem, thanks!",
+      "no, that's perfect",
+      "No worries",
+      "Actually, can you also list the files?",
+      "actually I'm fine",
+      "不用了，谢谢",
+      "没问题",
+    ])
+      expect([text, looksLikeCorrection(text)]).toEqual([text, false]);
+    for (const text of [
+      "no, that's wrong: it has 40 words",
+      "No, use --plain-tls",
+      "nope, it still fails",
+      "actually it doesn't work",
+      "wrong, the port is 8443",
+      "不对，应该是 8443",
+      "还是不行",
+      "you forgot the flag",
+    ])
+      expect([text, looksLikeCorrection(text)]).toEqual([text, true]);
+  });
+});
