@@ -7,6 +7,7 @@ import { gapCommands } from "../agent/commands/gap-commands.js";
 import { librarySignpostSection } from "../agent/prompt/library-signpost.js";
 import { createGapLoop, type GapLoop } from "../agent/gaps/gap-loop.js";
 import { createDistillationLoop, type DistillationLoop } from "../agent/distillation/distillation-loop.js";
+import { createCorrectionWatch } from "../agent/gaps/correction-watch.js";
 import { feedbackCommand } from "../agent/distillation/feedback-command.js";
 import { handleDistillRequests, skillCommands } from "../agent/distillation/skill-commands.js";
 import { createSkillLoop } from "../agent/distillation/skill-loop.js";
@@ -300,6 +301,9 @@ function assembleRuntime(
         onNegativeOutcome: (event) => gapLoop.recordNegativeOutcome(event),
       })
     : undefined;
+  const watchCorrections = distillation
+    ? undefined
+    : createCorrectionWatch((event) => gapLoop.recordNegativeOutcome(event));
   const distillTimers = distillation
     ? startDistillationTimers(
         distillation,
@@ -339,6 +343,8 @@ function assembleRuntime(
       // Registering the task is instant; its distillation runs later, off the reply's path.
       distillation?.afterTurn(turn);
       await gapLoop.afterTurn(turn);
+      // Without the loop, nothing settles tasks: corrections still reach the gap loop.
+      await watchCorrections?.(turn);
     },
     ...(distillation ? { lessons: distillation.lessons } : {}),
     // Operator-accepted rules (laoding rules accept), read each turn so a change applies at once.

@@ -112,6 +112,27 @@ describe("negative outcomes", () => {
     ]);
   });
 
+  it("with the distillation loop off, a correction is still a negative_outcome gap; thanks is not", async () => {
+    const bot = await startTestBot({ env: { DISTILLATION_ENABLED: "false" } });
+    bot.fake.respond((request) =>
+      isRoutingRequest(request) ? routeTo([], "count-words") : { text: "The file has 12 words." },
+    );
+    await bot.send("how many words are in notes.md?");
+    await bot.send("no thanks, that's all");
+    await bot.send("how many words are in notes.md?");
+    await bot.send("no, that's wrong: it has 40 words");
+    expect(await bot.runtime.store.sql.all(GAP_COLUMNS)).toEqual([
+      {
+        reason: "negative_outcome",
+        class: "capability",
+        intentKey: "count-words",
+        tool: null,
+        detail: "corrected: no, that's wrong: it has 40 words",
+        userText: "how many words are in notes.md?",
+      },
+    ]);
+  });
+
   it("negative /feedback on the last answer is a negative_outcome gap too", async () => {
     const bot = await startTestBot();
     bot.fake.respond((request) =>

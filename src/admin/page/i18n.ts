@@ -175,7 +175,7 @@ const en = {
   ruleRemoved: "Removed rule {id}.",
   ruleCandidates: "Candidates",
   candidatesHelp:
-    "Proposed from what the bot learnt, as laoding rules propose shows them: heuristics of active distilled skills and lessons cited in many tasks that succeeded. Accept one as it is, or give a shorter wording (at most {chars} characters).",
+    "Proposed from what the bot learnt, as laoding rules propose shows them: heuristics of active distilled skills and lessons shown to many tasks that succeeded (at least 5, 70% of them). Accept one as it is, or give a shorter wording (at most {chars} characters).",
   rulesFull: "This agent has {max} rules already: remove one before you accept another.",
   noCandidates: "No candidates yet: they come from active distilled skills and well-evidenced lessons.",
   candidate: "Candidate",
@@ -378,7 +378,7 @@ const zh: Record<MessageKey, string> = {
   ruleRemoved: "已移除规则 {id}。",
   ruleCandidates: "候选",
   candidatesHelp:
-    "从机器人学到的内容中提出,与 laoding rules propose 显示的相同:生效的蒸馏技能中的决策启发式,以及在许多成功任务中被引用的教训。可以原样采纳,也可以给出更短的措辞(最多 {chars} 个字符)。",
+    "从机器人学到的内容中提出,与 laoding rules propose 显示的相同:生效的蒸馏技能中的决策启发式,以及展示给许多任务且大多成功的教训(至少 5 个任务,70% 成功)。可以原样采纳,也可以给出更短的措辞(最多 {chars} 个字符)。",
   rulesFull: "这个智能体已有 {max} 条规则:请先移除一条再采纳新的。",
   noCandidates: "还没有候选:候选来自生效的蒸馏技能和证据充分的教训。",
   candidate: "候选",

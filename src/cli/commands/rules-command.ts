@@ -10,7 +10,7 @@ const usage = `Usage: laoding rules <action> [options]
 
   list                      the agent's always-on rules (at most 5, 300 characters each)
   propose                   candidates with their evidence: heuristics of active distilled
-                            skills and lessons cited in many successful tasks
+                            skills and lessons whose tasks succeed (5 or more, 70%)
   accept <candidate> [--text TEXT]   make a candidate a rule (optionally reworded)
   remove <rule-id>          retire a rule (kept in the ledger)
 
