@@ -79,6 +79,11 @@ describe("laoding experiences", () => {
     expect(show.stdout).toMatch(
       /create by distiller[\s\S]*deprecate by operator: wrong flag[\s\S]*restore by operator[\s\S]*pin by operator/,
     );
+    // What the lifecycle judges by is there too: uses and their outcomes, and each injection.
+    expect(show.stdout).toMatch(
+      /since its last status change: used \d+ · succeeded \d+ · cited uses that succeeded \d+/,
+    );
+    expect(show.stdout).toMatch(/injections \(latest \d+ of \d+\):/);
     expect((await cli("show", "exp-99")).stderr).toMatch(/no lesson "exp-99"/);
     expect((await cli("curate")).stdout).toMatch(/agent main: no changes/);
     expect((await cli("distill", "Deploy")).stdout).toMatch(

@@ -1,5 +1,6 @@
 import { curateAgent } from "../../agent/distillation/curate.js";
 import { effectReport, formatComparison, formatLessonEvidence } from "../../agent/distillation/effect-report.js";
+import { lessonStats } from "../../agent/distillation/lesson-stats.js";
 import { isHeld } from "../../agent/distillation/lesson-hold.js";
 import { distilledSkillStates, skillStateLines, type SkillStateView } from "../../agent/distillation/skill-report.js";
 import {
@@ -24,6 +25,9 @@ import { openStore, type Store } from "../../store/store.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type Command } from "../cli-context.js";
 import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
+
+/** Injections `experiences show` lists (the latest; --json has them all). */
+const SHOWN_INJECTIONS = 20;
 
 const usage = `Usage: laoding experiences <action> [options]
 
@@ -103,10 +107,20 @@ export const experiencesCommand: Command = {
           const lesson = await needTarget();
           const injections = await store.injections.byExperience(lesson.id);
           const ledger = await store.ledger.bySubject("experience", formatExperienceId(lesson.id));
-          return out({ lesson: view(lesson), injections, ledger }, () => [
+          const evidence = await lessonStats(store, lesson, Date.now());
+          return out({ lesson: view(lesson), evidence, injections, ledger }, () => [
             line(lesson),
             `  source ${lesson.source} · task ${lesson.taskTraceId ?? "-"} · created by ${lesson.createdBy} · ${time(lesson.createdAt)}`,
             `  support ${lesson.supportCount} · contradicted ${lesson.contradictCount} · shown ${lesson.injectedCount} · cited ${lesson.usageCount}${lesson.deprecatedReason ? ` · ${isHeld(lesson) ? "" : "deprecated: "}${lesson.deprecatedReason}` : ""}`,
+            // What the lifecycle judges by: outcomes since its last status change.
+            `  since its last status change: used ${evidence.uses ?? 0} · succeeded ${evidence.successes ?? 0} · cited uses that succeeded ${evidence.citedSuccesses ?? 0} · holdout on its tags ${evidence.holdout.successes}/${evidence.holdout.n}`,
+            `  injections (latest ${Math.min(injections.length, SHOWN_INJECTIONS)} of ${injections.length}):`,
+            ...injections
+              .slice(-SHOWN_INJECTIONS)
+              .map(
+                (row) =>
+                  `    ${time(row.createdAt)} ${row.arm} ${row.traceId}${row.cited ? " cited" : ""} → ${row.outcomeKind ?? "not settled"}`,
+              ),
             "  ledger:",
             ...ledger.map(
               (entry) =>
