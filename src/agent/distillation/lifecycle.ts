@@ -142,7 +142,7 @@ function draftTransition(stats: LessonStats): Transition | undefined {
       return {
         to: "active",
         action: "promote",
-        reason: `${citedSuccesses} cited uses succeeded; success ${pct(rate)} with it vs ${holdoutRate === null ? "no holdout data yet" : `${pct(holdoutRate)} in the holdout`}`,
+        reason: `${citedSuccesses} cited uses succeeded; success ${pct(rate)} with it vs ${holdoutRate === null ? `too few holdout tasks on its tags yet (${stats.holdout.n})` : `${pct(holdoutRate)} in the holdout`}`,
       };
   }
   if (stats.injected >= LIFECYCLE.draftIgnoredMinInjections && adoption < LIFECYCLE.lowAdoption && !usesSucceed(stats))

@@ -199,7 +199,7 @@ describe("lifecycle transitions", () => {
     expect(nextTransition(draft, cited(2, 2))).toEqual({
       to: "active",
       action: "promote",
-      reason: "2 cited uses succeeded; success 100% with it vs no holdout data yet",
+      reason: "2 cited uses succeeded; success 100% with it vs too few holdout tasks on its tags yet (0)",
     });
     expect(nextTransition(draft, { ...cited(2, 2), holdout: { n: 5, successes: 2 } })).toMatchObject({
       to: "active",
