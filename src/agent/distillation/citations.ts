@@ -1,23 +1,26 @@
 /**
  * The model says which lessons it applied. The lessons section asks for a plain last line,
  * `Lessons used: exp-3, exp-17` (`参考了 exp-3`), but models write it their own way: a bold
- * or italic label (`**Lessons used:** exp-3`), brackets or backticks (`[exp-3]`,
- * `` `exp-3` ``), a parenthesis (`(Lessons used: exp-3)`, `（参考了 exp-3）`), the citation
- * after the last sentence of the answer, full-width colons, several ids with any
- * separators, or a list under the label. Every such form is parsed here and removed before
- * the user sees the answer or anything stores it; the rest of its line stays.
+ * or italic label (`**Lessons used:** exp-3`), a parenthesis (`(Lessons used: exp-3)`,
+ * `（参考了 exp-3）`), the citation after the last sentence of the answer, full-width
+ * colons, several ids with any separators, a comment after the ids, or a list under the
+ * label. Every labelled form is parsed here and removed before the user sees the answer or
+ * anything stores it; the rest of its line stays.
  *
- * Never touched: text inside fenced code blocks, and a bare `exp-3` in prose with no label
- * and no bracket or backtick around it (it may be the user's own name for something, such
- * as an experiment run; it is neither counted nor removed). The scanning is linear in the
- * answer's length (citation-scan.ts).
+ * An id in brackets, backticks or a parenthesis with no label (`[exp-3]`, `` `exp-3` ``) is
+ * a citation only when the task was shown that lesson and it stands where citations stand:
+ * on a line of its own or at the end of the answer's last line. Anywhere else it is the
+ * user's own name for something (`Run `exp-1` reached 0.91`, a table cell, a link).
+ *
+ * Never touched: fenced code, and a bare `exp-3` in prose. An answer with no citation comes
+ * back as written. The scanning is linear in the answer's length (citation-scan.ts).
  */
-import { idNumber, idOnlyLine, labelledCuts, wrappedCuts, type Cut } from "./citation-scan.js";
+import { idNumber, idOnlyLine, labelledCutsOf, onlyTrailing, wrappedCuts, type Cut } from "./citation-scan.js";
 
 export type Citations = { answer: string; cited: number[] };
 
 /** Characters a line may hold once its citation is gone and still say nothing (markers, wrappers). */
-const RESIDUE = new Set([..." \t>*_~-+•·.。:：,，;；()（）[]【】|`"]);
+const RESIDUE = new Set([..." \t\u00a0\u3000\u200b\u200c\u200d\u2060\ufeff>*_~-+•·.。:：,，;；()（）[]【】|`"]);
 const ORDERED_MARKER = /^[\s>]*\d{1,9}[.)]/;
 /** Left at the end of a line whose trailing citation was removed ("Done — Lessons used: …"). */
 const DANGLING_END = new Set([..." \t,，;；、—–"]);
@@ -54,27 +57,55 @@ const isResidue = (line: string): boolean => [...line.replace(ORDERED_MARKER, ""
 
 type StrippedLine = { text: string; ids: string[]; changed: boolean; withoutDangling?: string };
 
-/** One line outside code: labelled citations, then bracketed or backticked ids. */
-function stripLine(line: string): StrippedLine {
-  const labelled = labelledCuts(line);
+/** One line outside code: its labelled citations (a dangling label — ids on the next lines — apart). */
+function stripLabelled(line: string, last: boolean): StrippedLine {
+  const labelled = labelledCutsOf(line, last);
   const dangling = labelled.at(-1)?.dangling ? labelled.at(-1) : undefined;
   const complete = dangling ? labelled.slice(0, -1) : labelled;
-  const finish = (cuts: readonly Cut[]): { text: string; ids: string[] } => {
-    const first = cutAll(line, cuts);
-    const wrapped = wrappedCuts(first);
-    return {
-      text: cutAll(first, wrapped),
-      ids: [...cuts.flatMap((cut) => cut.ids), ...wrapped.flatMap((cut) => cut.ids)],
-    };
-  };
-  const { text, ids } = finish(complete);
-  const changed = complete.length > 0 || text !== line;
+  const changed = complete.length > 0;
   return {
-    text: changed ? tidyEnd(text) : line,
-    ids,
+    text: changed ? tidyEnd(cutAll(line, complete)) : line,
+    ids: complete.flatMap((cut) => cut.ids),
     changed,
-    ...(dangling ? { withoutDangling: tidyEnd(finish(labelled).text) } : {}),
+    ...(dangling ? { withoutDangling: tidyEnd(cutAll(line, labelled)) } : {}),
   };
+}
+
+const CODE_INDENT = /^(?: {4}|\t)/;
+const GAP = new Set([..." \t\u00a0,，、;；/&+"]);
+const AFTER_WORD = /[\p{L}\p{N}]$/u;
+
+/** A wrapped list that may be a citation: one of its ids was shown, and it is no link (`[exp-7](…)`, `[x](exp-7)`). */
+function mayCite(line: string, cut: Cut, shown: ReadonlySet<number>): boolean {
+  const open = line[cut.start];
+  if (open === "[" && ["(", "[", ":"].includes(line[cut.end] ?? "")) return false;
+  if (open === "(" && line[cut.start - 1] === "]") return false;
+  return cut.ids.some((id) => shown.has(idNumber(id) ?? -1));
+}
+
+/** The wrapped lists ending the line, with only separators between them and punctuation after. */
+function trailingRun(line: string, cuts: readonly Cut[]): Cut[] {
+  const run: Cut[] = [];
+  for (let index = cuts.length - 1; index >= 0; index -= 1) {
+    const cut = cuts[index] as Cut;
+    const next = run[0];
+    const gap = next ? line.slice(cut.end, next.start).replace(/and|和/gi, "") : "";
+    if (next ? ![...gap].every((char) => GAP.has(char)) : !onlyTrailing(line, cut.end)) break;
+    run.unshift(cut);
+  }
+  const first = run[0];
+  // Inline code straight after a word is an argument (`git checkout `exp-12``), not a citation.
+  if (first && line[first.start] === "`" && AFTER_WORD.test(line.slice(0, first.start).trimEnd())) return [];
+  return run;
+}
+
+/** The unlabelled citations of a line: wrapped ids the task was shown, on a line of their own or ending the answer. */
+function wrappedCitations(line: string, shown: ReadonlySet<number>, last: boolean): Cut[] {
+  if (shown.size === 0 || line.includes("|") || CODE_INDENT.test(line)) return [];
+  const cuts = wrappedCuts(line).filter((cut) => mayCite(line, cut, shown));
+  if (cuts.length === 0) return [];
+  if (isResidue(cutAll(line, cuts))) return cuts;
+  return last ? trailingRun(line, cuts) : [];
 }
 
 type Fence = { char: string; length: number };
@@ -90,64 +121,124 @@ function closes(line: string, fence: Fence): boolean {
   return bare.length >= fence.length && [...bare].every((char) => char === fence.char);
 }
 
-/** The answer without its citations (in any of the forms above), and the ids they cite, shown or not. */
-export function extractCitations(answer: string): Citations {
-  const lines = answer.split("\n");
-  const out: string[] = [];
-  const cited = new Set<number>();
-  let changed = false;
+/** The ids listed on the lines from `from` on (blank lines before them allowed), and the line after them. */
+function listUnder(lines: readonly string[], from: number): { ids: string[]; next: number } | undefined {
+  let next = from;
+  while (next < lines.length && (lines[next] as string).trim() === "") next += 1;
+  const ids: string[] = [];
+  const first = next;
+  for (let listed = idOnlyLine(lines[next] ?? ""); listed; listed = idOnlyLine(lines[next] ?? "")) {
+    ids.push(...listed);
+    next += 1;
+  }
+  return next > first ? { ids, next } : undefined;
+}
+
+type Line = { text: string; code: boolean; changed: boolean; ids: string[] };
+
+const isBlank = (line: string): boolean => line.trim() === "";
+
+/** First pass: code marked, labelled citations cut (the answer's last line may carry a comment after its ids). */
+function labelledPass(lines: readonly string[]): Line[] {
+  const out: Line[] = [];
   let fence: Fence | undefined;
-  // After a removed line, a blank line next to another blank one goes too.
-  let squeeze = false;
-  const keep = (line: string): void => {
-    if (line.trim() === "" && squeeze && (out.at(-1) ?? "").trim() === "") return;
-    if (line.trim() !== "") squeeze = false;
-    out.push(line);
-  };
+  let last = lines.length - 1;
+  while (last > 0 && isBlank(lines[last] as string)) last -= 1;
   for (let index = 0; index < lines.length; index += 1) {
     const line = lines[index] as string;
     const marker = fence ? undefined : fenceOf(line);
     if (fence || marker) {
       if (marker) fence = marker;
       else if (fence && closes(line, fence)) fence = undefined;
-      out.push(line);
-      squeeze = false;
+      out.push({ text: line, code: true, changed: false, ids: [] });
       continue;
     }
-    const stripped = stripLine(line);
-    let text = stripped.text;
-    const ids = [...stripped.ids];
-    if (stripped.withoutDangling !== undefined) {
-      // `Lessons used:` with the ids listed on the lines under it.
-      let next = index + 1;
-      for (let listed = idOnlyLine(lines[next] ?? ""); listed; listed = idOnlyLine(lines[next] ?? "")) {
-        ids.push(...listed);
-        next += 1;
-      }
-      if (next > index + 1) {
-        text = stripped.withoutDangling;
-        index = next - 1;
-        changed = true;
-      }
-    }
-    for (const id of ids) {
-      const parsed = idNumber(id);
-      if (parsed !== undefined) cited.add(parsed);
-    }
-    if (!stripped.changed && text === line) {
-      keep(line);
-      continue;
-    }
-    changed = true;
-    if (isResidue(text)) squeeze = true;
-    else keep(text);
+    const stripped = stripLabelled(line, index === last);
+    const listed = stripped.withoutDangling === undefined ? undefined : listUnder(lines, index + 1);
+    if (listed) index = listed.next - 1;
+    out.push({
+      text: listed ? (stripped.withoutDangling as string) : stripped.text,
+      code: false,
+      changed: stripped.changed || listed !== undefined,
+      ids: [...stripped.ids, ...(listed?.ids ?? [])],
+    });
   }
-  if (!changed) return { answer, cited: [] };
-  return { answer: out.join("\n").trim(), cited: [...cited] };
+  return out;
 }
 
-/** Text given to the distiller: the lessons section's lines (`═══`, `[exp-…] …`) and every citation dropped. */
-export function withoutLessonLines(text: string): string {
-  const kept = text.split("\n").filter((line) => !/═══/.test(line) && !/^\s*\[exp-\d+\]\s+\S/i.test(line));
-  return extractCitations(kept.join("\n")).answer;
+/** Second pass: unlabelled wrapped ids that are citations (see wrappedCitations). */
+function wrappedPass(lines: Line[], shown: ReadonlySet<number>): void {
+  let last = lines.length - 1;
+  const gone = (line: Line): boolean => isBlank(line.text) || (line.changed && isResidue(line.text));
+  while (last > 0 && gone(lines[last] as Line)) last -= 1;
+  for (const [index, line] of lines.entries()) {
+    if (line.code) continue;
+    const cuts = wrappedCitations(line.text, shown, index === last);
+    if (cuts.length === 0) continue;
+    line.text = tidyEnd(cutAll(line.text, cuts));
+    line.changed = true;
+    line.ids.push(...cuts.flatMap((cut) => cut.ids));
+  }
+}
+
+/** The kept lines; a blank line next to another one where a line was removed goes too. */
+function assemble(lines: readonly Line[]): string[] {
+  const out: string[] = [];
+  let squeeze = false;
+  for (const line of lines) {
+    if (line.changed && isResidue(line.text)) {
+      squeeze = true;
+      continue;
+    }
+    if (!line.code && isBlank(line.text) && squeeze && isBlank(out.at(-1) ?? "")) continue;
+    if (line.code || !isBlank(line.text)) squeeze = false;
+    out.push(line.text);
+  }
+  return out;
+}
+
+/** The kept lines joined; blank lines at either end are the ones the answer had there, none added by a removal. */
+function joinKept(original: readonly string[], kept: readonly string[]): string {
+  let start = 0;
+  let end = kept.length;
+  while (start < end && isBlank(kept[start] as string)) start += 1;
+  while (end > start && isBlank(kept[end - 1] as string)) end -= 1;
+  if (start === end) return "";
+  let lead = 0;
+  while (lead < original.length && isBlank(original[lead] as string)) lead += 1;
+  let trail = original.length;
+  while (trail > lead && isBlank(original[trail - 1] as string)) trail -= 1;
+  return [...original.slice(0, lead), ...kept.slice(start, end), ...original.slice(trail)].join("\n");
+}
+
+/**
+ * The answer without its citations, and the ids they cite. `shown`: the lessons this task was
+ * shown (none with the loop off or for a held-out task); labelled citations count any id
+ * (the caller counts the phantoms), an unlabelled wrapped id only a shown one.
+ */
+export function extractCitations(answer: string, shown: Iterable<number> = []): Citations {
+  const original = answer.split("\n");
+  const lines = labelledPass(original);
+  wrappedPass(lines, new Set(shown));
+  if (!lines.some((line) => line.changed) && lines.length === original.length) return { answer, cited: [] };
+  const cited = new Set<number>();
+  for (const id of lines.flatMap((line) => line.ids)) {
+    const parsed = idNumber(id);
+    if (parsed !== undefined) cited.add(parsed);
+  }
+  return { answer: joinKept(original, assemble(lines)), cited: [...cited] };
+}
+
+/**
+ * Text given to the distiller: the lessons section's lines (`═══`, `[exp-…] …`) and every
+ * citation dropped; the ids of the lesson lines it holds count as shown.
+ */
+export function withoutLessonLines(text: string, shown: Iterable<number> = []): string {
+  const ids = new Set(shown);
+  const kept = text.split("\n").filter((line) => {
+    const lesson = /^\s*\[exp-(\d+)\]\s+\S/i.exec(line);
+    if (lesson) ids.add(idNumber(lesson[1] as string) ?? -1);
+    return !/═══/.test(line) && !lesson;
+  });
+  return extractCitations(kept.join("\n"), ids).answer;
 }

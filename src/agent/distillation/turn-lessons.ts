@@ -57,14 +57,16 @@ export function createTurnLessons(options: DistillationOptions, book: TaskBook):
         : undefined;
     },
     async strip(task, answer) {
-      const { answer: clean, cited } = extractCitations(answer);
+      const current = book.tasks.get(task.traceId);
+      // An unlabelled `[exp-3]` is a citation only of a lesson the task was shown (none when held out).
+      const shown = current?.arm === "treatment" ? current.selected : [];
+      const { answer: clean, cited } = extractCitations(answer, shown);
       if (cited.length === 0) return clean;
       const real = await store.transaction(async () => {
         const injected = await store.injections.cite(task.traceId, cited);
         for (const id of [...injected].sort((a, b) => a - b)) await store.experiences.countUsed(id);
         return injected;
       });
-      const current = book.tasks.get(task.traceId);
       if (current) {
         current.cited = real;
         current.phantom = cited.length - real.length;

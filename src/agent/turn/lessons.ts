@@ -21,7 +21,8 @@ export async function chooseLessons(turn: TurnContext): Promise<PromptSection | 
 /** Citations (in any form a model writes them) are bookkeeping: parsed and removed before the user or the store sees the answer. */
 export async function withoutCitations(turn: TurnContext, answer: string): Promise<string> {
   const { lessons } = turn.env.options;
-  // Even with the loop off, a model that learned the habit never shows the line to a user.
+  // Even with the loop off, a model that learned the habit never shows the line to a user
+  // (no lesson was shown, so an unlabelled `[exp-3]` is left alone).
   if (!lessons) return extractCitations(answer).answer;
   try {
     return await lessons.strip({ agentId: turn.agent.id, traceId: turn.traceId }, answer);

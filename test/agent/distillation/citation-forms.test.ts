@@ -1,13 +1,18 @@
 /**
  * Citations as real models write them (issue 27): every form is counted and removed, in
- * both locales, the rest of its line stays; prose, code and bare ids are left alone; the
+ * both locales, the rest of its line stays; prose, code and bare ids are left alone; an
+ * unlabelled wrapped id is a citation only of a shown lesson where citations stand; the
  * scan stays linear on adversarial lines.
  */
 import { describe, expect, it } from "vitest";
 import { extractCitations, withoutLessonLines } from "../../../src/agent/distillation/citations.js";
+import { withoutCitations } from "../../../src/agent/turn/lessons.js";
+import type { TurnContext } from "../../../src/agent/turn/turn-context.js";
 
 const BODY = "Done, restart it with --plain-tls.";
 const ZH_BODY = "已完成，用 --plain-tls 重启即可。";
+/** The lessons the task was shown (the unlabelled forms below cite only these). */
+const SHOWN = [1, 2, 3, 4, 5, 7, 9, 11, 12, 17];
 
 /** [form, answer as written, what the user sees, ids cited] */
 const FORMS: [string, string, string, number[]][] = [
@@ -78,15 +83,120 @@ const UNCHANGED: [string, string][] = [
   ["blank lines and padding", "  first\n\n\n\nsecond  "],
 ];
 
+/** A label and its ids with something after them, or written with odd spaces or other labels: stripped whatever was shown. */
+const LABELLED_LEAKS: [string, string, string, number[]][] = [
+  ["a comment in parentheses", `${BODY}\nLessons used: exp-3 (the flag one)`, BODY, [3]],
+  ["a comment after a dash", `${BODY}\nLessons used: exp-3 - it told me the flag`, BODY, [3]],
+  ["an emoji after", `${BODY}\nLessons used: exp-3 ✅`, BODY, [3]],
+  ["html after", `${BODY}\nLessons used: exp-3<br>`, BODY, [3]],
+  ["an html tag after a space", `${BODY}\nLessons used: exp-3 <sub>x</sub>`, BODY, [3]],
+  ["a comment on the last line after text", `${BODY} Lessons used: exp-3 (the flag one)`, BODY, [3]],
+  [
+    "a comment on a line of its own mid-answer",
+    `${BODY}\n\nLessons used: exp-3 (flag)\n\nBye.`,
+    `${BODY}\n\nBye.`,
+    [3],
+  ],
+  ["a parenthesis with a comment", `${BODY}\n(Lessons used: exp-3 - the flag one)`, BODY, [3]],
+  ["zero-width space inside the label", `${BODY}\nLessons\u200b used: exp-3`, BODY, [3]],
+  ["zero-width spaces around the label", `${BODY}\n\u200bLessons used:\u200b exp-3\u200b`, BODY, [3]],
+  ["NBSP inside the label", `${BODY}\nLessons\u00a0used:\u00a0exp-3`, BODY, [3]],
+  ["NBSP after a bold label", `${BODY}\n**Lessons used:**\u00a0exp-3`, BODY, [3]],
+  ["a blank line between the label and the ids", `${BODY}\n\nLessons used:\n\nexp-3`, BODY, [3]],
+  ["经验：", `${ZH_BODY}\n经验：exp-3`, ZH_BODY, [3]],
+  ["用了经验", `${ZH_BODY}\n用了经验 exp-3`, ZH_BODY, [3]],
+  ["zh comment in full-width parentheses", `${ZH_BODY}\n参考了 exp-3（那条关于 flag 的）`, ZH_BODY, [3]],
+  ["Lessons:", `${BODY}\nLessons: exp-3`, BODY, [3]],
+  ["References:", `${BODY}\nReferences: exp-3, exp-7`, BODY, [3, 7]],
+  ["Lessons referenced:", `${BODY}\nLessons referenced: exp-3`, BODY, [3]],
+  ["a phantom id", `${BODY}\nLessons used: exp-999 (the flag one)`, BODY, [999]],
+];
+
+/** Wrapped ids with no label: [case, answer, shown, what the user sees, ids cited]. */
+const UNLABELLED: [string, string, number[], string, number[]][] = [
+  ["shown, at the end", `${BODY} [exp-3]`, [3], BODY, [3]],
+  ["not shown, at the end", `${BODY} [exp-3]`, [7], `${BODY} [exp-3]`, []],
+  ["nothing shown (loop off or held out)", `${BODY} \`exp-3\``, [], `${BODY} \`exp-3\``, []],
+  ["one shown id makes the list a citation (the phantom counted)", `${BODY} [exp-3, exp-999]`, [3], BODY, [3, 999]],
+  ["a line of its own mid-answer", `${BODY}\n\n[exp-3]\n\nBye.`, [3], `${BODY}\n\nBye.`, [3]],
+  ["a list item of its own", `${BODY}\n- \`exp-3\``, [3], BODY, [3]],
+  ["several at the end", `${BODY} \`exp-3\`, \`exp-7\``, [3, 7], BODY, [3, 7]],
+  ["inline code mid-sentence", "Run `exp-1` reached 0.91, `exp-2` only 0.85.", [1, 2], "", []],
+  ["a table cell", "| run | score |\n|---|---|\n| `exp-1` | 0.91 |", [1], "", []],
+  ["a table cell, brackets", "| [exp-1] |", [1], "", []],
+  ["a link's text", "See [exp-7](https://example.com/runs/exp-7) for details.", [7], "", []],
+  ["a link's text ending the answer", "See [exp-7](https://example.com/runs/exp-7)", [7], "", []],
+  ["a link's target ending the answer", "See [the run](exp-7)", [7], "", []],
+  ["a reference link", "See [exp-7][1].\n\n[1]: https://example.com", [7], "", []],
+  ["a parenthesis in prose", "The runs (exp-1 and exp-2) converged.", [1, 2], "", []],
+  ["inline code after a word ending the answer", "Switch to it:\ngit checkout `exp-12`", [12], "", []],
+  ["inline code in zh prose", "运行 `exp-3` 的结果最好", [3], "", []],
+  ["inline code ending zh prose", "最好的是运行 `exp-3`", [3], "", []],
+  ["indented code", "Run:\n\n    git checkout [exp-3]", [3], "", []],
+  ["indented code with a tab", "Run:\n\n\t(exp-3)", [3], "", []],
+  ["fenced code", "Run:\n```\n[exp-3]\n```", [3], "", []],
+  ["a bracket mid-answer, not on its own line", "See [exp-3] for the run.\nThen retry.", [3], "", []],
+];
+
+/** Answers no citation was found in, whatever was shown: returned byte for byte. */
+const PROSE_WITH_LABEL_WORDS: [string, string][] = [
+  ["References: RFC 9110", "References: RFC 9110"],
+  ["References with a link", "See the spec.\nReferences: RFC 9110, section 15"],
+  ["Lessons in prose", "Key lessons: exp-3 was the baseline."],
+  ["Lessons without a colon", "Lessons exp-3 taught us: restart first."],
+  ["参考了 followed by prose", "参考了 exp-3 的做法，先停服务。"],
+  ["经验 in prose", "他的经验：exp-3 那次很有用。"],
+  ["a leading indent kept", "    indented first line\nsecond"],
+];
+
 describe("citations as models write them", () => {
   it.each(FORMS)("%s", (_form, answer, shown, cited) => {
-    const result = extractCitations(answer);
+    const result = extractCitations(answer, SHOWN);
     expect(result).toEqual({ answer: shown, cited });
     expect(result.answer).not.toMatch(/exp-\d|lessons? used|used lessons|参考了|参考：|使用的经验/i);
   });
 
   it.each(UNCHANGED)("leaves alone: %s", (_case, answer) => {
     expect(extractCitations(answer)).toEqual({ answer, cited: [] });
+    expect(extractCitations(answer, SHOWN)).toEqual({ answer, cited: [] });
+  });
+
+  it.each(LABELLED_LEAKS)("strips a labelled citation: %s", (_case, answer, shown, cited) => {
+    for (const given of [[], SHOWN]) {
+      const result = extractCitations(answer, given);
+      expect(result).toEqual({ answer: shown, cited });
+      expect(result.answer).not.toMatch(/exp-\d|lessons?|references|参考|经验|flag one|<|✅/i);
+    }
+  });
+
+  it.each(UNLABELLED)("unlabelled wrapped ids: %s", (_case, answer, shown, seen, cited) => {
+    expect(extractCitations(answer, shown)).toEqual({ answer: seen || answer, cited });
+    // With nothing shown (the loop off, a held-out task) no unlabelled id is a citation.
+    expect(extractCitations(answer)).toEqual({ answer, cited: [] });
+  });
+
+  it("reads the answer's last line as it stands once a labelled citation under it is gone", () => {
+    const answer = `${BODY} 【exp-3】\nLessons used: exp-7`;
+    expect(extractCitations(answer, [3])).toEqual({ answer: BODY, cited: [3, 7] });
+    expect(extractCitations(answer)).toEqual({ answer: `${BODY} 【exp-3】`, cited: [7] });
+  });
+
+  it.each(PROSE_WITH_LABEL_WORDS)("leaves alone: %s", (_case, answer) => {
+    expect(extractCitations(answer, SHOWN)).toEqual({ answer, cited: [] });
+  });
+
+  it("keeps what the model wrote around a removed citation: a code indent, its own blank lines", () => {
+    expect(extractCitations("    indented code\nLessons used: exp-3").answer).toBe("    indented code");
+    expect(extractCitations("\tcode\n\nLessons used: exp-3\n").answer).toBe("\tcode\n");
+    expect(extractCitations("Lessons used: exp-3\n\n    code").answer).toBe("    code");
+    expect(extractCitations("Lessons used: exp-3")).toEqual({ answer: "", cited: [3] });
+  });
+
+  it("with distillation off, an answer mentioning `exp-1` in backticks reaches the user unchanged", async () => {
+    const turn = { env: { options: {} } } as unknown as TurnContext;
+    for (const answer of ["Compare with `exp-1`.", "Run `exp-1` reached 0.91.", "Done.\n`exp-1`"])
+      expect(await withoutCitations(turn, answer)).toBe(answer);
+    expect(await withoutCitations(turn, "Done.\nLessons used: exp-1")).toBe("Done.");
   });
 
   it("removes a citation after a code block but never touches the block", () => {
@@ -125,9 +235,16 @@ describe("citations as models write them", () => {
       `Lessons used: exp-${"1".repeat(size)}x`,
       `${fill("a. ")} lessons used: x`,
       `${fill("`exp-1")}x`,
+      `${fill("Lessons used: exp-1 (c) ")}x`,
+      `${fill("aLessons used: exp-1 x ")}`,
+      `${fill("\u200bLessons\u200b used: ")}x`,
+      `${fill("[exp-1](")}x`,
+      `${fill("`exp-1` and ")}x`,
+      `${fill("References: exp-1 x ")}`,
+      `Lessons used:${"\n".repeat(size)}x`,
     ];
     for (const line of adversarial) {
-      const result = extractCitations(`Answer.\n${line}`);
+      const result = extractCitations(`Answer.\n${line}`, [1]);
       expect(result.cited.length).toBeLessThanOrEqual(1);
       expect(result.answer.startsWith("Answer.")).toBe(true);
     }
