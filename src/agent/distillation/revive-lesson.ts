@@ -23,9 +23,12 @@ export const RULE_ACTORS: readonly string[] = ["lifecycle", "operator-curate", "
 /** A lesson without flags, numbers or paths is stated again when the user's words hold this share of its words. */
 export const REVIVAL_MIN_TERM_SHARE = 1 / 3;
 /**
- * Revivals a lesson gets from users' words; after that only an operator brings it back. Each
- * revival starts its counters afresh, so without a cap one chat could keep a harmful
- * lesson in front of everyone by restating it after every deprecation.
+ * Revivals a lesson that never helped a task gets from users' words; after that only an
+ * operator brings it back. Each revival starts its counters afresh, so without a cap one
+ * chat could keep a harmful lesson in front of everyone by restating it after every
+ * deprecation. A lesson that has made tasks succeed is not capped: a right remedy in a
+ * task with a second, unlearned step fails three times now and then, and users' corrections
+ * are how it comes back.
  */
 export const MAX_REVIVALS = 2;
 /** The ledger actions that put a lesson into `deprecated`. */
@@ -54,9 +57,14 @@ export async function reviveLesson(
   const check = checkLessonText(lesson.summary);
   if (!check.ok) return refuse(`its text is refused by today's checks: ${check.reason}`);
   const ledger = await input.store.ledger.bySubject("experience", id);
-  if (ledger.filter((entry) => entry.action === "revive").length >= MAX_REVIVALS)
+  if (
+    ledger.filter((entry) => entry.action === "revive").length >= MAX_REVIVALS &&
+    !(await input.store.injections.byExperience(lesson.id)).some(
+      (row) => row.arm === "treatment" && row.outcome === "success",
+    )
+  )
     return refuse(
-      `it was revived ${MAX_REVIVALS} times already and deprecated again; an operator can restore it (laoding experiences restore ${id})`,
+      `it was revived ${MAX_REVIVALS} times already, never helped a task succeed, and was deprecated again; an operator can restore it (laoding experiences restore ${id})`,
     );
   const retired = ledger
     .filter((entry) => RETIRING_ACTIONS.includes(entry.action) && statusAfter(entry) === "deprecated")

@@ -253,6 +253,7 @@ describe("settling a task through the loop", () => {
         recordUse: async (_agent: string, names: readonly string[], success: boolean) =>
           void skillUses.push([[...names], success]),
         maybeTrigger: async () => [],
+        lessonsDeprecated: async () => [],
       } as unknown as SkillLoop;
       const loop = createDistillationLoop({
         store,
@@ -457,7 +458,7 @@ describe("which lessons are negative claims", () => {
 
 describe("revival is capped", () => {
   it.each(STORE_ENGINES)(
-    "one chat cannot keep a lesson in front of everyone: after two revivals only an operator restores it (%s)",
+    "one chat cannot keep a lesson that never helped in front of everyone: after two revivals only an operator restores it (%s)",
     async (engine) => {
       const { store, clock, add, use, apply, status } = await setup(engine);
       const lesson = await add(REMEDY);
@@ -472,7 +473,7 @@ describe("revival is capped", () => {
         if (round < 2) expect(result.applied).toEqual([{ op: "REVIVE", experienceId: lesson.id }]);
         else
           expect(result.refused[0]?.reason).toBe(
-            `repeats deprecated lesson ${formatExperienceId(lesson.id)}; it was revived 2 times already and deprecated again; an operator can restore it (laoding experiences restore ${formatExperienceId(lesson.id)})`,
+            `repeats deprecated lesson ${formatExperienceId(lesson.id)}; it was revived 2 times already, never helped a task succeed, and was deprecated again; an operator can restore it (laoding experiences restore ${formatExperienceId(lesson.id)})`,
           );
         clock.advance(1_000);
       }
