@@ -32,11 +32,16 @@ export type DraftOutcome =
 export type DraftParts = {
   store: Store;
   catalog: (agentId: string) => SkillCatalog;
+  /**
+   * Creates `<agent's skills>/<name>/SKILL.md` unless that skill folder exists. The bot
+   * runs it through the agent's own toolhost: it never writes into an agent's tree itself.
+   */
   writeDraft: (agentId: string, name: string, text: string) => Promise<DraftWrite>;
   model: ChatModel | undefined;
   settings: GapLoopSettings;
   logger: Logger;
   clock: { now(): number };
+  /** The start of the lookback window. */
   sinceMs: () => number;
 };
 

@@ -8,15 +8,10 @@
  * A task the user corrected or gave negative /feedback (the distillation loop tells it)
  * is a gap too, reason `negative_outcome`, evaluated the same way.
  */
-import type { Logger } from "pino";
-import type { SkillCatalog } from "../../knowledge/skill-catalog.js";
-import type { DraftWrite } from "../../knowledge/skill-draft.js";
-import type { ChatModel } from "../../llm/chat-model.js";
-import type { Store } from "../../store/store.js";
 import type { NegativeOutcomeEvent } from "../distillation/task-state.js";
 import type { TurnReport } from "../turn/turn-context.js";
 import { KeyedSerialQueue } from "../session-queue.js";
-import { decide, type DraftOutcome, type DraftParts, type GapLoopSettings } from "./draft-decision.js";
+import { decide, type DraftOutcome, type DraftParts } from "./draft-decision.js";
 import { createGapRecorder, type GapRecorder, type RecordedGap } from "./gap-recorder.js";
 import { canonicalIntentKey } from "./intent-merge.js";
 
@@ -35,19 +30,8 @@ export type GapLoop = {
   sinceMs(): number;
 };
 
-export type GapLoopOptions = {
-  store: Store;
-  catalog: (agentId: string) => SkillCatalog;
-  /**
-   * Creates `<agent's skills>/<name>/SKILL.md` unless that skill folder exists. The bot
-   * runs it through the agent's own toolhost: it never writes into an agent's tree itself.
-   */
-  writeDraft: (agentId: string, name: string, text: string) => Promise<DraftWrite>;
-  model: ChatModel | undefined;
-  settings: GapLoopSettings;
-  logger: Logger;
-  clock?: { now(): number };
-};
+/** What a draft decision works with (draft-decision.ts), the clock optional: the system's by default. */
+export type GapLoopOptions = Omit<DraftParts, "clock" | "sinceMs"> & { clock?: { now(): number } };
 
 export function createGapLoop(options: GapLoopOptions): GapLoop {
   const { store, settings, logger } = options;
