@@ -55,9 +55,10 @@ const HANDLE_REQUEST = "UPDATE skill_distill_requests SET handled_at = ?, outcom
 const CLAIM_REQUEST =
   "UPDATE skill_distill_requests SET handled_at = ?, outcome = 'running' WHERE id = ? AND handled_at IS NULL";
 const USE = "UPDATE skill_versions SET uses = uses + 1, successes = successes + ?, last_used_at = ? WHERE id = ?";
-const SET_CONTENT = "UPDATE skill_versions SET content = ?, updated_at = ? WHERE id = ?";
+const SET_CONTENT =
+  "UPDATE skill_versions SET content = ?, bullets = COALESCE(?, bullets), updated_at = ? WHERE id = ?";
 const SET_CONTENT_RESET =
-  "UPDATE skill_versions SET content = ?, uses = 0, successes = 0, last_used_at = NULL, updated_at = ? WHERE id = ?";
+  "UPDATE skill_versions SET content = ?, bullets = COALESCE(?, bullets), uses = 0, successes = 0, last_used_at = NULL, updated_at = ? WHERE id = ?";
 const START_UNUSED_CLOCK = "UPDATE skill_versions SET last_used_at = ? WHERE id = ? AND last_used_at IS NULL";
 const TRIAL_USE =
   "UPDATE skill_versions SET trial_uses = trial_uses + 1, trial_successes = trial_successes + ? WHERE id = ?";
@@ -171,17 +172,31 @@ export function createSkillVersionsStore(sql: SqlDriver, clock: Clock, ledger: L
       void (await sql.run(START_UNUSED_CLOCK, [at, id])),
     /**
      * The live version's lifecycle changed (its SKILL.md's `status:`): its text, and the
-     * ledger with the state before and after and why. `restart` starts its counters afresh.
+     * ledger with the state before and after and why. `restart` starts its counters afresh;
+     * `bullets` is the text's new bullet count when bullets were retracted from it.
      */
     setLifecycle: (
       id: number,
       content: string,
-      entry: { action: string; reason: string; actor: string; from: string; to: string; restart?: boolean },
+      entry: {
+        action: string;
+        reason: string;
+        actor: string;
+        from: string;
+        to: string;
+        restart?: boolean;
+        bullets?: number;
+      },
     ): Promise<SkillVersion> =>
       sql.transaction(async () => {
         const before = await byId(id);
         if (!before) throw new Error(`no skill version ${id}`);
-        await sql.run(entry.restart ? SET_CONTENT_RESET : SET_CONTENT, [content, clock.now(), id]);
+        await sql.run(entry.restart ? SET_CONTENT_RESET : SET_CONTENT, [
+          content,
+          entry.bullets ?? null,
+          clock.now(),
+          id,
+        ]);
         const after = (await byId(id)) as SkillVersion;
         await ledger.append({
           agentId: before.agentId,

@@ -2,7 +2,8 @@
  * Applies the lifecycle to lessons and ledgers each change; run after each settled task,
  * daily, and by `laoding experiences curate`. A lesson stored before the text checks grew
  * is never shown (the read-time gate sees to that); here it is also retired, or held for
- * an operator, so the lists say why it is not shown.
+ * an operator, so the lists say why it is not shown. Given the skill loop, a deprecation
+ * is told to it after the commit, so no distilled skill keeps carrying the lesson's advice.
  */
 import type { Experience } from "../../store/experiences-store.js";
 import type { Store } from "../../store/store.js";
@@ -11,6 +12,7 @@ import { holdLesson } from "./lesson-hold.js";
 import { checkLessonText } from "./lesson-rules.js";
 import { lessonStats } from "./lesson-stats.js";
 import { nextTransition } from "./lifecycle.js";
+import type { SkillLoop } from "./skill-loop.js";
 
 export type CurateChange = { experienceId: number; from: string; to: string; reason: string };
 
@@ -22,15 +24,22 @@ export async function curateLessons(
   lessons: readonly Experience[],
   now: number,
   actor = "lifecycle",
+  skills?: Pick<SkillLoop, "lessonsDeprecated">,
 ): Promise<CurateChange[]> {
   const changes: CurateChange[] = [];
+  const deprecated = new Map<string, number[]>();
   for (const lesson of lessons) {
     // One lesson at a time, read and changed in one transaction: a lesson curated twice at once changes once.
     const change = await store.transaction(() => curateOne(store, lesson.id, now, actor), {
       lock: lessonsLock(lesson.agentId),
     });
-    if (change) changes.push(change);
+    if (!change) continue;
+    changes.push(change);
+    if (change.to === "deprecated")
+      deprecated.set(lesson.agentId, [...(deprecated.get(lesson.agentId) ?? []), change.experienceId]);
   }
+  // After the commit: the skills publish through the agent's toolhost.
+  for (const [agentId, ids] of deprecated) await skills?.lessonsDeprecated(agentId, ids);
   return changes;
 }
 

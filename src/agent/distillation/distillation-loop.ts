@@ -94,7 +94,8 @@ export function createDistillationLoop(options: DistillationOptions): Distillati
     },
     async curate(agentId) {
       const changes = await curateAgent(store, agentId, clock.now());
-      // The distilled skills' lifecycle runs in the same daily round (30 days unused is checked here).
+      // The distilled skills' lifecycle runs in the same daily round (30 days unused is checked here, and
+      // every live skill drops the bullets of lessons deprecated since, by whatever path).
       await options.skills?.curateSkills(agentId, clock.now());
       return changes;
     },

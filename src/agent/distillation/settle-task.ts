@@ -187,7 +187,9 @@ async function lessonsById(options: DistillationOptions, ids: readonly number[])
 }
 
 async function curateShown(options: DistillationOptions, task: TaskState): Promise<CurateChange[]> {
-  return curateLessons(options.store, await lessonsById(options, task.selected), options.clock.now());
+  const shown = await lessonsById(options, task.selected);
+  // A lesson deprecated here leaves the distilled skills that cite it (skill-retract.ts).
+  return curateLessons(options.store, shown, options.clock.now(), "lifecycle", options.skills);
 }
 
 async function similarLessons(

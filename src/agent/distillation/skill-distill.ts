@@ -5,9 +5,9 @@
  */
 import type { Experience } from "../../store/experiences-store.js";
 import type { SkillVersion } from "../../store/skill-versions-store.js";
-import { lessonMayBeShown } from "./lesson-rules.js";
 import { judgeCandidate } from "./skill-ratchet.js";
 import { allBullets } from "./skill-sections.js";
+import { noSourcesReason, skillSources } from "./skill-sources.js";
 import {
   distilledSkillName,
   gateDistilledSkill,
@@ -16,11 +16,9 @@ import {
 } from "./skill-writer.js";
 import { SKILL_TRIGGER, type SkillLoopOptions, type SkillOutcome } from "./skill-loop.js";
 
+/** The tag's lessons a skill may be distilled from: shown by the read-time gate, and not failing (skill-sources.ts). */
 export async function liveLessons(options: SkillLoopOptions, agentId: string, tag: string): Promise<Experience[]> {
-  // A skill is shown in prompts: only lessons the read-time gate would show may feed it.
-  return (await options.store.experiences.list(agentId)).filter(
-    (lesson) => lesson.status !== "deprecated" && lesson.tags.includes(tag) && lessonMayBeShown(lesson),
-  );
+  return (await skillSources(options.store, agentId, tag, options.clock.now())).lessons;
 }
 
 /** Per recorded task of the tag, the lessons it produced or was shown: the offline evidence. */
@@ -90,8 +88,9 @@ export async function distill(
       why: "a version was written in the last 24 hours",
       words: { key: "skillDebounced", values: { hours: 24 } },
     };
-  const lessons = await liveLessons(options, agentId, tag);
-  if (lessons.length === 0) return { action: "skipped", why: `no live lessons tagged ${tag}` };
+  const sources = await skillSources(store, agentId, tag, clock.now());
+  const { lessons } = sources;
+  if (lessons.length === 0) return skipped(options, agentId, name, noSourcesReason(tag, sources));
   const active = await store.skillVersions.active(agentId, name);
   const written = await writeText(options, agentId, name, tag, lessons, active?.content);
   if ("error" in written) return { action: "skipped", why: written.error };
@@ -151,6 +150,11 @@ export async function distill(
     version: candidate.version,
     author: written.author,
   };
+}
+
+function skipped(options: SkillLoopOptions, agentId: string, skill: string, why: string): SkillOutcome {
+  options.logger.info({ agentId, skill, why }, "skill distillation skipped");
+  return { action: "skipped", why };
 }
 
 /** The candidate becomes the live version, the old one retired, its lessons marked as distilled: one step. */

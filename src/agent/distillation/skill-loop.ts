@@ -6,7 +6,7 @@
  * that pass the ratchet before they are published, and every live version is on trial
  * for the next tasks that use it, with an automatic, ledgered, undoable rollback. The live
  * version's SKILL.md follows the seed's lifecycle (draft, active, deprecated): see
- * skill-lifecycle.ts.
+ * skill-lifecycle.ts. It never carries a deprecated lesson's advice: see skill-retract.ts.
  */
 import type { Logger } from "pino";
 import type { SkillCatalog } from "../../knowledge/skill-catalog.js";
@@ -15,7 +15,7 @@ import type { ChatModel } from "../../llm/chat-model.js";
 import type { SkillVersion } from "../../store/skill-versions-store.js";
 import type { Store } from "../../store/store.js";
 import type { Locale } from "../texts.js";
-import { trialVerdict } from "./skill-ratchet.js";
+import { citedLessons, trialVerdict } from "./skill-ratchet.js";
 import { distill, liveLessons } from "./skill-distill.js";
 import {
   curateSkills,
@@ -25,6 +25,7 @@ import {
   withSkillState,
   type SkillLifecycleChange,
 } from "./skill-lifecycle.js";
+import { retractDeprecated, retractSkill, type SkillRetraction } from "./skill-retract.js";
 
 export const SKILL_TRIGGER = {
   liveLessons: 5,
@@ -54,7 +55,15 @@ export type SkillLoop = {
    * skills: counts toward their trial and their lifecycle (promotion, deprecation).
    */
   recordUse(agentId: string, skillNames: readonly string[], success: boolean): Promise<void>;
-  /** The periodic lifecycle round: promotes, or deprecates (30 days unused, low success), the live versions. */
+  /**
+   * Lessons were deprecated: the live skills citing them drop the bullets that cite only
+   * deprecated lessons, or are deprecated when no advice remains. Never throws.
+   */
+  lessonsDeprecated(agentId: string, lessonIds: readonly number[]): Promise<SkillRetraction[]>;
+  /**
+   * The periodic lifecycle round: retracts deprecated lessons from the live versions, then
+   * promotes, or deprecates (30 days unused, low success), them.
+   */
   curateSkills(agentId: string, now: number): Promise<SkillLifecycleChange[]>;
   /** Makes any version the live one (undoes a rollback or a rejection); ledgered. */
   activate(agentId: string, skillName: string, version: number, actor: string): Promise<SkillVersion>;
@@ -97,7 +106,11 @@ export function createSkillLoop(options: SkillLoopOptions): SkillLoop {
         if (!(await recordTrialUse(options, agentId, name, success)))
           await judgeSkill(options, agentId, name, clock.now());
     },
-    curateSkills: (agentId, now) => curateSkills(options, agentId, now),
+    lessonsDeprecated: (agentId, lessonIds) => retractDeprecated(options, agentId, lessonIds),
+    async curateSkills(agentId, now) {
+      const retracted = await retractDeprecated(options, agentId);
+      return [...retracted, ...(await curateSkills(options, agentId, now))];
+    },
   };
 }
 
@@ -131,7 +144,13 @@ async function activate(
     );
   });
   options.catalog(agentId).reload();
-  return live;
+  return afterLive(options, live);
+}
+
+/** A version that went live again (it may be older than a lesson's deprecation) is checked at once. */
+async function afterLive(options: SkillLoopOptions, live: SkillVersion): Promise<SkillVersion> {
+  if (!(await retractSkill(options, live.agentId, live.skillName))) return live;
+  return (await options.store.skillVersions.get(live.id)) ?? live;
 }
 
 /** Activating the live version: a deprecated one is restored as a draft (its counters afresh); else nothing changes. */
@@ -147,7 +166,7 @@ async function restoreLive(options: SkillLoopOptions, live: SkillVersion, actor:
   });
   await options.publishSkill(live.agentId, live.skillName, restored.content);
   options.catalog(live.agentId).reload();
-  return restored;
+  return afterLive(options, restored);
 }
 
 /**
@@ -191,6 +210,7 @@ async function recordTrialUse(
       { action: "reactivate", reason: `v${updated.version} rolled back`, actor: "ratchet" },
       { baselineRate: previous.baselineRate, content },
     );
+    await retractDeprecated(options, agentId, [...citedLessons(content)]);
   } else {
     // Nothing earlier to go back to: the skill stays on disk, deprecated, so routing skips it.
     await options.publishSkill(agentId, name, withSkillState(updated.content, "deprecated"));

@@ -26,6 +26,7 @@ export type SkillStateView = {
 const LIFECYCLE_ACTIONS = new Set([
   "promote",
   "deprecate",
+  "retract",
   "restore",
   "rollback",
   "reactivate",

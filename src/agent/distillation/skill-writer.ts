@@ -9,7 +9,7 @@ import type { ChatModel } from "../../llm/chat-model.js";
 import { askForSkillFile } from "../gaps/draft-writer.js";
 import { formatExperienceId, type Experience } from "../../store/experiences-store.js";
 import type { Locale } from "../texts.js";
-import { DISTILLED_SECTIONS, allBullets } from "./skill-sections.js";
+import { DISTILLED_SECTIONS, allBullets, bulletLessonIds } from "./skill-sections.js";
 import { unsafeText } from "./unsafe-text.js";
 
 export function distilledSkillName(tag: string): string {
@@ -32,7 +32,7 @@ export function gateDistilledSkill(
   });
   if (!gate.ok) return gate;
   for (const bullet of allBullets(text)) {
-    const ids = (bullet.match(/exp-(\d+)/gi) ?? []).map((id) => Number(id.slice(4)));
+    const ids = bulletLessonIds(bullet);
     if (ids.length === 0) return { ok: false, error: `bullet "${bullet.slice(0, 60)}" cites no lesson` };
     const unknown = ids.find((id) => !expected.lessonIds.has(id));
     if (unknown !== undefined)
