@@ -8,7 +8,7 @@
  * anything stores it; the rest of its line stays.
  *
  * An id in brackets, backticks or a parenthesis with no label (`[exp-3]`, `` `exp-3` ``) is
- * a citation only when the task was shown that lesson and it stands where citations stand:
+ * a citation only when the task was shown lessons and it stands where citations stand:
  * on a line of its own or at the end of the answer's last line. Anywhere else it is the
  * user's own name for something (`Run `exp-1` reached 0.91`, a table cell, a link).
  *
@@ -75,12 +75,16 @@ const CODE_INDENT = /^(?: {4}|\t)/;
 const GAP = new Set([..." \t\u00a0,，、;；/&+"]);
 const AFTER_WORD = /[\p{L}\p{N}]$/u;
 
-/** A wrapped list that may be a citation: one of its ids was shown, and it is no link (`[exp-7](…)`, `[x](exp-7)`). */
-function mayCite(line: string, cut: Cut, shown: ReadonlySet<number>): boolean {
+/**
+ * A wrapped list that may be a citation: it is no link (`[exp-7](…)`, `[x](exp-7)`), and the
+ * task was shown lessons (the caller's check). Any id counts, shown or not: where citations
+ * stand, in a task that was shown lessons, `[exp-999]` is a phantom citation, and it must
+ * not reach the user either.
+ */
+function mayCite(line: string, cut: Cut): boolean {
   const open = line[cut.start];
   if (open === "[" && ["(", "[", ":"].includes(line[cut.end] ?? "")) return false;
-  if (open === "(" && line[cut.start - 1] === "]") return false;
-  return cut.ids.some((id) => shown.has(idNumber(id) ?? -1));
+  return !(open === "(" && line[cut.start - 1] === "]");
 }
 
 /** The wrapped lists ending the line, with only separators between them and punctuation after. */
@@ -102,7 +106,7 @@ function trailingRun(line: string, cuts: readonly Cut[]): Cut[] {
 /** The unlabelled citations of a line: wrapped ids the task was shown, on a line of their own or ending the answer. */
 function wrappedCitations(line: string, shown: ReadonlySet<number>, last: boolean): Cut[] {
   if (shown.size === 0 || line.includes("|") || CODE_INDENT.test(line)) return [];
-  const cuts = wrappedCuts(line).filter((cut) => mayCite(line, cut, shown));
+  const cuts = wrappedCuts(line).filter((cut) => mayCite(line, cut));
   if (cuts.length === 0) return [];
   if (isResidue(cutAll(line, cuts))) return cuts;
   return last ? trailingRun(line, cuts) : [];
@@ -214,7 +218,8 @@ function joinKept(original: readonly string[], kept: readonly string[]): string 
 /**
  * The answer without its citations, and the ids they cite. `shown`: the lessons this task was
  * shown (none with the loop off or for a held-out task); labelled citations count any id
- * (the caller counts the phantoms), an unlabelled wrapped id only a shown one.
+ * (the caller counts the phantoms), and so do unlabelled wrapped ids where citations stand,
+ * but only in a task that was shown lessons.
  */
 export function extractCitations(answer: string, shown: Iterable<number> = []): Citations {
   const original = answer.split("\n");

@@ -30,7 +30,7 @@ export const REVIVAL_MIN_TERM_SHARE = 1 / 3;
  * task with a second, unlearned step fails three times now and then, and users' corrections
  * are how it comes back.
  */
-export const MAX_REVIVALS = 2;
+export const MAX_REVIVALS = 5;
 /** The ledger actions that put a lesson into `deprecated`. */
 const RETIRING_ACTIONS = ["deprecate", "refuse", "hold", "reject"];
 

@@ -115,7 +115,8 @@ const LABELLED_LEAKS: [string, string, string, number[]][] = [
 /** Wrapped ids with no label: [case, answer, shown, what the user sees, ids cited]. */
 const UNLABELLED: [string, string, number[], string, number[]][] = [
   ["shown, at the end", `${BODY} [exp-3]`, [3], BODY, [3]],
-  ["not shown, at the end", `${BODY} [exp-3]`, [7], `${BODY} [exp-3]`, []],
+  // Other lessons were shown: where citations stand it is a phantom citation, kept from the user (and counted).
+  ["not shown, at the end", `${BODY} [exp-3]`, [7], BODY, [3]],
   ["nothing shown (loop off or held out)", `${BODY} \`exp-3\``, [], `${BODY} \`exp-3\``, []],
   ["one shown id makes the list a citation (the phantom counted)", `${BODY} [exp-3, exp-999]`, [3], BODY, [3, 999]],
   ["a line of its own mid-answer", `${BODY}\n\n[exp-3]\n\nBye.`, [3], `${BODY}\n\nBye.`, [3]],

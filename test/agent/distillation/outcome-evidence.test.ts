@@ -13,6 +13,7 @@ import { curateAgent } from "../../../src/agent/distillation/curate.js";
 import { createDistillationLoop } from "../../../src/agent/distillation/distillation-loop.js";
 import { contentHash } from "../../../src/agent/distillation/lesson-rules.js";
 import { deprecateLesson } from "../../../src/agent/distillation/operator-actions.js";
+import { MAX_REVIVALS } from "../../../src/agent/distillation/revive-lesson.js";
 import type { SkillLoop } from "../../../src/agent/distillation/skill-loop.js";
 import type { NegativeOutcomeEvent } from "../../../src/agent/distillation/task-state.js";
 import type { TurnKind, TurnReport } from "../../../src/agent/turn/turn-context.js";
@@ -458,22 +459,22 @@ describe("which lessons are negative claims", () => {
 
 describe("revival is capped", () => {
   it.each(STORE_ENGINES)(
-    "one chat cannot keep a lesson that never helped in front of everyone: after two revivals only an operator restores it (%s)",
+    "one chat cannot keep a lesson that never helped in front of everyone: after MAX_REVIVALS revivals only an operator restores it (%s)",
     async (engine) => {
       const { store, clock, add, use, apply, status } = await setup(engine);
       const lesson = await add(REMEDY);
       const again = [{ op: "ADD", summary: REMEDY, category: "pitfall" }];
-      for (let round = 0; round < 3; round += 1) {
+      for (let round = 0; round <= MAX_REVIVALS; round += 1) {
         for (const trace of ["a", "b", "c"]) await use(lesson.id, `r${round}-${trace}`, "failure");
         clock.advance(1_000);
         await curateAgent(store, "main", clock.now());
         expect(await status(lesson.id)).toBe("deprecated");
         clock.advance(1_000);
         const result = await apply(again, { traceId: `tr-${round}`, taskStartedAt: clock.now() });
-        if (round < 2) expect(result.applied).toEqual([{ op: "REVIVE", experienceId: lesson.id }]);
+        if (round < MAX_REVIVALS) expect(result.applied).toEqual([{ op: "REVIVE", experienceId: lesson.id }]);
         else
           expect(result.refused[0]?.reason).toBe(
-            `repeats deprecated lesson ${formatExperienceId(lesson.id)}; it was revived 2 times already, never helped a task succeed, and was deprecated again; an operator can restore it (laoding experiences restore ${formatExperienceId(lesson.id)})`,
+            `repeats deprecated lesson ${formatExperienceId(lesson.id)}; it was revived ${MAX_REVIVALS} times already, never helped a task succeed, and was deprecated again; an operator can restore it (laoding experiences restore ${formatExperienceId(lesson.id)})`,
           );
         clock.advance(1_000);
       }
