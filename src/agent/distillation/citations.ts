@@ -8,7 +8,7 @@
  * anything stores it; the rest of its line stays.
  *
  * An id in brackets, backticks or a parenthesis with no label (`[exp-3]`, `` `exp-3` ``) is
- * a citation only when the task was shown lessons and it stands where citations stand:
+ * a citation only when the distillation loop is on and it stands where citations stand:
  * on a line of its own or at the end of the answer's last line. Anywhere else it is the
  * user's own name for something (`Run `exp-1` reached 0.91`, a table cell, a link).
  *
@@ -77,9 +77,8 @@ const AFTER_WORD = /[\p{L}\p{N}]$/u;
 
 /**
  * A wrapped list that may be a citation: it is no link (`[exp-7](…)`, `[x](exp-7)`), and the
- * task was shown lessons (the caller's check). Any id counts, shown or not: where citations
- * stand, in a task that was shown lessons, `[exp-999]` is a phantom citation, and it must
- * not reach the user either.
+ * loop is on (the caller's check). Any id counts, shown or not: where citations stand,
+ * `[exp-999]` is a phantom citation, and it must not reach the user either.
  */
 function mayCite(line: string, cut: Cut): boolean {
   const open = line[cut.start];
@@ -103,9 +102,9 @@ function trailingRun(line: string, cuts: readonly Cut[]): Cut[] {
   return run;
 }
 
-/** The unlabelled citations of a line: wrapped ids the task was shown, on a line of their own or ending the answer. */
-function wrappedCitations(line: string, shown: ReadonlySet<number>, last: boolean): Cut[] {
-  if (shown.size === 0 || line.includes("|") || CODE_INDENT.test(line)) return [];
+/** The unlabelled citations of a line: wrapped ids on a line of their own or ending the answer. */
+function wrappedCitations(line: string, last: boolean): Cut[] {
+  if (line.includes("|") || CODE_INDENT.test(line)) return [];
   const cuts = wrappedCuts(line).filter((cut) => mayCite(line, cut));
   if (cuts.length === 0) return [];
   if (isResidue(cutAll(line, cuts))) return cuts;
@@ -171,13 +170,13 @@ function labelledPass(lines: readonly string[]): Line[] {
 }
 
 /** Second pass: unlabelled wrapped ids that are citations (see wrappedCitations). */
-function wrappedPass(lines: Line[], shown: ReadonlySet<number>): void {
+function wrappedPass(lines: Line[]): void {
   let last = lines.length - 1;
   const gone = (line: Line): boolean => isBlank(line.text) || (line.changed && isResidue(line.text));
   while (last > 0 && gone(lines[last] as Line)) last -= 1;
   for (const [index, line] of lines.entries()) {
     if (line.code) continue;
-    const cuts = wrappedCitations(line.text, shown, index === last);
+    const cuts = wrappedCitations(line.text, index === last);
     if (cuts.length === 0) continue;
     line.text = tidyEnd(cutAll(line.text, cuts));
     line.changed = true;
@@ -216,15 +215,15 @@ function joinKept(original: readonly string[], kept: readonly string[]): string 
 }
 
 /**
- * The answer without its citations, and the ids they cite. `shown`: the lessons this task was
- * shown (none with the loop off or for a held-out task); labelled citations count any id
- * (the caller counts the phantoms), and so do unlabelled wrapped ids where citations stand,
- * but only in a task that was shown lessons.
+ * The answer without its citations, and the ids they cite. Labelled citations count any id
+ * (the caller counts the phantoms); so do unlabelled wrapped ids where citations stand, but
+ * only with the distillation loop on (`loopOn`): with it off, nobody asked the model to cite,
+ * and `[exp-3]` ending an answer is the user's own name for something.
  */
-export function extractCitations(answer: string, shown: Iterable<number> = []): Citations {
+export function extractCitations(answer: string, loopOn = false): Citations {
   const original = answer.split("\n");
   const lines = labelledPass(original);
-  wrappedPass(lines, new Set(shown));
+  if (loopOn) wrappedPass(lines);
   if (!lines.some((line) => line.changed) && lines.length === original.length) return { answer, cited: [] };
   const cited = new Set<number>();
   for (const id of lines.flatMap((line) => line.ids)) {
@@ -235,15 +234,10 @@ export function extractCitations(answer: string, shown: Iterable<number> = []): 
 }
 
 /**
- * Text given to the distiller: the lessons section's lines (`═══`, `[exp-…] …`) and every
- * citation dropped; the ids of the lesson lines it holds count as shown.
+ * Text given to the distiller (its task ran with the loop on): the lessons section's lines
+ * (`═══`, `[exp-…] …`) and every citation dropped.
  */
-export function withoutLessonLines(text: string, shown: Iterable<number> = []): string {
-  const ids = new Set(shown);
-  const kept = text.split("\n").filter((line) => {
-    const lesson = /^\s*\[exp-(\d+)\]\s+\S/i.exec(line);
-    if (lesson) ids.add(idNumber(lesson[1] as string) ?? -1);
-    return !/═══/.test(line) && !lesson;
-  });
-  return extractCitations(kept.join("\n"), ids).answer;
+export function withoutLessonLines(text: string): string {
+  const kept = text.split("\n").filter((line) => !/═══/.test(line) && !/^\s*\[exp-\d+\]\s+\S/i.test(line));
+  return extractCitations(kept.join("\n"), true).answer;
 }

@@ -58,9 +58,8 @@ export function createTurnLessons(options: DistillationOptions, book: TaskBook):
     },
     async strip(task, answer) {
       const current = book.tasks.get(task.traceId);
-      // An unlabelled `[exp-3]` is a citation only of a lesson the task was shown (none when held out).
-      const shown = current?.arm === "treatment" ? current.selected : [];
-      const { answer: clean, cited } = extractCitations(answer, shown);
+      // The loop is on: an unlabelled `[exp-3]` where citations stand is one (a phantom if it was not shown).
+      const { answer: clean, cited } = extractCitations(answer, true);
       if (cited.length === 0) return clean;
       const real = await store.transaction(async () => {
         const injected = await store.injections.cite(task.traceId, cited);

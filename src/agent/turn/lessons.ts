@@ -22,7 +22,7 @@ export async function chooseLessons(turn: TurnContext): Promise<PromptSection | 
 export async function withoutCitations(turn: TurnContext, answer: string): Promise<string> {
   const { lessons } = turn.env.options;
   // Even with the loop off, a model that learned the habit never shows the line to a user
-  // (no lesson was shown, so an unlabelled `[exp-3]` is left alone).
+  // (an unlabelled `[exp-3]` is left alone: nobody asked the model to cite).
   if (!lessons) return extractCitations(answer).answer;
   try {
     return await lessons.strip({ agentId: turn.agent.id, traceId: turn.traceId }, answer);

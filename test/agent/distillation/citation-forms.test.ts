@@ -1,7 +1,7 @@
 /**
  * Citations as real models write them (issue 27): every form is counted and removed, in
  * both locales, the rest of its line stays; prose, code and bare ids are left alone; an
- * unlabelled wrapped id is a citation only of a shown lesson where citations stand; the
+ * unlabelled wrapped id is a citation only with the loop on and where citations stand; the
  * scan stays linear on adversarial lines.
  */
 import { describe, expect, it } from "vitest";
@@ -11,8 +11,6 @@ import type { TurnContext } from "../../../src/agent/turn/turn-context.js";
 
 const BODY = "Done, restart it with --plain-tls.";
 const ZH_BODY = "已完成，用 --plain-tls 重启即可。";
-/** The lessons the task was shown (the unlabelled forms below cite only these). */
-const SHOWN = [1, 2, 3, 4, 5, 7, 9, 11, 12, 17];
 
 /** [form, answer as written, what the user sees, ids cited] */
 const FORMS: [string, string, string, number[]][] = [
@@ -112,31 +110,30 @@ const LABELLED_LEAKS: [string, string, string, number[]][] = [
   ["a phantom id", `${BODY}\nLessons used: exp-999 (the flag one)`, BODY, [999]],
 ];
 
-/** Wrapped ids with no label: [case, answer, shown, what the user sees, ids cited]. */
-const UNLABELLED: [string, string, number[], string, number[]][] = [
-  ["shown, at the end", `${BODY} [exp-3]`, [3], BODY, [3]],
-  // Other lessons were shown: where citations stand it is a phantom citation, kept from the user (and counted).
-  ["not shown, at the end", `${BODY} [exp-3]`, [7], BODY, [3]],
-  ["nothing shown (loop off or held out)", `${BODY} \`exp-3\``, [], `${BODY} \`exp-3\``, []],
-  ["one shown id makes the list a citation (the phantom counted)", `${BODY} [exp-3, exp-999]`, [3], BODY, [3, 999]],
-  ["a line of its own mid-answer", `${BODY}\n\n[exp-3]\n\nBye.`, [3], `${BODY}\n\nBye.`, [3]],
-  ["a list item of its own", `${BODY}\n- \`exp-3\``, [3], BODY, [3]],
-  ["several at the end", `${BODY} \`exp-3\`, \`exp-7\``, [3, 7], BODY, [3, 7]],
-  ["inline code mid-sentence", "Run `exp-1` reached 0.91, `exp-2` only 0.85.", [1, 2], "", []],
-  ["a table cell", "| run | score |\n|---|---|\n| `exp-1` | 0.91 |", [1], "", []],
-  ["a table cell, brackets", "| [exp-1] |", [1], "", []],
-  ["a link's text", "See [exp-7](https://example.com/runs/exp-7) for details.", [7], "", []],
-  ["a link's text ending the answer", "See [exp-7](https://example.com/runs/exp-7)", [7], "", []],
-  ["a link's target ending the answer", "See [the run](exp-7)", [7], "", []],
-  ["a reference link", "See [exp-7][1].\n\n[1]: https://example.com", [7], "", []],
-  ["a parenthesis in prose", "The runs (exp-1 and exp-2) converged.", [1, 2], "", []],
-  ["inline code after a word ending the answer", "Switch to it:\ngit checkout `exp-12`", [12], "", []],
-  ["inline code in zh prose", "运行 `exp-3` 的结果最好", [3], "", []],
-  ["inline code ending zh prose", "最好的是运行 `exp-3`", [3], "", []],
-  ["indented code", "Run:\n\n    git checkout [exp-3]", [3], "", []],
-  ["indented code with a tab", "Run:\n\n\t(exp-3)", [3], "", []],
-  ["fenced code", "Run:\n```\n[exp-3]\n```", [3], "", []],
-  ["a bracket mid-answer, not on its own line", "See [exp-3] for the run.\nThen retry.", [3], "", []],
+/** Wrapped ids with no label: [case, answer, the loop on, what the user sees, ids cited]. */
+const UNLABELLED: [string, string, boolean, string, number[]][] = [
+  // Shown or not (a phantom, which the caller counts as one): where citations stand, it is one.
+  ["at the end", `${BODY} [exp-3]`, true, BODY, [3]],
+  ["the loop off: nobody asked for a citation", `${BODY} \`exp-3\``, false, `${BODY} \`exp-3\``, []],
+  ["a list at the end", `${BODY} [exp-3, exp-999]`, true, BODY, [3, 999]],
+  ["a line of its own mid-answer", `${BODY}\n\n[exp-3]\n\nBye.`, true, `${BODY}\n\nBye.`, [3]],
+  ["a list item of its own", `${BODY}\n- \`exp-3\``, true, BODY, [3]],
+  ["several at the end", `${BODY} \`exp-3\`, \`exp-7\``, true, BODY, [3, 7]],
+  ["inline code mid-sentence", "Run `exp-1` reached 0.91, `exp-2` only 0.85.", true, "", []],
+  ["a table cell", "| run | score |\n|---|---|\n| `exp-1` | 0.91 |", true, "", []],
+  ["a table cell, brackets", "| [exp-1] |", true, "", []],
+  ["a link's text", "See [exp-7](https://example.com/runs/exp-7) for details.", true, "", []],
+  ["a link's text ending the answer", "See [exp-7](https://example.com/runs/exp-7)", true, "", []],
+  ["a link's target ending the answer", "See [the run](exp-7)", true, "", []],
+  ["a reference link", "See [exp-7][1].\n\n[1]: https://example.com", true, "", []],
+  ["a parenthesis in prose", "The runs (exp-1 and exp-2) converged.", true, "", []],
+  ["inline code after a word ending the answer", "Switch to it:\ngit checkout `exp-12`", true, "", []],
+  ["inline code in zh prose", "运行 `exp-3` 的结果最好", true, "", []],
+  ["inline code ending zh prose", "最好的是运行 `exp-3`", true, "", []],
+  ["indented code", "Run:\n\n    git checkout [exp-3]", true, "", []],
+  ["indented code with a tab", "Run:\n\n\t(exp-3)", true, "", []],
+  ["fenced code", "Run:\n```\n[exp-3]\n```", true, "", []],
+  ["a bracket mid-answer, not on its own line", "See [exp-3] for the run.\nThen retry.", true, "", []],
 ];
 
 /** Answers no citation was found in, whatever was shown: returned byte for byte. */
@@ -152,38 +149,38 @@ const PROSE_WITH_LABEL_WORDS: [string, string][] = [
 
 describe("citations as models write them", () => {
   it.each(FORMS)("%s", (_form, answer, shown, cited) => {
-    const result = extractCitations(answer, SHOWN);
+    const result = extractCitations(answer, true);
     expect(result).toEqual({ answer: shown, cited });
     expect(result.answer).not.toMatch(/exp-\d|lessons? used|used lessons|参考了|参考：|使用的经验/i);
   });
 
   it.each(UNCHANGED)("leaves alone: %s", (_case, answer) => {
     expect(extractCitations(answer)).toEqual({ answer, cited: [] });
-    expect(extractCitations(answer, SHOWN)).toEqual({ answer, cited: [] });
+    expect(extractCitations(answer, true)).toEqual({ answer, cited: [] });
   });
 
   it.each(LABELLED_LEAKS)("strips a labelled citation: %s", (_case, answer, shown, cited) => {
-    for (const given of [[], SHOWN]) {
-      const result = extractCitations(answer, given);
+    for (const loopOn of [false, true]) {
+      const result = extractCitations(answer, loopOn);
       expect(result).toEqual({ answer: shown, cited });
       expect(result.answer).not.toMatch(/exp-\d|lessons?|references|参考|经验|flag one|<|✅/i);
     }
   });
 
-  it.each(UNLABELLED)("unlabelled wrapped ids: %s", (_case, answer, shown, seen, cited) => {
-    expect(extractCitations(answer, shown)).toEqual({ answer: seen || answer, cited });
-    // With nothing shown (the loop off, a held-out task) no unlabelled id is a citation.
+  it.each(UNLABELLED)("unlabelled wrapped ids: %s", (_case, answer, loopOn, seen, cited) => {
+    expect(extractCitations(answer, loopOn)).toEqual({ answer: seen || answer, cited });
+    // With the loop off (nobody asked the model to cite) no unlabelled id is a citation.
     expect(extractCitations(answer)).toEqual({ answer, cited: [] });
   });
 
   it("reads the answer's last line as it stands once a labelled citation under it is gone", () => {
     const answer = `${BODY} 【exp-3】\nLessons used: exp-7`;
-    expect(extractCitations(answer, [3])).toEqual({ answer: BODY, cited: [3, 7] });
+    expect(extractCitations(answer, true)).toEqual({ answer: BODY, cited: [3, 7] });
     expect(extractCitations(answer)).toEqual({ answer: `${BODY} 【exp-3】`, cited: [7] });
   });
 
   it.each(PROSE_WITH_LABEL_WORDS)("leaves alone: %s", (_case, answer) => {
-    expect(extractCitations(answer, SHOWN)).toEqual({ answer, cited: [] });
+    expect(extractCitations(answer, true)).toEqual({ answer, cited: [] });
   });
 
   it("keeps what the model wrote around a removed citation: a code indent, its own blank lines", () => {
@@ -245,7 +242,7 @@ describe("citations as models write them", () => {
       `Lessons used:${"\n".repeat(size)}x`,
     ];
     for (const line of adversarial) {
-      const result = extractCitations(`Answer.\n${line}`, [1]);
+      const result = extractCitations(`Answer.\n${line}`, true);
       expect(result.cited.length).toBeLessThanOrEqual(1);
       expect(result.answer.startsWith("Answer.")).toBe(true);
     }
