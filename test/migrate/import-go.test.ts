@@ -198,10 +198,19 @@ describe("laoding import go", () => {
     );
   });
 
-  it("the imported bot answers with the Go chat's history, and a new gap joins the imported cluster", async () => {
-    fake.respond((request) =>
-      isRoutingRequest(request) ? routeTo([], "export_report") : { text: "Here is the weekly report again." },
-    );
+  it("the imported bot answers with the Go chat's history, and a new gap lands under the imported intent", async () => {
+    // The model says what it cannot do (a routed-to-no-skill turn alone is no gap since issue 27).
+    let reported = false;
+    fake.respond((request) => {
+      if (isRoutingRequest(request)) return routeTo([], "export_report");
+      if (reported) return { text: "Here is the weekly report again." };
+      reported = true;
+      return {
+        toolCalls: [
+          { name: "report_gap", arguments: { asked: "export the weekly report", missing: "an export tool" } },
+        ],
+      };
+    });
     const child = spawn(
       process.execPath,
       ["--import", "tsx", join(REAL_REPO_ROOT, "src/cli/main.ts"), "chat", "--workspace", workspaceDir],
@@ -230,13 +239,17 @@ describe("laoding import go", () => {
     const [report] = JSON.parse(gaps.stdout) as {
       clusters: { intentKey: string; reason: string; count: number; draft: { skillName: string } | null }[];
     }[];
+    // The imported cluster keeps its draft; the new gap is keyed by the same (canonical) intent.
     expect(report?.clusters).toContainEqual(
       expect.objectContaining({
         intentKey: "export-report",
         reason: "no_skill",
-        count: 4,
+        count: 3,
         draft: expect.objectContaining({ skillName: "auto-export-report" }),
       }),
+    );
+    expect(report?.clusters).toContainEqual(
+      expect.objectContaining({ intentKey: "export-report", reason: "reported", count: 1 }),
     );
     expect(report?.clusters).toContainEqual(
       expect.objectContaining({ intentKey: "deploy-rollback", reason: "tool_failure", count: 1 }),
