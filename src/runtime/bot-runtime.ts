@@ -303,7 +303,9 @@ function assembleRuntime(
     : undefined;
   const watchCorrections = distillation
     ? undefined
-    : createCorrectionWatch((event) => gapLoop.recordNegativeOutcome(event));
+    : createCorrectionWatch((event) => gapLoop.recordNegativeOutcome(event), {
+        settleQuietMs: config.DISTILL_SETTLE_QUIET_MS,
+      });
   const distillTimers = distillation
     ? startDistillationTimers(
         distillation,
@@ -342,9 +344,10 @@ function assembleRuntime(
     afterTurn: async (turn) => {
       // Registering the task is instant; its distillation runs later, off the reply's path.
       distillation?.afterTurn(turn);
-      await gapLoop.afterTurn(turn);
-      // Without the loop, nothing settles tasks: corrections still reach the gap loop.
+      // Without the loop, nothing settles tasks: corrections still reach the gap loop (first:
+      // a failing cluster evaluation below must not make it miss this turn).
       await watchCorrections?.(turn);
+      await gapLoop.afterTurn(turn);
     },
     ...(distillation ? { lessons: distillation.lessons } : {}),
     // Operator-accepted rules (laoding rules accept), read each turn so a change applies at once.

@@ -11,7 +11,7 @@
 import { formatExperienceId } from "../../store/experiences-store.js";
 import type { TaskOutcomeKind } from "../../store/injections-store.js";
 import type { Store } from "../../store/store.js";
-import { tagHoldout } from "./lesson-stats.js";
+import { tagHoldout } from "./lifecycle.js";
 
 export const MIN_GROUP_SIZE = 10;
 

@@ -7,7 +7,7 @@
 import { formatExperienceId, type Experience } from "../../store/experiences-store.js";
 import type { Store } from "../../store/store.js";
 import { isConflicting, isNegativeClaim } from "./lesson-rules.js";
-import { LIFECYCLE, type LessonStats } from "./lifecycle.js";
+import { LIFECYCLE, tagHoldout, type LessonStats } from "./lifecycle.js";
 import { statusAfter, statusBefore } from "./revive-lesson.js";
 
 /** Ledger actions that change a lesson's status, for entries that do not record it before and after. */
@@ -67,17 +67,4 @@ export async function lessonStats(store: Store, lesson: Experience, now: number)
     revalidating: change.action === "revalidate",
     negativeClaim: isNegativeClaim(lesson.summary),
   };
-}
-
-/**
- * The holdout a lesson is judged against: the holdout tasks on its own tags. Never the
- * agent's whole holdout: easy task families would make a hard family's good lesson look
- * harmful. Too few tasks on its tags is "no holdout data" (the rules that need it wait).
- */
-export function tagHoldout<T extends { tags: readonly string[] }>(
-  lesson: Pick<Experience, "tags">,
-  holdoutTasks: readonly T[],
-): T[] {
-  const tags = new Set(lesson.tags);
-  return holdoutTasks.filter((task) => task.tags.some((tag) => tags.has(tag)));
 }

@@ -192,3 +192,16 @@ function successNote(stats: LessonStats): string {
 function pct(value: number): string {
   return `${Math.round(value * 100)}%`;
 }
+
+/**
+ * The holdout a lesson is judged against: the holdout tasks on its own tags. Never the
+ * agent's whole holdout: easy task families would make a hard family's good lesson look
+ * harmful. Too few tasks on its tags is "no holdout data" (the rules that need it wait).
+ */
+export function tagHoldout<T extends { tags: readonly string[] }>(
+  lesson: Pick<Experience, "tags">,
+  holdoutTasks: readonly T[],
+): T[] {
+  const tags = new Set(lesson.tags);
+  return holdoutTasks.filter((task) => task.tags.some((tag) => tags.has(tag)));
+}

@@ -15,6 +15,7 @@ import type { Store } from "../../store/store.js";
 import { isHeld } from "./lesson-hold.js";
 import { terms } from "../../knowledge/keywords.js";
 import { checkLessonText, concreteDetails } from "./lesson-rules.js";
+import { LIFECYCLE, tagHoldout } from "./lifecycle.js";
 
 /** The tasks whose evidence can bring a lesson back: a user's correction or feedback (or a recovered tool error). */
 export const REVIVING_SOURCES: readonly ExperienceSource[] = ["error_correction", "review_finding"];
@@ -59,12 +60,10 @@ export async function reviveLesson(
   const ledger = await input.store.ledger.bySubject("experience", id);
   if (
     ledger.filter((entry) => entry.action === "revive").length >= MAX_REVIVALS &&
-    !(await input.store.injections.byExperience(lesson.id)).some(
-      (row) => row.arm === "treatment" && row.outcome === "success",
-    )
+    !(await helpedTasks(input.store, lesson))
   )
     return refuse(
-      `it was revived ${MAX_REVIVALS} times already, never helped a task succeed, and was deprecated again; an operator can restore it (laoding experiences restore ${id})`,
+      `it was revived ${MAX_REVIVALS} times already, never did better than its tags' holdout, and was deprecated again; an operator can restore it (laoding experiences restore ${id})`,
     );
   const retired = ledger
     .filter((entry) => RETIRING_ACTIONS.includes(entry.action) && statusAfter(entry) === "deprecated")
@@ -120,4 +119,19 @@ function jsonStatus(json: string | null): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Over its whole life, its tasks succeeded more often than its tags' holdout (or, while that
+ * holdout has too few tasks, some of them succeeded at all): a lesson that helps.
+ */
+async function helpedTasks(store: Store, lesson: Experience): Promise<boolean> {
+  const uses = (await store.injections.byExperience(lesson.id)).filter(
+    (row) => row.arm === "treatment" && row.outcome !== null,
+  );
+  const successes = uses.filter((row) => row.outcome === "success").length;
+  if (successes === 0) return false;
+  const holdout = tagHoldout(lesson, await store.injections.holdoutTasks(lesson.agentId));
+  if (holdout.length < LIFECYCLE.promoteMinHoldout) return true;
+  return successes / uses.length > holdout.filter((task) => task.outcome === "success").length / holdout.length;
 }

@@ -24,6 +24,11 @@ export async function taskFacts(
     kind: (task.report as TurnReport).kind,
     gapClasses: gaps.map((gap) => gap.gapClass),
     gapReasons: gaps.map((gap) => gap.reason),
+    unrecoveredToolFailure: gaps.some(
+      (gap) =>
+        gap.gapClass === "capability" &&
+        (gap.reason === "tool_failure" || (gap.reason === "parse_failure" && Boolean(gap.tool))),
+    ),
     environmentCauses: gaps.filter((gap) => gap.gapClass === "environment").map((gap) => gap.intentKey),
     toolCalls: (await store.toolCalls.byTrace(task.traceId)).map((call) => ({ ok: Boolean(call.ok) })),
     ...(task.correction !== undefined ? { correction: task.correction } : {}),

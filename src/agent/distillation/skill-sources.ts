@@ -2,7 +2,7 @@
  * The lessons a distilled skill may be written from. A skill is shown in prompts, so only
  * lessons the read-time gate would show may feed it (never a deprecated one), and never a
  * failing one: a draft with a failed use since its last status change, or an active lesson
- * whose last 3 uses all failed (the lifecycle is about to deprecate it). The "3 tasks of a
+ * the lifecycle would deprecate now (e.g. its last 3 uses all failed). The "3 tasks of a
  * tag failed" trigger would otherwise write a harmful draft into a skill before the
  * lifecycle deprecates it.
  */
@@ -10,7 +10,7 @@ import { formatExperienceId, type Experience } from "../../store/experiences-sto
 import type { Store } from "../../store/store.js";
 import { lessonMayBeShown } from "./lesson-rules.js";
 import { lessonStats } from "./lesson-stats.js";
-import { LIFECYCLE } from "./lifecycle.js";
+import { nextTransition } from "./lifecycle.js";
 
 export type SkillSources = {
   /** The lessons a skill may be distilled from. */
@@ -36,9 +36,9 @@ async function failing(store: Store, lesson: Experience, now: number): Promise<s
   const uses = stats.uses ?? 0;
   const failed = uses - (stats.successes ?? 0);
   if (lesson.status === "draft" && failed > 0) return `draft, ${failed} of ${uses} uses failed`;
-  if (lesson.status === "active" && (stats.trailingFailures ?? 0) >= LIFECYCLE.failedUsesToDeprecate)
-    return `its last ${stats.trailingFailures} uses all failed`;
-  return undefined;
+  // An active lesson fails when the lifecycle would deprecate it now (its own rules and exceptions).
+  const transition = lesson.status === "active" ? nextTransition(lesson, stats) : undefined;
+  return transition?.to === "deprecated" ? transition.reason : undefined;
 }
 
 /** The skip's reason when no lesson of the tag may feed a skill. */

@@ -22,8 +22,13 @@ export type TurnKind =
 export type TaskFacts = {
   kind: TurnKind;
   gapClasses: ("capability" | "environment")[];
-  /** The reasons of the task's gaps (report_gap's "reported", an unrecovered "tool_failure", …). */
+  /** The reasons of the task's gaps (report_gap's "reported", …). */
   gapReasons?: string[];
+  /**
+   * A tool failure the turn never recovered from that no audit row shows failed (an unknown
+   * tool, bad arguments): the turn records those as capability gaps naming the tool.
+   */
+  unrecoveredToolFailure?: boolean;
   /** The causes of its environment-class gaps (docs/gaps.md: model-unavailable, tool-timeout, …). */
   environmentCauses?: string[];
   /** Tool call results in call order. */
@@ -61,8 +66,7 @@ export function taskOutcome(facts: TaskFacts): TaskResult {
   const reasons = facts.gapReasons ?? [];
   if (reasons.includes("reported")) return { outcome: "failure", kind: "reported" };
   const last = facts.toolCalls.at(-1);
-  // The turn's gaps hold failures no audit row does (an unknown tool, bad arguments): unrecovered ones are failures too.
-  if ((!last || last.ok) && !reasons.includes("tool_failure")) return { outcome: "success", kind: "success" };
+  if ((!last || last.ok) && !facts.unrecoveredToolFailure) return { outcome: "success", kind: "success" };
   // A last tool call that failed because a host or the sandbox was down is the environment's failure.
   return hostDown ? { outcome: null, kind: "environment" } : { outcome: "failure", kind: "failed_tool" };
 }
@@ -102,11 +106,11 @@ export function gateTask(facts: TaskFacts): GateDecision {
 }
 
 const CORRECTION_START =
-  /^\s*(no\b|nope\b|wrong\b|incorrect\b|not quite\b|actually,? (it|that|this|you)\b[^.?!]*\b(not|wrong|fails?|failed|broken|did ?n[o']t|does ?n[o']t|missed|forgot)\b|that'?s (not|wrong|incorrect)\b|that (did ?n[o']t|does ?n[o']t) work\b|it (still )?(fails|failed|did ?n[o']t work)\b|you (forgot|missed|should have)\b|不对|错了|不是这样|不行|没用|还是不行|还是失败|还是报错|你(忘了|漏了|应该))/i;
+  /^\s*(no\b|nope\b|wrong\b|incorrect\b|not quite\b|actually\b|that'?s (not|wrong|incorrect)\b|that (did ?n[o']t|does ?n[o']t) work\b|it (still )?(fails|failed|did ?n[o']t work)\b|you (forgot|missed|should have)\b|不对|错了|不是这样|不行|没用|还是不行|还是失败|还是报错|你(忘了|漏了|应该))/i;
 
-/** "No thanks", "nope, all good", "no, that's perfect", "不用了，谢谢": a reply that starts like a correction but approves or moves on. */
+/** "No thanks", "nope, all good", "no, that's perfect", "actually, can you also …", "不用了，谢谢": a reply that starts like a correction but approves or moves on. */
 const NOT_A_CORRECTION =
-  /^\s*(no|nope|nah)\b[\s,.!]*(thanks?\b|thank you\b|thx\b|problem\b|worries\b|need\b|(that'?s|it'?s|that is|it is) (all|it|fine|ok|okay|good|great|perfect)\b|all good\b|(i'?m|i am) (good|fine|ok|okay)\b|(perfect|great|ok|okay|fine|good)\b)|^\s*(不用了|不用，|不用,|没问题|不错|不是这样的话)/i;
+  /^\s*(no|nope|nah)\b[\s,.!]*(thanks?\b|thank you\b|thx\b|problem\b|worries\b|(that'?s|it'?s|that is|it is) (all|it|fine|ok|okay|good|great|perfect)\b|all good\b|(i'?m|i am) (good|fine|ok|okay)\b|(perfect|great)\b)|^\s*actually\b[\s,]*((can|could|would|will) you|what|how|(i'?m|i am) (good|fine|ok|okay)|never ?mind|thanks?\b)|^\s*(不用了|不用，|不用,|没问题|不错|不是这样的话)/i;
 
 /** The user's next message corrects the bot's answer. */
 export function looksLikeCorrection(text: string): boolean {

@@ -15,13 +15,18 @@ const MAX_CHATS = 1_000;
 
 export function createCorrectionWatch(
   recordNegativeOutcome: (event: NegativeOutcomeEvent) => Promise<void>,
+  /** As the loop: a turn nobody followed up within `settleQuietMs` (DISTILL_SETTLE_QUIET_MS) has settled. */
+  options: { settleQuietMs: number; clock?: { now(): number } },
 ): (turn: TurnReport) => Promise<void> {
-  const lastTurn = new Map<string, TurnReport>();
+  const clock = options.clock ?? { now: () => Date.now() };
+  const lastTurn = new Map<string, { turn: TurnReport; endedAt: number }>();
   return async (turn) => {
-    const previous = lastTurn.get(turn.sessionKey);
+    const last = lastTurn.get(turn.sessionKey);
     lastTurn.delete(turn.sessionKey);
-    if (turn.kind === "answered" || turn.kind === "step_budget") lastTurn.set(turn.sessionKey, turn);
+    if (turn.kind === "answered" || turn.kind === "step_budget")
+      lastTurn.set(turn.sessionKey, { turn, endedAt: clock.now() });
     if (lastTurn.size > MAX_CHATS) lastTurn.delete(lastTurn.keys().next().value as string);
+    const previous = last && clock.now() - last.endedAt <= options.settleQuietMs ? last.turn : undefined;
     if (!previous || previous.sessionId !== turn.sessionId || !looksLikeCorrection(turn.message.text)) return;
     await recordNegativeOutcome({
       agentId: previous.message.agentId,

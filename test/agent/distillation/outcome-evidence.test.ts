@@ -474,7 +474,7 @@ describe("revival is capped", () => {
         if (round < MAX_REVIVALS) expect(result.applied).toEqual([{ op: "REVIVE", experienceId: lesson.id }]);
         else
           expect(result.refused[0]?.reason).toBe(
-            `repeats deprecated lesson ${formatExperienceId(lesson.id)}; it was revived ${MAX_REVIVALS} times already, never helped a task succeed, and was deprecated again; an operator can restore it (laoding experiences restore ${formatExperienceId(lesson.id)})`,
+            `repeats deprecated lesson ${formatExperienceId(lesson.id)}; it was revived ${MAX_REVIVALS} times already, never did better than its tags' holdout, and was deprecated again; an operator can restore it (laoding experiences restore ${formatExperienceId(lesson.id)})`,
           );
         clock.advance(1_000);
       }
@@ -489,8 +489,33 @@ describe("what a task's outcome is made of", () => {
     ["a model that said it cannot (report_gap)", { gapClasses: ["capability"], gapReasons: ["reported"] }, "reported"],
     [
       "a failure only the gaps know (an unknown tool as the last step)",
-      { gapClasses: ["capability"], gapReasons: ["tool_failure"], toolCalls: [{ ok: true }] },
+      {
+        gapClasses: ["capability"],
+        gapReasons: ["parse_failure"],
+        unrecoveredToolFailure: true,
+        toolCalls: [{ ok: true }],
+      },
       "failed_tool",
+    ],
+    [
+      "a missing program the turn recovered from (rg failed, grep worked)",
+      {
+        gapClasses: ["environment"],
+        gapReasons: ["tool_failure"],
+        environmentCauses: ["command-missing"],
+        toolCalls: [{ ok: false }, { ok: true }],
+      },
+      "success",
+    ],
+    [
+      "a tool host that crashed and came back",
+      {
+        gapClasses: ["environment"],
+        gapReasons: ["tool_failure"],
+        environmentCauses: ["toolhost-unavailable"],
+        toolCalls: [{ ok: false }, { ok: true }],
+      },
+      "success",
     ],
     [
       "the tool host down before any tool ran",
@@ -541,6 +566,11 @@ describe("what a task's outcome is made of", () => {
       "不对，应该是 8443",
       "还是不行",
       "you forgot the flag",
+      "No good, it still fails",
+      "No need to restart — you broke the config",
+      "Nope, fine, but the port is wrong",
+      "actually the port is 8080 not 80",
+      "Actually, you should use port 8080",
     ])
       expect([text, looksLikeCorrection(text)]).toEqual([text, true]);
   });
