@@ -15,7 +15,6 @@ import type { Store } from "../../store/store.js";
 import { isHeld } from "./lesson-hold.js";
 import { terms } from "../../knowledge/keywords.js";
 import { checkLessonText, concreteDetails } from "./lesson-rules.js";
-import { LIFECYCLE, tagHoldout } from "./lifecycle.js";
 
 /** The tasks whose evidence can bring a lesson back: a user's correction or feedback (or a recovered tool error). */
 export const REVIVING_SOURCES: readonly ExperienceSource[] = ["error_correction", "review_finding"];
@@ -27,11 +26,14 @@ export const REVIVAL_MIN_TERM_SHARE = 1 / 3;
  * Revivals a lesson that never helped a task gets from users' words; after that only an
  * operator brings it back. Each revival starts its counters afresh, so without a cap one
  * chat could keep a harmful lesson in front of everyone by restating it after every
- * deprecation. A lesson that has made tasks succeed is not capped: a right remedy in a
- * task with a second, unlearned step fails three times now and then, and users' corrections
- * are how it comes back.
+ * deprecation. A lesson that has made tasks succeed gets more (MAX_REVIVALS_EVER): a right
+ * remedy in a task with a second, unlearned step fails three times now and then, and users'
+ * corrections are how it comes back. (Judging "helped" against the tags' holdout instead
+ * capped right remedies and cost the eval's full arm 2.5 points.)
  */
 export const MAX_REVIVALS = 5;
+/** Revivals any lesson gets from users' words, however well its tasks did. */
+export const MAX_REVIVALS_EVER = 10;
 /** The ledger actions that put a lesson into `deprecated`. */
 const RETIRING_ACTIONS = ["deprecate", "refuse", "hold", "reject"];
 
@@ -58,12 +60,10 @@ export async function reviveLesson(
   const check = checkLessonText(lesson.summary);
   if (!check.ok) return refuse(`its text is refused by today's checks: ${check.reason}`);
   const ledger = await input.store.ledger.bySubject("experience", id);
-  if (
-    ledger.filter((entry) => entry.action === "revive").length >= MAX_REVIVALS &&
-    !(await helpedTasks(input.store, lesson))
-  )
+  const revivals = ledger.filter((entry) => entry.action === "revive").length;
+  if (revivals >= MAX_REVIVALS_EVER || (revivals >= MAX_REVIVALS && !(await helpedTasks(input.store, lesson))))
     return refuse(
-      `it was revived ${MAX_REVIVALS} times already, never did better than its tags' holdout, and was deprecated again; an operator can restore it (laoding experiences restore ${id})`,
+      `it was revived ${revivals} times already${revivals < MAX_REVIVALS_EVER ? ", never helped a task succeed," : ""} and was deprecated again; an operator can restore it (laoding experiences restore ${id})`,
     );
   const retired = ledger
     .filter((entry) => RETIRING_ACTIONS.includes(entry.action) && statusAfter(entry) === "deprecated")
@@ -120,18 +120,9 @@ function jsonStatus(json: string | null): string | undefined {
     return undefined;
   }
 }
-
-/**
- * Over its whole life, its tasks succeeded more often than its tags' holdout (or, while that
- * holdout has too few tasks, some of them succeeded at all): a lesson that helps.
- */
+/** Some task it was shown to succeeded, over its whole life. */
 async function helpedTasks(store: Store, lesson: Experience): Promise<boolean> {
-  const uses = (await store.injections.byExperience(lesson.id)).filter(
-    (row) => row.arm === "treatment" && row.outcome !== null,
+  return (await store.injections.byExperience(lesson.id)).some(
+    (row) => row.arm === "treatment" && row.outcome === "success",
   );
-  const successes = uses.filter((row) => row.outcome === "success").length;
-  if (successes === 0) return false;
-  const holdout = tagHoldout(lesson, await store.injections.holdoutTasks(lesson.agentId));
-  if (holdout.length < LIFECYCLE.promoteMinHoldout) return true;
-  return successes / uses.length > holdout.filter((task) => task.outcome === "success").length / holdout.length;
 }

@@ -13,7 +13,7 @@ import { curateAgent } from "../../../src/agent/distillation/curate.js";
 import { createDistillationLoop } from "../../../src/agent/distillation/distillation-loop.js";
 import { contentHash } from "../../../src/agent/distillation/lesson-rules.js";
 import { deprecateLesson } from "../../../src/agent/distillation/operator-actions.js";
-import { MAX_REVIVALS } from "../../../src/agent/distillation/revive-lesson.js";
+import { MAX_REVIVALS, MAX_REVIVALS_EVER } from "../../../src/agent/distillation/revive-lesson.js";
 import type { SkillLoop } from "../../../src/agent/distillation/skill-loop.js";
 import type { NegativeOutcomeEvent } from "../../../src/agent/distillation/task-state.js";
 import type { TurnKind, TurnReport } from "../../../src/agent/turn/turn-context.js";
@@ -474,8 +474,31 @@ describe("revival is capped", () => {
         if (round < MAX_REVIVALS) expect(result.applied).toEqual([{ op: "REVIVE", experienceId: lesson.id }]);
         else
           expect(result.refused[0]?.reason).toBe(
-            `repeats deprecated lesson ${formatExperienceId(lesson.id)}; it was revived ${MAX_REVIVALS} times already, never did better than its tags' holdout, and was deprecated again; an operator can restore it (laoding experiences restore ${formatExperienceId(lesson.id)})`,
+            `repeats deprecated lesson ${formatExperienceId(lesson.id)}; it was revived ${MAX_REVIVALS} times already, never helped a task succeed, and was deprecated again; an operator can restore it (laoding experiences restore ${formatExperienceId(lesson.id)})`,
           );
+        clock.advance(1_000);
+      }
+      expect(await status(lesson.id)).toBe("deprecated");
+    },
+  );
+});
+
+describe("revival is capped for a lesson that helped too", () => {
+  it.each(STORE_ENGINES)(
+    "a lesson whose tasks succeeded comes back more often, but not forever (%s)",
+    async (engine) => {
+      const { store, clock, add, use, apply, status } = await setup(engine);
+      const lesson = await add(REMEDY);
+      const again = [{ op: "ADD", summary: REMEDY, category: "pitfall" }];
+      await use(lesson.id, "helped", "success");
+      for (let round = 0; round <= MAX_REVIVALS_EVER; round += 1) {
+        for (const trace of ["a", "b", "c"]) await use(lesson.id, `h${round}-${trace}`, "failure");
+        clock.advance(1_000);
+        await curateAgent(store, "main", clock.now());
+        clock.advance(1_000);
+        const result = await apply(again, { traceId: `th-${round}`, taskStartedAt: clock.now() });
+        if (round < MAX_REVIVALS_EVER) expect(result.applied).toEqual([{ op: "REVIVE", experienceId: lesson.id }]);
+        else expect(result.refused[0]?.reason).toMatch(/it was revived 10 times already and was deprecated again/);
         clock.advance(1_000);
       }
       expect(await status(lesson.id)).toBe("deprecated");
