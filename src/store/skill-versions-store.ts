@@ -78,30 +78,43 @@ export function createSkillVersionsStore(sql: SqlDriver, clock: Clock, ledger: L
     successes: row.successes,
     lastUsedAt: row.lastUsedAt,
   });
-  const setStatus = (
+  /** One update of a version and its ledger entry (state before and after), in one transaction. */
+  const changeLedgered = (
     id: number,
-    status: SkillVersionStatus,
-    entry: { action: string; reason: string; actor: string },
-    reset?: { baselineRate: number | null; content?: string },
+    update: () => Promise<unknown>,
+    entry: { action: string; reason: string; actor: string; from?: string; to?: string },
   ): Promise<SkillVersion> =>
     sql.transaction(async () => {
       const before = await byId(id);
       if (!before) throw new Error(`no skill version ${id}`);
-      if (reset) await sql.run(SET_STATUS_RESET, [status, reset.baselineRate, reset.content ?? null, clock.now(), id]);
-      else await sql.run(SET_STATUS, [status, clock.now(), id]);
+      await update();
       const after = (await byId(id)) as SkillVersion;
       await ledger.append({
         agentId: before.agentId,
         subject: "skill",
         subjectId: `${before.skillName}@v${before.version}`,
         action: entry.action,
-        before: view(before),
-        after: view(after),
+        before: entry.from === undefined ? view(before) : { ...view(before), state: entry.from },
+        after: entry.to === undefined ? view(after) : { ...view(after), state: entry.to },
         reason: entry.reason,
         actor: entry.actor,
       });
       return after;
     });
+  const setStatus = (
+    id: number,
+    status: SkillVersionStatus,
+    entry: { action: string; reason: string; actor: string },
+    reset?: { baselineRate: number | null; content?: string },
+  ): Promise<SkillVersion> =>
+    changeLedgered(
+      id,
+      () =>
+        reset
+          ? sql.run(SET_STATUS_RESET, [status, reset.baselineRate, reset.content ?? null, clock.now(), id])
+          : sql.run(SET_STATUS, [status, clock.now(), id]),
+      entry,
+    );
   return {
     add: (input: {
       agentId: string;
@@ -188,28 +201,12 @@ export function createSkillVersionsStore(sql: SqlDriver, clock: Clock, ledger: L
         bullets?: number;
       },
     ): Promise<SkillVersion> =>
-      sql.transaction(async () => {
-        const before = await byId(id);
-        if (!before) throw new Error(`no skill version ${id}`);
-        await sql.run(entry.restart ? SET_CONTENT_RESET : SET_CONTENT, [
-          content,
-          entry.bullets ?? null,
-          clock.now(),
-          id,
-        ]);
-        const after = (await byId(id)) as SkillVersion;
-        await ledger.append({
-          agentId: before.agentId,
-          subject: "skill",
-          subjectId: `${before.skillName}@v${before.version}`,
-          action: entry.action,
-          before: { ...view(before), state: entry.from },
-          after: { ...view(after), state: entry.to },
-          reason: entry.reason,
-          actor: entry.actor,
-        });
-        return after;
-      }),
+      changeLedgered(
+        id,
+        () =>
+          sql.run(entry.restart ? SET_CONTENT_RESET : SET_CONTENT, [content, entry.bullets ?? null, clock.now(), id]),
+        entry,
+      ),
     recordTrialUse: async (id: number, success: boolean): Promise<SkillVersion> => {
       await sql.run(TRIAL_USE, [success ? 1 : 0, id]);
       return (await byId(id)) as SkillVersion;
