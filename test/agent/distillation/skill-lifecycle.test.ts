@@ -16,12 +16,11 @@ import { nextSkillState, withSkillState } from "../../../src/agent/distillation/
 import { createSkillLoop, type SkillLoopOptions } from "../../../src/agent/distillation/skill-loop.js";
 import { SkillCatalog } from "../../../src/knowledge/skill-catalog.js";
 import { writeDraftIfMissing } from "../../../src/knowledge/skill-draft.js";
-import { writeDraftThroughToolhost } from "../../../src/runtime/draft-through-toolhost.js";
-import { publishSkillThroughToolhost } from "../../../src/runtime/publish-through-toolhost.js";
 import { openStore, type Store } from "../../../src/store/store.js";
 import { runLaoding } from "../../helpers/cli.js";
-import { giveToAgent, realClient, realWorkspace, type RealWorkspace } from "../../helpers/real-toolhost.js";
+import { realWorkspace, type RealWorkspace } from "../../helpers/real-toolhost.js";
 import { tempDir } from "../../helpers/temp-dir.js";
+import { skillLoopThroughToolhost } from "../../helpers/skill-loop-toolhost.js";
 import { openTestStore, STORE_ENGINES, type Engine } from "../../helpers/test-store.js";
 
 const DAY = 86_400_000;
@@ -210,23 +209,10 @@ describe("through the agent's toolhost, and `laoding experiences skills`", () =>
 
   it("the status change is written in the agent's tree, the catalog reloads it, and the CLI shows state and why", async () => {
     const clock = testClock();
-    const skillsDir = workspace.layout.agentTrees("a").skillsDir;
-    giveToAgent(workspace, "a", skillsDir);
     const store = await openStore(workspace.layout.databaseTarget, clock);
-    const catalog = new SkillCatalog([{ dir: skillsDir, source: "agent" }], pino({ level: "silent" }));
-    const { client } = realClient(workspace, "a", { callTimeoutMs: 20_000 });
+    const { skills: loop, catalog, skillsDir } = skillLoopThroughToolhost(workspace, "a", store, clock);
     try {
       await addLessons(store, "a");
-      const loop = createSkillLoop({
-        store,
-        model: undefined,
-        catalog: () => catalog,
-        writeDraft: (_agentId, name, text) => writeDraftThroughToolhost(client, skillsDir, name, text),
-        publishSkill: (_agentId, name, text) => publishSkillThroughToolhost(client, skillsDir, name, text),
-        locale: "en",
-        logger: pino({ level: "silent" }),
-        clock,
-      });
       await loop.distill("a", "deploy");
       expect(catalog.snapshot.get(SKILL)?.status).toBe("draft");
       await loop.recordUse("a", [SKILL], true);

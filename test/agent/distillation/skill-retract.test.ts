@@ -19,12 +19,11 @@ import { withoutDeadBullets } from "../../../src/agent/distillation/skill-sectio
 import type { TurnReport } from "../../../src/agent/turn/turn-context.js";
 import { SkillCatalog } from "../../../src/knowledge/skill-catalog.js";
 import { writeDraftIfMissing } from "../../../src/knowledge/skill-draft.js";
-import { writeDraftThroughToolhost } from "../../../src/runtime/draft-through-toolhost.js";
-import { publishSkillThroughToolhost } from "../../../src/runtime/publish-through-toolhost.js";
 import type { ExperienceCategory, ExperienceSource } from "../../../src/store/experiences-store.js";
 import type { Store } from "../../../src/store/store.js";
-import { giveToAgent, realClient, realWorkspace, type RealWorkspace } from "../../helpers/real-toolhost.js";
+import { realWorkspace, type RealWorkspace } from "../../helpers/real-toolhost.js";
 import { tempDir } from "../../helpers/temp-dir.js";
+import { skillLoopThroughToolhost } from "../../helpers/skill-loop-toolhost.js";
 import { openTestStore, STORE_ENGINES, type Engine } from "../../helpers/test-store.js";
 
 const GOOD = "Tag the image with the commit hash before you deploy; latest is cached upstream.";
@@ -74,20 +73,7 @@ describe("through the agent's toolhost: the skill drops a deprecated lesson's ad
     const clock = testClock();
     const store = await openTestStore("sqlite", { clock });
     opened.push(store);
-    const skillsDir = workspace.layout.agentTrees("a").skillsDir;
-    giveToAgent(workspace, "a", skillsDir);
-    const catalog = new SkillCatalog([{ dir: skillsDir, source: "agent" }], pino({ level: "silent" }));
-    const { client } = realClient(workspace, "a", { callTimeoutMs: 20_000 });
-    const skills = createSkillLoop({
-      store,
-      model: undefined,
-      catalog: () => catalog,
-      writeDraft: (_agentId, name, text) => writeDraftThroughToolhost(client, skillsDir, name, text),
-      publishSkill: (_agentId, name, text) => publishSkillThroughToolhost(client, skillsDir, name, text),
-      locale: "en",
-      logger: pino({ level: "silent" }),
-      clock,
-    });
+    const { skills, catalog, skillsDir } = skillLoopThroughToolhost(workspace, "a", store, clock);
     const file = (name: string) => readFileSync(join(skillsDir, name, "SKILL.md"), "utf8");
     const steps = async (name: string) =>
       (await store.ledger.bySubject("skill", `${name}@v1`))
