@@ -36,6 +36,12 @@ export type OutgoingReply = {
   /** Answer as a reply to this message (the platform's id). */
   replyTo?: string;
   threadId?: string;
+  /**
+   * The live preview this part replaces (PreviewSurface.ref): the platform edits that
+   * message (or closes that card) to this text instead of sending a new one, and sends a
+   * new message when the preview can no longer be edited. Only ever on a reply's first part.
+   */
+  editRef?: string;
 };
 
 /** What the bot is doing during a turn: the console shows it, chat channels keep "typing". */
@@ -49,6 +55,14 @@ export type TurnProgress =
 export type TurnControl = {
   signal?: AbortSignal;
   onProgress?: (progress: TurnProgress) => void;
+  /**
+   * The answer as the person should see it so far: each call carries the whole text
+   * (Markdown as the model writes it, citation lines held back and removed), never routing
+   * JSON or tool calls. "" when what was shown turned out not to be the answer (the model
+   * went on to call a tool). Set by a channel that streams replies; the final answer is
+   * still the handler's return value, and only that is stored and delivered.
+   */
+  onAnswer?: (text: string) => void;
 };
 
 /** The orchestrator's answer, or undefined when the message was a duplicate. */

@@ -3,7 +3,7 @@
  * platform events into messages, and send one part of a reply. Everything that decides
  * (dedup, access, order, retries, the outbox) lives in the gateway, once for all platforms.
  */
-import type { IncomingMessage, OutgoingReply } from "./channel.js";
+import type { ChatType, IncomingMessage, OutgoingReply } from "./channel.js";
 
 /** A message as the platform saw it; the gateway adds the agent and the operator flag. */
 export type PlatformMessage = Omit<IncomingMessage, "agentId" | "isOperator">;
@@ -46,6 +46,46 @@ export type ChatPlatform = {
   send(part: OutgoingReply, idempotencyKey: string): Promise<{ messageId?: string }>;
   /** Shows "typing" in the chat (lasts a few seconds); best effort. */
   typing?(chatId: string, threadId?: string): Promise<void>;
+  /** A live preview for one turn (STREAM_REPLIES); absent where the platform cannot stream. */
+  openPreview?(target: PreviewTarget): PreviewSurface;
+  /** Edits a preview a stopped run left behind to say `note` (its answer follows as a new message); best effort, throws DeliveryError. */
+  interruptPreview?(ref: string, note: string): Promise<void>;
+};
+
+/** Where a streamed answer is shown while the turn runs. */
+export type PreviewTarget = {
+  chatId: string;
+  chatType: ChatType;
+  /** The user's message (the platform's id), as for the final reply. */
+  replyTo?: string;
+  threadId?: string;
+};
+
+/**
+ * One turn's live preview on a platform: a Telegram draft or a message edited in place, a
+ * Feishu streaming card. The gateway decides when to show (reply-stream.ts throttles);
+ * the surface only shows. It never delivers the final answer: the outbox does, replacing
+ * the preview through `OutgoingReply.editRef`.
+ */
+export type PreviewSurface = {
+  /**
+   * Shows `text` in place of what was shown before: the answer so far (Markdown as the model
+   * writes it) or a short status line (`kind: "status"`; a draft may show the platform's own
+   * placeholder instead). Throws DeliveryError (`retryAfterMs` on 429); the stream slows
+   * down and goes on, the final answer is never lost.
+   */
+  show(text: string, kind: "answer" | "status"): Promise<void>;
+  /**
+   * A durable reference to the platform message showing the preview, once one exists
+   * (edit mode, a card); undefined for an ephemeral draft. The gateway stores it as soon as
+   * it appears, so a restart can mark an abandoned preview, and hands it to the outbox
+   * with the final answer's first part.
+   */
+  readonly ref: string | undefined;
+  /** Re-show at least this often while the turn runs, even without new text (drafts expire); undefined: never. */
+  readonly keepAliveMs: number | undefined;
+  /** The first preview waits for this many characters of answer (a message edited in place should not flicker for a short answer); 0: at once. */
+  readonly minFirstChars: number;
 };
 
 /** A send that failed. `retryable`: try again later (after `retryAfterMs` when the platform said). */

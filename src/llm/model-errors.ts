@@ -22,14 +22,17 @@ export class ModelError extends Error {
   override readonly name: string = "ModelError";
   /** How long the server asked us to wait (Retry-After), when it said. */
   readonly retryAfterMs: number | undefined;
+  /** Detail for the log only, never shown in a chat (a malformed SSE line's first 200 characters, redacted). */
+  readonly logDetail: string | undefined;
   constructor(
     readonly kind: ModelErrorKind,
     message: string,
     readonly status?: number,
-    options: { cause?: unknown; retryAfterMs?: number } = {},
+    options: { cause?: unknown; retryAfterMs?: number; logDetail?: string } = {},
   ) {
     super(message, options.cause === undefined ? {} : { cause: options.cause });
     this.retryAfterMs = options.retryAfterMs;
+    this.logDetail = options.logDetail;
   }
 
   /** Failures of the provider or the network, not of the request: worth retrying later. */
