@@ -4,7 +4,7 @@
  * call. The loop stops when the model answers without tool calls, or when the budget
  * is spent; every assistant turn and tool result is reported through `onMessage`.
  */
-import type { ChatMessage, ChatModel, ToolCall, ToolSpec } from "../../llm/chat-model.js";
+import type { ChatMessage, ChatModel, ChatResponse, ToolCall, ToolSpec } from "../../llm/chat-model.js";
 
 export type ToolObservation = { content: string; ok: boolean };
 
@@ -22,7 +22,14 @@ export type ReactLoopInput = {
 };
 
 export type ReactLoopResult =
-  | { stop: "final"; answer: string; steps: number; messages: ChatMessage[] }
+  | {
+      stop: "final";
+      answer: string;
+      steps: number;
+      messages: ChatMessage[];
+      /** The answer's stream broke after some of it was shown: `answer` is what arrived. */
+      interrupted?: ChatResponse["interrupted"];
+    }
   | { stop: "step_budget"; steps: number; messages: ChatMessage[]; toolsUsed: string[] };
 
 export async function runReactLoop(input: ReactLoopInput): Promise<ReactLoopResult> {
@@ -50,7 +57,13 @@ export async function runReactLoop(input: ReactLoopInput): Promise<ReactLoopResu
         content: answer,
         ...(response.reasoning ? { reasoning: response.reasoning } : {}),
       });
-      return { stop: "final", answer, steps: step, messages };
+      return {
+        stop: "final",
+        answer,
+        steps: step,
+        messages,
+        ...(response.interrupted ? { interrupted: response.interrupted } : {}),
+      };
     }
     await push({
       role: "assistant",

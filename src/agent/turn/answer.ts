@@ -2,10 +2,10 @@
  * Step: the answer. A final one with its citation line removed, or, out of steps, an
  * honest partial one: the model says without tools what it found and what is missing.
  */
-import type { ChatMessage, ToolSpec } from "../../llm/chat-model.js";
+import type { ChatMessage, ChatResponse, ToolSpec } from "../../llm/chat-model.js";
 import type { ReactLoopResult } from "../react/react-loop.js";
 import type { RouteDecision } from "../routing/route-message.js";
-import { text } from "../texts.js";
+import { modelErrorWords, text, type Locale } from "../texts.js";
 import { withoutCitations } from "./lessons.js";
 import type { TurnContext } from "./turn-context.js";
 import { recordTurnGap } from "./turn-gaps.js";
@@ -21,11 +21,9 @@ export async function answerTurn(
 ): Promise<TurnAnswer> {
   const { locale } = turn.env.options.settings;
   if (result.stop === "final") {
-    return {
-      answer: (await withoutCitations(turn, result.answer)).trim() || text(locale, "emptyAnswer"),
-      route,
-      kind: "answered",
-    };
+    const answer = (await withoutCitations(turn, result.answer)).trim() || text(locale, "emptyAnswer");
+    if (result.interrupted) turn.log.warn({ ...result.interrupted, chars: answer.length }, "answer stream cut off");
+    return { answer: withCutOffNote(answer, result.interrupted, locale), route, kind: "answered" };
   }
   turn.log.warn({ steps: result.steps }, "step budget exhausted");
   await recordTurnGap(turn, route, {
@@ -69,7 +67,8 @@ async function partialAnswer(input: {
       tools: input.tools,
       toolChoice: "none",
     });
-    if (response.content?.trim()) return `${note}\n\n${response.content.trim()}`;
+    if (response.content?.trim())
+      return withCutOffNote(`${note}\n\n${response.content.trim()}`, response.interrupted, locale);
   } catch (error) {
     turn.log.warn({ err: error }, "could not get a partial answer from the model");
   }
@@ -77,4 +76,10 @@ async function partialAnswer(input: {
     steps: input.steps,
     done: [...new Set(input.toolsUsed)].join(", ") || "-",
   });
+}
+
+/** A streamed answer whose connection broke after part of it was shown ends with a note saying so. */
+function withCutOffNote(answer: string, interrupted: ChatResponse["interrupted"], locale: Locale): string {
+  if (!interrupted) return answer;
+  return `${answer}\n\n${text(locale, "answerInterrupted", { reason: modelErrorWords(locale, interrupted.kind) })}`;
 }

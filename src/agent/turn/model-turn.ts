@@ -41,7 +41,7 @@ export async function answerWithModel(
   const turnTimeoutMs = env.options.settings.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS;
   const deadline = AbortSignal.timeout(turnTimeoutMs);
   const signal = control.signal ? AbortSignal.any([control.signal, deadline]) : deadline;
-  const model = steeredModel(chatModel, signal, control);
+  const model = steeredModel(chatModel, signal, control, env.options.lessons !== undefined);
   const { agent, message, session, traceId, log } = start;
   // Kept when a cancel comes after the answer: the report still says how the turn was routed.
   let route: RouteDecision | undefined;
@@ -98,7 +98,15 @@ async function failedTurn(env: TurnEnv, start: TurnStart, error: unknown): Promi
   const { agent, message, traceId, log } = start;
   if (error instanceof ModelError) {
     // One line: the adapter's message already says what failed; the stack adds nothing.
-    log.error({ kind: error.kind, status: error.status, detail: error.message }, "model call failed");
+    log.error(
+      {
+        kind: error.kind,
+        status: error.status,
+        detail: error.message,
+        ...(error.logDetail ? { logDetail: error.logDetail } : {}),
+      },
+      "model call failed",
+    );
     await env.recordGap({
       agentId: agent.id,
       sessionId: start.session.id,
