@@ -36,6 +36,8 @@ export type OutboxRow = {
   platformMessageId: string | null;
   createdAt: number;
   sentAt: number | null;
+  /** The live preview this part replaces (PreviewSurface.ref); only ever on a reply's first part. */
+  editRef: string | null;
 };
 
 export type NewReply = {
@@ -45,16 +47,22 @@ export type NewReply = {
   parts: string[];
   replyTo?: string;
   threadId?: string;
+  /** The turn's live preview: its first part edits it into the final answer. */
+  editRef?: string;
 };
+
+/** A turn's live preview, stored the moment it appeared (channel_streams). */
+export type StreamRow = { inboxId: number; botKey: string; chatId: string; ref: string; createdAt: number };
 
 export type ChannelStore = ReturnType<typeof createChannelStore>;
 
 /** Platforms re-deliver for hours (Feishu's last retry comes after 6 h): remember ids for 12 h. */
 export const CHANNEL_DEDUP_WINDOW_MS = 12 * 60 * 60 * 1000;
 
-const OUTBOX_COLUMNS = `id, bot_key AS botKey, chat_id AS chatId, inbox_id AS inboxId, part, parts, text, reply_to AS replyTo,
+/** An outbox row as OutboxRow (chat-work-store.ts reads the rows it claims with these too). */
+export const OUTBOX_COLUMNS = `id, bot_key AS botKey, chat_id AS chatId, inbox_id AS inboxId, part, parts, text, reply_to AS replyTo,
   thread_id AS threadId, status, attempts, last_error AS lastError, platform_message_id AS platformMessageId,
-  created_at AS createdAt, sent_at AS sentAt`;
+  created_at AS createdAt, sent_at AS sentAt, edit_ref AS editRef`;
 
 const PRUNE_SEEN = `DELETE FROM channel_seen WHERE seen_at < ?`;
 /**
@@ -70,14 +78,21 @@ const RESEE = `UPDATE channel_seen SET seen_at = ? WHERE key = ? AND seen_at < ?
 const INSERT_INBOX = `INSERT INTO channel_inbox (bot_key, chat_id, message, status, received_at) VALUES (?, ?, ?, 'queued', ?) RETURNING id`;
 const FINISH_INBOX = `UPDATE channel_inbox SET status = ?, finished_at = ? WHERE id = ?`;
 const QUEUED_INBOX = `SELECT id, bot_key AS botKey, chat_id AS chatId, message, status, received_at AS receivedAt FROM channel_inbox WHERE bot_key = ? AND status = 'queued' ORDER BY id`;
-const INSERT_OUTBOX = `INSERT INTO channel_outbox (bot_key, chat_id, inbox_id, part, parts, text, reply_to, thread_id, status, created_at)
-  VALUES (@botKey, @chatId, @inboxId, @part, @parts, @text, @replyTo, @threadId, 'pending', @createdAt) RETURNING id`;
+const INSERT_OUTBOX = `INSERT INTO channel_outbox (bot_key, chat_id, inbox_id, part, parts, text, reply_to, thread_id, edit_ref, status, created_at)
+  VALUES (@botKey, @chatId, @inboxId, @part, @parts, @text, @replyTo, @threadId, @editRef, 'pending', @createdAt) RETURNING id`;
 const PENDING_OF_CHAT = `SELECT ${OUTBOX_COLUMNS} FROM channel_outbox WHERE bot_key = ? AND chat_id = ? AND status = 'pending' ORDER BY id`;
 const PENDING_CHATS = `SELECT DISTINCT chat_id AS chatId FROM channel_outbox WHERE bot_key = ? AND status = 'pending' ORDER BY chat_id`;
 const OUTBOX_BY_ID = `SELECT ${OUTBOX_COLUMNS} FROM channel_outbox WHERE id = ?`;
 const COUNT_ATTEMPT = `UPDATE channel_outbox SET attempts = attempts + 1, last_error = ? WHERE id = ? AND status = 'pending'`;
 const MARK_SENT = `UPDATE channel_outbox SET status = 'sent', attempts = attempts + 1, sent_at = ?, platform_message_id = ?, last_error = NULL WHERE id = ? AND status = 'pending'`;
 const MARK_FAILED = `UPDATE channel_outbox SET status = 'failed', last_error = ? WHERE id = ? AND status = 'pending'`;
+const SAVE_STREAM = `INSERT INTO channel_streams (inbox_id, bot_key, chat_id, ref, created_at) VALUES (?, ?, ?, ?, ?)
+  ON CONFLICT (inbox_id) DO UPDATE SET bot_key = excluded.bot_key, chat_id = excluded.chat_id, ref = excluded.ref, created_at = excluded.created_at`;
+const STREAM_OF = `SELECT ref FROM channel_streams WHERE inbox_id = ?`;
+const DROP_STREAM = `DELETE FROM channel_streams WHERE inbox_id = ?`;
+/** Previews whose message will never be taken up again (cancelled by a stop, failed): nothing will replace them. */
+const ABANDONED_STREAMS = `SELECT s.inbox_id AS inboxId, s.bot_key AS botKey, s.chat_id AS chatId, s.ref, s.created_at AS createdAt
+  FROM channel_streams s JOIN channel_inbox i ON i.id = s.inbox_id WHERE s.bot_key = ? AND i.status <> 'queued' ORDER BY s.inbox_id`;
 
 export function createChannelStore(
   sql: SqlDriver,
@@ -132,11 +147,16 @@ export function createChannelStore(
           text,
           replyTo: reply.replyTo ?? null,
           threadId: reply.threadId ?? null,
+          editRef: index === 0 ? (reply.editRef ?? null) : null,
           createdAt: now,
         })) as { id: number };
         ids.push(row.id);
       }
-      if (reply.inboxId !== undefined) await sql.run(FINISH_INBOX, ["answered", now, reply.inboxId]);
+      if (reply.inboxId !== undefined) {
+        await sql.run(FINISH_INBOX, ["answered", now, reply.inboxId]);
+        // The preview now belongs to the reply's first part (edit_ref): no run marks it interrupted.
+        await sql.run(DROP_STREAM, [reply.inboxId]);
+      }
       return ids;
     });
 
@@ -151,7 +171,10 @@ export function createChannelStore(
     finish: async (inboxId: number, status: Exclude<InboxStatus, "queued">): Promise<void> => {
       await sql.run(FINISH_INBOX, [status, clock.now(), inboxId]);
     },
-    /** Stores a reply (one row per part) and marks its message answered; returns the outbox ids. */
+    /**
+     * Stores a reply (one row per part, `editRef` on the first) and marks its message answered;
+     * the message's stream row goes in the same transaction. Returns the outbox ids.
+     */
     storeReply: (reply: NewReply): Promise<number[]> => storeReply(reply),
     pendingOf: (botKey: string, chatId: string): Promise<OutboxRow[]> =>
       sql.all<OutboxRow>(PENDING_OF_CHAT, [botKey, chatId]),
@@ -167,5 +190,17 @@ export function createChannelStore(
     failed: async (id: number, reason: string): Promise<void> => {
       await sql.run(MARK_FAILED, [reason, id]);
     },
+    /** Remembers the live preview of the turn answering `inboxId` (replaces one stored before). */
+    saveStream: async (stream: { inboxId: number; botKey: string; chatId: string; ref: string }): Promise<void> => {
+      await sql.run(SAVE_STREAM, [stream.inboxId, stream.botKey, stream.chatId, stream.ref, clock.now()]);
+    },
+    /** The preview a turn on `inboxId` left behind (a run stopped mid-stream), if any. */
+    streamOf: async (inboxId: number): Promise<string | undefined> =>
+      (await sql.get<{ ref: string }>(STREAM_OF, [inboxId]))?.ref,
+    dropStream: async (inboxId: number): Promise<void> => {
+      await sql.run(DROP_STREAM, [inboxId]);
+    },
+    /** A bot's previews whose message is finished without a reply (cancelled, failed): marked interrupted at start-up. */
+    abandonedStreams: (botKey: string): Promise<StreamRow[]> => sql.all<StreamRow>(ABANDONED_STREAMS, [botKey]),
   };
 }

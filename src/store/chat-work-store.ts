@@ -4,7 +4,7 @@
  * so that only one replica sends it. On PostgreSQL the claim skips rows another replica
  * has locked (FOR UPDATE SKIP LOCKED) instead of waiting for them; SQLite has one writer.
  */
-import type { InboxRow, OutboxRow } from "./channel-store.js";
+import { OUTBOX_COLUMNS, type InboxRow, type OutboxRow } from "./channel-store.js";
 import type { Clock } from "./clock.js";
 import type { SqlDriver } from "./sql/sql-driver.js";
 
@@ -12,10 +12,6 @@ export type ChatWorkStore = ReturnType<typeof createChatWorkStore>;
 
 /** The lease name that guards one chat of one bot. */
 export const chatLeaseName = (botKey: string, chatId: string) => `chat:${botKey}:${chatId}`;
-
-const OUTBOX_COLUMNS = `id, bot_key AS botKey, chat_id AS chatId, inbox_id AS inboxId, part, parts, text, reply_to AS replyTo,
-  thread_id AS threadId, status, attempts, last_error AS lastError, platform_message_id AS platformMessageId,
-  created_at AS createdAt, sent_at AS sentAt`;
 
 const UNHELD_CHATS = `SELECT chat_id AS chatId FROM (
     SELECT chat_id FROM channel_inbox WHERE bot_key = ? AND status = 'queued'

@@ -400,4 +400,25 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX sessions_by_chat ON sessions (agent_id, channel, chat_id);
     `,
   },
+  {
+    version: 12,
+    name: "streamed replies: the live preview of a turn, the preview a reply's first part replaces",
+    sql: `
+      -- The live preview of a turn being answered (a Telegram message edited in place, a
+      -- Feishu card), stored the moment it appears: a run stopped mid-stream leaves it here,
+      -- and the run that takes the message up again marks it interrupted. Storing the reply
+      -- moves it to channel_outbox.edit_ref, in the same transaction. The key is the inbox
+      -- row's id (a table constraint, so PostgreSQL keeps it a plain column, not an identity).
+      CREATE TABLE channel_streams (
+        inbox_id INTEGER NOT NULL REFERENCES channel_inbox (id),
+        bot_key TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        ref TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (inbox_id)
+      );
+      -- The preview a reply's first part replaces (edits, or closes) instead of sending a new message.
+      ALTER TABLE channel_outbox ADD COLUMN edit_ref TEXT;
+    `,
+  },
 ];

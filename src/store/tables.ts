@@ -36,6 +36,8 @@ export const STORE_TABLES = [
   // version 9
   "leases",
   "replicas",
+  // version 12
+  "channel_streams", // → channel_inbox
 ] as const;
 
 export type StoreTable = (typeof STORE_TABLES)[number];

@@ -131,4 +131,82 @@ describe.each(STORE_ENGINES)("channel store on %s", (engine) => {
     expect(await store.channels.queued("b")).toEqual([]);
     await store.close();
   });
+
+  it("keeps a turn's preview until its reply is stored, then moves it to the reply's first part in the same step", async () => {
+    let now = 5;
+    const store = await openTestStore(engine, { clock: { now: () => now } });
+    const admit = async (key: string) =>
+      ((await store.channels.admit([key], { botKey: "b", chatId: "c", message: "{}" })) as { inboxId: number }).inboxId;
+    const first = await admit("e1");
+    const second = await admit("e2");
+    expect(await store.channels.streamOf(first)).toBeUndefined();
+    if (engine === "postgres")
+      // Keyed by the inbox row's id: a plain column, never an identity of its own.
+      expect(
+        await store.sql.get(
+          "SELECT is_identity AS identity, data_type AS type FROM information_schema.columns WHERE table_name = 'channel_streams' AND column_name = 'inbox_id'",
+        ),
+      ).toEqual({ identity: "NO", type: "bigint" });
+    await store.channels.saveStream({ inboxId: first, botKey: "b", chatId: "c", ref: "c:100" });
+    now = 6;
+    // Saved again (a new preview after a restart): replaced, never a second row.
+    await store.channels.saveStream({ inboxId: first, botKey: "b", chatId: "c", ref: "c:101" });
+    await store.channels.saveStream({ inboxId: second, botKey: "b", chatId: "c", ref: "c:200" });
+    expect(await store.channels.streamOf(first)).toBe("c:101");
+    expect(
+      await store.sql.all(
+        "SELECT inbox_id AS inboxId, ref, created_at AS createdAt FROM channel_streams ORDER BY inbox_id",
+      ),
+    ).toEqual([
+      { inboxId: first, ref: "c:101", createdAt: 6 },
+      { inboxId: second, ref: "c:200", createdAt: 6 },
+    ]);
+
+    await store.channels.storeReply({
+      botKey: "b",
+      chatId: "c",
+      inboxId: first,
+      parts: ["one", "two"],
+      editRef: "c:101",
+    });
+    expect((await store.channels.pendingOf("b", "c")).map((row) => [row.part, row.text, row.editRef])).toEqual([
+      [1, "one", "c:101"],
+      [2, "two", null],
+    ]);
+    expect(await store.channels.streamOf(first)).toBeUndefined();
+    expect(await store.channels.streamOf(second)).toBe("c:200");
+    // A reply without a preview: no edit ref; a gateway's own reply (no inbox row) leaves the streams alone.
+    await store.channels.storeReply({ botKey: "b", chatId: "c", parts: ["refusal"] });
+    expect((await store.channels.pendingOf("b", "c")).at(-1)).toMatchObject({ text: "refusal", editRef: null });
+    expect(await store.channels.streamOf(second)).toBe("c:200");
+
+    // A message finished without a reply (cancelled by a stop) leaves its preview abandoned, for the next start to mark.
+    expect(await store.channels.abandonedStreams("b")).toEqual([]);
+    await store.channels.finish(second, "cancelled");
+    expect(await store.channels.abandonedStreams("b")).toEqual([
+      { inboxId: second, botKey: "b", chatId: "c", ref: "c:200", createdAt: 6 },
+    ]);
+    expect(await store.channels.abandonedStreams("other")).toEqual([]);
+    await store.channels.dropStream(second);
+    expect(await store.channels.streamOf(second)).toBeUndefined();
+    await store.close();
+  });
+
+  it("rolls a stream's move back with the reply: a reply that cannot be stored keeps the preview", async () => {
+    const store = await openTestStore(engine, { clock: { now: () => 5 } });
+    const { inboxId } = (await store.channels.admit(["e"], { botKey: "b", chatId: "c", message: "{}" })) as {
+      inboxId: number;
+    };
+    await store.channels.saveStream({ inboxId, botKey: "b", chatId: "c", ref: "c:7" });
+    // The gateway stores a reply inside its own transaction (fenced by the chat's lease): one that fails after it undoes the move too.
+    await expect(
+      store.sql.transaction(async () => {
+        await store.channels.storeReply({ botKey: "b", chatId: "c", inboxId, parts: ["one"], editRef: "c:7" });
+        throw new Error("the lease was lost");
+      }),
+    ).rejects.toThrow("the lease was lost");
+    expect(await store.channels.streamOf(inboxId)).toBe("c:7");
+    expect(await store.channels.pendingOf("b", "c")).toEqual([]);
+    await store.close();
+  });
 });
