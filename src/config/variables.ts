@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { DEFAULT_MAX_FRAME_BYTES } from "../toolhost/protocol.js";
+import { parseStreamReplies, STREAM_REPLIES_FORMS } from "./stream-replies.js";
 
 export type VariableSpec = {
   /** zod schema for the raw string value (after trimming); converts to the runtime type. */
@@ -284,6 +285,24 @@ export const VARIABLES = {
     defaultValue: "16000",
     group: "Channels",
     doc: "Longest inbound chat message, in characters (code points), on every channel. A longer one is not sent to the model and not stored; the user gets one reply asking to shorten or split it.",
+  },
+  STREAM_REPLIES: {
+    schema: z.string().transform((value, context) => {
+      const parsed = parseStreamReplies(value);
+      if (parsed.ok) return parsed.value;
+      context.addIssue({ code: "custom", message: parsed.problem });
+      return z.NEVER;
+    }),
+    expected: STREAM_REPLIES_FORMS,
+    defaultValue: "on",
+    group: "Channels",
+    doc: "Show an answer while it is written: on the console as it arrives (on a terminal; scripts get the whole answer), on Telegram as a draft in private chats or a message edited in place in groups, on Feishu as a streaming card. Only the answer's text streams (never tool calls or citations); the final answer is what is stored. on or off sets every channel; console=, telegram= and feishu= after it set one (off,console=on streams only on the console).",
+  },
+  STREAM_EDIT_INTERVAL_MS: {
+    ...bounded("milliseconds", 250, 60_000),
+    defaultValue: "1000",
+    group: "Channels",
+    doc: "Least time between two updates of a streamed reply (a Telegram message edited in place or draft refreshed, a Feishu card updated); an update waits for the answer to grow by 20 characters or a new line, and a platform's 429 pauses them as long as it asks.",
   },
   WEBHOOK_HOST: {
     schema: optionalText(),

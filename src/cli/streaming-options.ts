@@ -1,0 +1,37 @@
+/**
+ * STREAM_REPLIES and STREAM_EDIT_INTERVAL_MS as the channels take them: the console's
+ * switch, and the chat gateway's streaming options (absent when no chat channel streams).
+ */
+import type { Config } from "../config/load-config.js";
+import { text } from "../locale/texts.js";
+
+type StreamSettings = Pick<Config, "STREAM_REPLIES" | "STREAM_EDIT_INTERVAL_MS" | "BOT_LOCALE">;
+
+export type GatewayStreaming = {
+  /** The chat channels that stream. */
+  channels: Set<"telegram" | "feishu">;
+  /** STREAM_EDIT_INTERVAL_MS. */
+  intervalMs: number;
+  /** The status line a preview shows while a tool runs (BOT_LOCALE). */
+  statusText: (tool: string) => string;
+  /** What a preview a stopped run left behind is edited to say (BOT_LOCALE). */
+  interruptedText: string;
+};
+
+/** Whether the console prints answers as they are written. */
+export function consoleStreams(config: StreamSettings): boolean {
+  return config.STREAM_REPLIES.console;
+}
+
+/** The chat gateway's `streaming` option; undefined when neither Telegram nor Feishu streams. */
+export function gatewayStreaming(config: StreamSettings): GatewayStreaming | undefined {
+  const locale = config.BOT_LOCALE;
+  const channels = new Set((["telegram", "feishu"] as const).filter((channel) => config.STREAM_REPLIES[channel]));
+  if (channels.size === 0) return undefined;
+  return {
+    channels,
+    intervalMs: config.STREAM_EDIT_INTERVAL_MS,
+    statusText: (tool) => text(locale, "streamToolStatus", { tool }),
+    interruptedText: text(locale, "streamInterrupted"),
+  };
+}
