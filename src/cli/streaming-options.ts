@@ -1,6 +1,6 @@
 /**
  * STREAM_REPLIES and STREAM_EDIT_INTERVAL_MS as the channels take them: the console's
- * switch, and the chat gateway's streaming options (absent when no chat channel streams).
+ * switch, and the chat gateway's streaming options.
  */
 import type { Config } from "../config/load-config.js";
 import { text } from "../locale/texts.js";
@@ -23,13 +23,15 @@ export function consoleStreams(config: StreamSettings): boolean {
   return config.STREAM_REPLIES.console;
 }
 
-/** The chat gateway's `streaming` option; undefined when neither Telegram nor Feishu streams. */
-export function gatewayStreaming(config: StreamSettings): GatewayStreaming | undefined {
+/**
+ * The chat gateway's `streaming` option. Given even when neither Telegram nor Feishu streams
+ * (an empty set): a preview a stopped run left behind is still marked interrupted after
+ * STREAM_REPLIES turned streaming off.
+ */
+export function gatewayStreaming(config: StreamSettings): GatewayStreaming {
   const locale = config.BOT_LOCALE;
-  const channels = new Set((["telegram", "feishu"] as const).filter((channel) => config.STREAM_REPLIES[channel]));
-  if (channels.size === 0) return undefined;
   return {
-    channels,
+    channels: new Set((["telegram", "feishu"] as const).filter((channel) => config.STREAM_REPLIES[channel])),
     intervalMs: config.STREAM_EDIT_INTERVAL_MS,
     statusText: (tool) => text(locale, "streamToolStatus", { tool }),
     interruptedText: text(locale, "streamInterrupted"),
