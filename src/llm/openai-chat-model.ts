@@ -1,30 +1,51 @@
 /**
  * The adapter to any OpenAI-compatible chat completions server (OpenAI, DeepSeek,
- * DashScope compatible mode, Ollama, vLLM), non-streaming (Ollama drops tool calls
- * when streaming). It absorbs the servers' quirks: missing or empty tool-call ids,
- * argument text that is not JSON, `reasoning_content` / `reasoning`, `content: null`.
- * HTTP failures become ModelError kinds here and nowhere else.
+ * DashScope compatible mode, Ollama, vLLM). It absorbs the servers' quirks: missing or
+ * empty tool-call ids, argument text that is not JSON, `reasoning_content` / `reasoning`,
+ * `content: null`. HTTP failures become ModelError kinds here and nowhere else.
+ *
+ * A call with a stream sink streams (`stream: true`, usage asked for with
+ * `stream_options`): text reaches the sink as it arrives and the chunks are put back
+ * together into the same ChatResponse a plain call returns. An endpoint that cannot
+ * stream, or streams badly (Ollama drops tool calls), is asked without streaming, and
+ * that is remembered for the life of the client (stream-fallback.ts). A stream cut off
+ * before any text was shown is asked again once; after text was shown, the text so far
+ * is returned marked `interrupted`.
  */
 import { randomBytes } from "node:crypto";
 import OpenAI from "openai";
-import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, ToolCall } from "./chat-model.js";
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+} from "openai/resources/chat/completions";
+import type { Logger } from "../log/logger.js";
 import { createRedactor } from "../log/redact.js";
+import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelStreamSink, ToolCall } from "./chat-model.js";
 import { ModelError } from "./model-errors.js";
+import { rootCause } from "./root-cause.js";
+import type { StreamAssembly } from "./stream-assembly.js";
+import { createStreamMemory, modeAfterRejection, streamQuirk, type StreamMode } from "./stream-fallback.js";
+import { readStream } from "./stream-reader.js";
 
 export type OpenAIChatModelOptions = {
   baseURL: string;
   apiKey?: string;
   model: string;
+  /** One attempt's wait for the server's answer; when streaming, also the longest wait for the next bytes. */
   timeoutMs: number;
   maxRetries: number;
   fetch?: typeof fetch;
   /** Waits between attempts; tests pass a fast one. */
   backoffMs?: (retry: number) => number;
+  /** Where a streaming fallback (and a stream asked again) is logged. */
+  logger?: Logger;
 };
 
 /** 0.5 s, 1 s, 2 s ... capped at 8 s: a retry waits long enough to help, never long enough to bore. */
 const defaultBackoff = (retry: number) => Math.min(8_000, 500 * 2 ** (retry - 1));
+
+/** What one `complete` call may still spend beyond its retries: one fresh start of a stream cut off before any text. */
+type CallBudget = { restarts: number };
 
 export function createOpenAIChatModel(options: OpenAIChatModelOptions): ChatModel {
   const client = new OpenAI({
@@ -39,13 +60,17 @@ export function createOpenAIChatModel(options: OpenAIChatModelOptions): ChatMode
   // A server may echo the key it refused ("Incorrect API key provided: sk-..."), and the
   // error text goes to the chat, the gaps table and the logs.
   const { redact } = createRedactor(options.apiKey ? [options.apiKey] : []);
+  const endpoint = `${options.baseURL} ${options.model}`;
+  const memory = createStreamMemory(options.logger);
+  const log = options.logger;
   return {
     model: options.model,
     async complete(request: ChatRequest): Promise<ChatResponse> {
       const maxAttempts = options.maxRetries + 1;
+      const budget: CallBudget = { restarts: 1 };
       for (let attempt = 1; ; attempt += 1) {
         try {
-          return await attemptOnce(request);
+          return await attemptOnce(request, budget);
         } catch (error) {
           const failure = mapError(error, redact);
           if (!failure.transient || attempt >= maxAttempts || request.signal?.aborted) throw failure;
@@ -58,26 +83,150 @@ export function createOpenAIChatModel(options: OpenAIChatModelOptions): ChatMode
     },
   };
 
-  async function attemptOnce(request: ChatRequest): Promise<ChatResponse> {
+  async function attemptOnce(request: ChatRequest, budget: CallBudget): Promise<ChatResponse> {
+    if (!request.stream) return plain(request);
+    if (memory.mode(endpoint) === "json") return replayed(request.stream, await plain(request), false);
+    return streamed(request, request.stream, budget);
+  }
+
+  function params(request: ChatRequest): ChatCompletionCreateParamsNonStreaming {
+    return {
+      model: options.model,
+      messages: request.messages.map(toWire),
+      ...(request.tools && request.tools.length > 0
+        ? {
+            tools: request.tools.map((tool) => ({
+              type: "function" as const,
+              function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+            })),
+            tool_choice: request.toolChoice ?? "auto",
+          }
+        : {}),
+      ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}),
+    };
+  }
+
+  async function plain(request: ChatRequest): Promise<ChatResponse> {
     const completion = await client.chat.completions.create(
-      {
-        model: options.model,
-        messages: request.messages.map(toWire),
-        ...(request.tools && request.tools.length > 0
-          ? {
-              tools: request.tools.map((tool) => ({
-                type: "function" as const,
-                function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-              })),
-              tool_choice: request.toolChoice ?? "auto",
-            }
-          : {}),
-        ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}),
-      },
+      params(request),
       request.signal ? { signal: request.signal } : {},
     );
     return fromWire(completion, options.model);
   }
+
+  async function streamed(request: ChatRequest, sink: ModelStreamSink, budget: CallBudget): Promise<ChatResponse> {
+    const abort = new AbortController();
+    const signal = request.signal ? AbortSignal.any([request.signal, abort.signal]) : abort.signal;
+    const opened = await openStream(request, signal);
+    if ("plain" in opened) return replayed(sink, opened.plain, false);
+    const outcome = await readStream(opened.response, {
+      sink,
+      idleMs: options.timeoutMs,
+      abort,
+      signal: request.signal,
+      redact,
+    });
+    switch (outcome.kind) {
+      case "json": {
+        const response = fromWire(outcome.completion, options.model);
+        memory.remember(endpoint, "json", "the server answered a streaming request with JSON");
+        return replayed(sink, response, false);
+      }
+      case "broken": {
+        const { assembly, error } = outcome;
+        if (assembly.shownText) return interrupted(assembly, error);
+        if (error.kind !== "connection" || budget.restarts <= 0) throw error;
+        budget.restarts -= 1;
+        log?.info({ endpoint, reason: error.message }, "the model's stream broke off before any text: asking again");
+        return streamed(request, sink, budget);
+      }
+      case "complete":
+        return completed(request, sink, outcome.assembly);
+    }
+  }
+
+  /**
+   * The streaming request's response, stepping down while the server rejects how it was
+   * asked (see modeAfterRejection): the step is remembered only once a request made that
+   * way was accepted, so an ordinary bad request fails again and is reported as today.
+   */
+  async function openStream(
+    request: ChatRequest,
+    signal: AbortSignal,
+  ): Promise<{ response: Response } | { plain: ChatResponse }> {
+    let mode: StreamMode = memory.mode(endpoint);
+    let reason = "";
+    for (;;) {
+      if (mode === "json") {
+        const response = await plain(request);
+        memory.remember(endpoint, mode, reason);
+        return { plain: response };
+      }
+      try {
+        const response = await client.chat.completions
+          .create(
+            {
+              ...params(request),
+              stream: true,
+              ...(mode === "stream" ? { stream_options: { include_usage: true } } : {}),
+            },
+            { signal },
+          )
+          .asResponse();
+        memory.remember(endpoint, mode, reason);
+        return { response };
+      } catch (error) {
+        const next = modeAfterRejection(error, mode);
+        if (!next) throw error;
+        reason = `rejected (${(error as { status?: number }).status}): ${redact((error as Error).message).slice(0, 200)}`;
+        mode = next;
+      }
+    }
+  }
+
+  /** A whole stream; asked again without streaming when it shows a known quirk (stream-fallback.ts). */
+  async function completed(
+    request: ChatRequest,
+    sink: ModelStreamSink,
+    assembly: StreamAssembly,
+  ): Promise<ChatResponse> {
+    if (!assembly.sawChoice)
+      throw new ModelError("bad_response", "the model server's stream held no message (no choices)");
+    const response = fromWire(assembly.completion(), options.model);
+    const quirk = streamQuirk(response, request, assembly.callsWithoutArguments);
+    if (!quirk) return response;
+    const again = await plain(request);
+    // Remembered only when the plain answer shows the stream lost something: a model that
+    // really answered nothing answers nothing either way.
+    if (again.toolCalls.length > 0) memory.remember(endpoint, "json", quirk);
+    else log?.info({ endpoint, quirk }, "a streamed reply looked incomplete; the plain request agreed with it");
+    return replayed(sink, again, assembly.shownText);
+  }
+
+  /** The stream broke after some text was shown: that text is the reply, marked as cut off. */
+  function interrupted(assembly: StreamAssembly, error: ModelError): ChatResponse {
+    log?.info({ endpoint, kind: error.kind, reason: error.message }, "the model's stream broke off after some text");
+    const reasoning = assembly.reasoningSoFar();
+    return {
+      content: assembly.textSoFar(),
+      toolCalls: [],
+      ...(reasoning ? { reasoning } : {}),
+      finishReason: "interrupted",
+      model: assembly.model() ?? options.model,
+      interrupted: { kind: error.kind, detail: error.message },
+    };
+  }
+}
+
+/**
+ * A reply that was not streamed, told to the sink as one piece, so the sink sees every
+ * reply the same way: its text (unless text of this call was already shown), then its
+ * tool calls.
+ */
+function replayed(sink: ModelStreamSink, response: ChatResponse, textShown: boolean): ChatResponse {
+  if (!textShown && response.content) sink.onText(response.content);
+  for (const call of response.toolCalls) sink.onToolCall(call.name);
+  return response;
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -182,16 +331,6 @@ export function parseArguments(text: string): ToolCall["arguments"] {
   } catch (error) {
     return { ok: false, error: `arguments are not valid JSON: ${(error as Error).message}` };
   }
-}
-
-/** The deepest cause's words ("connect ECONNREFUSED 127.0.0.1:9"), not every wrapper's "Connection error." again. */
-function rootCause(error: Error): string {
-  let deepest: unknown = error;
-  for (let depth = 0; depth < 5 && deepest instanceof Error && deepest.cause instanceof Error; depth += 1)
-    deepest = deepest.cause;
-  const last = deepest as Error & { code?: string };
-  const text = last.message || last.code || "no detail";
-  return last.code && !text.includes(last.code) ? `${last.code}: ${text}` : text;
 }
 
 /** Redacts before cutting: a secret cut in half would no longer match. */

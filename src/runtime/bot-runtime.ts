@@ -168,7 +168,7 @@ function assembleRuntime(
     },
     logger: options.logger,
   });
-  const baseModel = options.model ?? configuredModel(options.loaded);
+  const baseModel = options.model ?? configuredModel(options.loaded, options.logger.child({ component: "model" }));
   // recordedModel's sink does not wait: a usage row is written beside the turn (on SQLite
   // at once, as before), a failure only logged, and close() waits for rows still on their way.
   const recording = new Set<Promise<void>>();
@@ -396,7 +396,7 @@ function assembleRuntime(
   };
 }
 
-function configuredModel(loaded: LoadedConfig): ChatModel | undefined {
+function configuredModel(loaded: LoadedConfig, logger: Logger): ChatModel | undefined {
   const { config } = loaded;
   if (!config.LLM_BASE_URL || !config.LLM_MODEL) return undefined;
   return createOpenAIChatModel({
@@ -404,6 +404,7 @@ function configuredModel(loaded: LoadedConfig): ChatModel | undefined {
     model: config.LLM_MODEL,
     timeoutMs: config.LLM_TIMEOUT_MS,
     maxRetries: config.LLM_MAX_RETRIES,
+    logger,
     ...(config.LLM_API_KEY ? { apiKey: config.LLM_API_KEY } : {}),
   });
 }
