@@ -1,14 +1,20 @@
 /**
  * A loopback fake of the Feishu open platform: tenant access token, bot info, message
  * create and reply (a `uuid` seen before returns the first message instead of a second
- * one, as Feishu does), scripted failures (rate limits), the long connection's endpoint
- * and WebSocket (feishu-long-connection.ts), and delivery of events to the bot's webhook,
- * plain or encrypted and signed with the encrypt key.
+ * one, as Feishu does), interactive messages (a JSON 1.0 card, or a CardKit card entity
+ * by its id: feishu-cards.ts) and their update by the message patch API, scripted
+ * failures (rate limits) per kind of call, CardKit refused as for an app without the
+ * scope, the long connection's endpoint and WebSocket (feishu-long-connection.ts), and
+ * delivery of events to the bot's webhook, plain or encrypted and signed with the
+ * encrypt key. `chat()` says what a chat finally shows.
  */
 import { createCipheriv, createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createFakeCardKit, type FakeCard, type FeishuCardUpdate } from "./feishu-cards.js";
 import { createLongConnectionHub, type LongConnectionHub } from "./feishu-long-connection.js";
+
+export type { FakeCard, FeishuCardUpdate } from "./feishu-cards.js";
 
 export const FAKE_APP_ID = "cli_0123456789abcdef";
 export const FAKE_APP_SECRET = "fake-app-secret";
@@ -19,14 +25,33 @@ export type FeishuSentMessage = {
   messageId: string;
   replyTo?: string;
   receiveId?: string;
+  /** The chat it went to (a reply: the chat of the message it answers). */
+  chatId: string;
   msgType: string;
   content: string;
+  /** What the message shows now: a post's text, a card's Markdown (updated as the card or a patch changes it). */
   text: string;
+  /** The CardKit card entity it shows. */
+  cardId?: string;
+  recalled?: boolean;
   replyInThread?: boolean;
   uuid?: string;
   at: number;
 };
-export type FeishuFailure = { status: number; code: number; msg: string };
+export type FeishuFailure = { status: number; code: number; msg: string; headers?: Record<string, string> };
+/** Which calls a scripted failure answers: message create/reply, CardKit (create and updates), message patch. */
+export type FeishuEndpoint = "send" | "cardkit" | "patch";
+export type FeishuPatch = { messageId: string; text: string; at: number; refused?: number };
+/** A message as the chat shows it now. */
+export type FeishuShownMessage = {
+  messageId: string;
+  msgType: string;
+  text: string;
+  replyTo?: string;
+  replyInThread?: boolean;
+  /** A CardKit card: whether it is still streaming. */
+  streaming?: boolean;
+};
 
 export type FakeFeishu = {
   domain: string;
@@ -35,7 +60,23 @@ export type FakeFeishu = {
   sendAttempts: number;
   tokenRequests: number;
   longConnection: LongConnectionHub;
-  failNext(failure: FeishuFailure, times?: number): void;
+  /** Every CardKit card operation (content, element, settings), refused ones included, in order. */
+  cardUpdates: FeishuCardUpdate[];
+  /** Every message patch, refused ones included. */
+  patches: FeishuPatch[];
+  card(cardId: string): FakeCard | undefined;
+  /** The next `times` calls of `endpoint` (default: message sends) fail so. */
+  failNext(failure: FeishuFailure, times?: number, endpoint?: FeishuEndpoint): void;
+  /** From now on CardKit is refused: the app lacks cardkit:card:write ("scope"), or CardKit does not exist ("absent": 404); false: allowed again. */
+  refuseCardKit(how?: "scope" | "absent" | false): void;
+  /** The card entity is gone: deleted, or past its 14 days. */
+  breakCard(cardId: string, how: "deleted" | "expired"): void;
+  /** Feishu closes streaming mode on its own (10 minutes after it opened). */
+  closeStreaming(cardId: string): void;
+  /** A user or admin recalled the message: patches are refused. */
+  recallMessage(messageId: string): void;
+  /** What the chat shows now, oldest first (recalled messages left out). */
+  chat(chatId: string): FeishuShownMessage[];
   /** A receive_v1 event as Feishu sends it (schema 2.0). */
   messageEvent(options: {
     text: string;
@@ -68,12 +109,22 @@ export async function startFakeFeishu(
   const token = `t-${randomBytes(6).toString("hex")}`;
   const sent: FeishuSentMessage[] = [];
   const byUuid = new Map<string, string>();
-  const failures: FeishuFailure[] = [];
+  const failures: Record<FeishuEndpoint, FeishuFailure[]> = { send: [], cardkit: [], patch: [] };
+  const patches: FeishuPatch[] = [];
+  /** Inbound message id → its chat, so a reply lands in the right chat. */
+  const inboundChats = new Map<string, string>();
+  const cardKit = createFakeCardKit(() => {
+    for (const message of sent) if (message.cardId) message.text = cardKit.textOf(message.cardId);
+    notify();
+  });
+  let cardKitRefused: "scope" | "absent" | false = false;
   const watchers = new Set<() => void>();
   const hub = createLongConnectionHub();
   let messageCounter = 0;
   let eventCounter = 0;
   const state = { sendAttempts: 0, tokenRequests: 0 };
+  const chatOf = (messageId: string) =>
+    inboundChats.get(messageId) ?? sent.find((message) => message.messageId === messageId)?.chatId ?? "oc_unknown";
 
   const server: Server = createServer((request, response) => void handle(request, response));
   server.on("upgrade", (request, socket) => {
@@ -87,8 +138,15 @@ export async function startFakeFeishu(
     const raw = Buffer.concat(chunks).toString("utf8");
     const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
     const url = new URL(request.url ?? "/", "http://fake");
-    const reply = (status: number, payload: unknown) =>
-      response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(payload));
+    const reply = (status: number, payload: unknown, headers: Record<string, string> = {}) =>
+      response.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(payload));
+    const fail = (endpoint: FeishuEndpoint) => {
+      const failure = failures[endpoint].shift();
+      if (!failure) return false;
+      reply(failure.status, { code: failure.code, msg: failure.msg }, failure.headers);
+      notify();
+      return true;
+    };
     const authorized = request.headers.authorization === `Bearer ${token}`;
 
     if (url.pathname === "/open-apis/auth/v3/tenant_access_token/internal") {
@@ -131,25 +189,27 @@ export async function startFakeFeishu(
     const replyMatch = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reply$/.exec(url.pathname);
     if ((url.pathname === "/open-apis/im/v1/messages" || replyMatch) && request.method === "POST") {
       state.sendAttempts += 1;
-      const failure = failures.shift();
-      if (failure) {
-        notify();
-        return reply(failure.status, { code: failure.code, msg: failure.msg });
-      }
+      if (fail("send")) return;
       const uuid = typeof body.uuid === "string" ? body.uuid : undefined;
       const known = uuid ? byUuid.get(uuid) : undefined;
       if (known) return reply(200, { code: 0, msg: "success", data: { message_id: known } });
+      const content = String(body.content);
+      const msgType = String(body.msg_type);
+      const cardId = msgType === "interactive" ? cardEntityOf(content) : undefined;
+      if (cardId !== undefined && !cardKit.cards.has(cardId))
+        return reply(400, { code: 230099, msg: "Failed to create card content: the card entity does not exist" });
       messageCounter += 1;
       const messageId = `om_sent_${messageCounter}`;
       if (uuid) byUuid.set(uuid, messageId);
-      const content = String(body.content);
       sent.push({
         kind: replyMatch ? "reply" : "create",
         messageId,
         ...(replyMatch ? { replyTo: replyMatch[1] as string } : { receiveId: String(body.receive_id) }),
-        msgType: String(body.msg_type),
+        chatId: replyMatch ? chatOf(replyMatch[1] as string) : String(body.receive_id),
+        msgType,
         content,
-        text: textOf(String(body.msg_type), content),
+        text: cardId ? cardKit.textOf(cardId) : textOf(msgType, content),
+        ...(cardId ? { cardId } : {}),
         ...(body.reply_in_thread !== undefined ? { replyInThread: Boolean(body.reply_in_thread) } : {}),
         ...(uuid ? { uuid } : {}),
         at: Date.now(),
@@ -161,7 +221,58 @@ export async function startFakeFeishu(
         data: { message_id: messageId, chat_id: "oc_x", msg_type: body.msg_type },
       });
     }
+    const patchMatch = /^\/open-apis\/im\/v1\/messages\/([^/]+)$/.exec(url.pathname);
+    if (patchMatch && request.method === "PATCH") {
+      if (fail("patch")) return;
+      const answer = patchMessage(patchMatch[1] as string, String(body.content));
+      return reply(answer.status, answer.payload);
+    }
+    if (url.pathname.startsWith("/open-apis/cardkit/v1/cards")) {
+      if (cardKitRefused === "absent") return reply(404, "404 page not found");
+      if (cardKitRefused === "scope")
+        return reply(400, {
+          code: 99991672,
+          msg: "Access denied. One of the following scopes is required: [cardkit:card:write].",
+        });
+      if (fail("cardkit")) return;
+      const answer = cardKitCall(request.method ?? "", url.pathname, body);
+      if (answer) return reply(answer.status, answer.payload);
+    }
     return reply(404, { code: 404, msg: `fake feishu: no route ${request.method} ${url.pathname}` });
+  }
+
+  function cardKitCall(method: string, path: string, body: Record<string, unknown>) {
+    if (path === "/open-apis/cardkit/v1/cards" && method === "POST") return cardKit.create(body);
+    const element = /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/elements\/([^/]+)(\/content)?$/.exec(path);
+    if (element && method === "PUT")
+      return element[3]
+        ? cardKit.content(element[1] as string, element[2] as string, body)
+        : cardKit.element(element[1] as string, element[2] as string, body);
+    const settings = /^\/open-apis\/cardkit\/v1\/cards\/([^/]+)\/settings$/.exec(path);
+    if (settings && method === "PATCH") return cardKit.settings(settings[1] as string, body);
+    return undefined;
+  }
+
+  function patchMessage(messageId: string, content: string) {
+    const message = sent.find((candidate) => candidate.messageId === messageId);
+    const text = textOf("interactive", content);
+    const answer = (() => {
+      if (!message) return { status: 400, payload: { code: 230001, msg: "invalid message_id" } };
+      if (message.recalled) return { status: 400, payload: { code: 230011, msg: "The message was recalled" } };
+      if (message.msgType !== "interactive" || message.cardId)
+        return { status: 400, payload: { code: 230001, msg: "only interactive cards sent as JSON can be patched" } };
+      const shared = (json: string) =>
+        (JSON.parse(json) as { config?: { update_multi?: boolean } }).config?.update_multi === true;
+      if (!shared(message.content) || !shared(content))
+        return { status: 400, payload: { code: 230001, msg: "update_multi must be true before and after the update" } };
+      message.content = content;
+      message.text = text;
+      return { status: 200, payload: { code: 0, msg: "success", data: {} } };
+    })();
+    const code = answer.payload.code;
+    patches.push({ messageId, text, at: Date.now(), ...(code !== 0 ? { refused: code } : {}) });
+    notify();
+    return answer;
   }
 
   function notify() {
@@ -181,11 +292,43 @@ export async function startFakeFeishu(
       return state.tokenRequests;
     },
     longConnection: hub,
-    failNext(failure, times = 1) {
-      for (let index = 0; index < times; index += 1) failures.push(failure);
+    cardUpdates: cardKit.updates,
+    patches,
+    card: (cardId) => cardKit.cards.get(cardId),
+    failNext(failure, times = 1, endpoint = "send") {
+      for (let index = 0; index < times; index += 1) failures[endpoint].push(failure);
+    },
+    refuseCardKit(how = "scope") {
+      cardKitRefused = how;
+    },
+    breakCard(cardId, how) {
+      const card = cardKit.cards.get(cardId);
+      if (card) card.broken = how;
+    },
+    closeStreaming(cardId) {
+      const card = cardKit.cards.get(cardId);
+      if (card) card.streamingMode = false;
+    },
+    recallMessage(messageId) {
+      const message = sent.find((candidate) => candidate.messageId === messageId);
+      if (message) message.recalled = true;
+    },
+    chat(chatId) {
+      return sent
+        .filter((message) => message.chatId === chatId && !message.recalled)
+        .map((message) => ({
+          messageId: message.messageId,
+          msgType: message.msgType,
+          text: message.text,
+          ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+          ...(message.replyInThread !== undefined ? { replyInThread: message.replyInThread } : {}),
+          ...(message.cardId ? { streaming: cardKit.cards.get(message.cardId)?.streamingMode === true } : {}),
+        }));
     },
     messageEvent(event) {
       eventCounter += 1;
+      const inboundId = event.messageId ?? `om_in_${eventCounter}`;
+      inboundChats.set(inboundId, event.chatId ?? "oc_chat1");
       const mention = event.mentionBot
         ? [
             {
@@ -213,7 +356,7 @@ export async function startFakeFeishu(
             tenant_key: "t",
           },
           message: {
-            message_id: event.messageId ?? `om_in_${eventCounter}`,
+            message_id: inboundId,
             chat_id: event.chatId ?? "oc_chat1",
             chat_type: event.chatType ?? "p2p",
             message_type: "text",
@@ -269,9 +412,21 @@ export async function startFakeFeishu(
   };
 }
 
-/** The visible text of a sent message: text content, or the text of a post's elements. */
+/** The visible text of a sent message: text content, the text of a post's elements, a JSON 1.0 card's Markdown. */
 function textOf(msgType: string, content: string): string {
-  const json = JSON.parse(content) as { text?: string; zh_cn?: { content: { text?: string }[][] } };
+  const json = JSON.parse(content) as {
+    text?: string;
+    zh_cn?: { content: { text?: string }[][] };
+    elements?: { content?: string; text?: { content?: string } }[];
+  };
   if (msgType === "text") return json.text ?? "";
+  if (msgType === "interactive")
+    return (json.elements ?? []).map((element) => element.content ?? element.text?.content ?? "").join("\n");
   return (json.zh_cn?.content ?? []).map((line) => line.map((element) => element.text ?? "").join("")).join("\n");
+}
+
+/** The card entity an interactive message shows (`{"type":"card","data":{"card_id":…}}`), if it shows one. */
+function cardEntityOf(content: string): string | undefined {
+  const json = JSON.parse(content) as { type?: string; data?: { card_id?: string } };
+  return json.type === "card" ? String(json.data?.card_id ?? "") : undefined;
 }

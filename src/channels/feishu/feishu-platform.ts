@@ -6,7 +6,8 @@
  * a replay). The handler only takes the event in, so the platform gets its
  * acknowledgement at once. Replies go through the reply API (in the thread for topic
  * groups) as `post` with Markdown, with the outbox row's uuid so a resend after a
- * restart is not shown twice.
+ * restart is not shown twice; a streamed answer's first part closes the turn's
+ * streaming card instead (feishu-preview.ts).
  */
 import * as lark from "@larksuiteoapi/node-sdk";
 import type { Logger } from "pino";
@@ -20,13 +21,13 @@ import {
 } from "../chat-platform.js";
 import { splitText } from "../split-text.js";
 import { startWebhookServer, type WebhookServer } from "../webhook-server.js";
+import { describeError as describe, sendMessage } from "./feishu-api.js";
 import { feishuEventToInbound } from "./feishu-event.js";
+import { createFeishuPreviews } from "./feishu-preview.js";
 import { staleTimestamp } from "./webhook-timestamp.js";
 
 /** Feishu accepts far longer messages, but a wall of text reads badly in a chat. */
 export const FEISHU_MAX_MESSAGE_CHARS = 4000;
-/** Codes Feishu answers when a bot sends too fast (per chat 5 QPS; app-wide limits). */
-const RATE_LIMIT_CODES = new Set([230020, 11232, 99991400]);
 const CONNECT_TIMEOUT_MS = 30_000;
 
 export type FeishuPlatformOptions = {
@@ -65,6 +66,18 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
   let identity: (BotIdentity & { openId: string }) | undefined;
   let server: WebhookServer | undefined;
   let wsClient: lark.WSClient | undefined;
+  const split = (text: string) => splitText(text, (part) => part.length <= FEISHU_MAX_MESSAGE_CHARS);
+  const previews = createFeishuPreviews({
+    client,
+    redact,
+    log,
+    now,
+    // A long answer's preview shows its first part, as the final first part will be; the rest follows as new messages.
+    previewText: (text) => {
+      const parts = split(text);
+      return parts.length > 1 ? `${parts[0]}\n\n…` : text;
+    },
+  });
 
   async function login(): Promise<BotIdentity & { openId: string }> {
     const doFetch = options.fetch ?? fetch;
@@ -205,71 +218,25 @@ export function createFeishuPlatform(options: FeishuPlatformOptions): ChatPlatfo
       wsClient = undefined;
       await server?.close();
     },
-    split: (text) => splitText(text, (part) => part.length <= FEISHU_MAX_MESSAGE_CHARS),
+    split,
     async send(part, idempotencyKey) {
-      const content = JSON.stringify({ zh_cn: { content: [[{ tag: "md", text: part.text }]] } });
-      let result: { code?: number; msg?: string; data?: { message_id?: string } };
-      try {
-        result = part.replyTo
-          ? await client.im.v1.message.reply({
-              path: { message_id: part.replyTo },
-              data: { content, msg_type: "post", reply_in_thread: part.threadId !== undefined, uuid: idempotencyKey },
-            })
-          : await client.im.v1.message.create({
-              params: { receive_id_type: "chat_id" },
-              data: { receive_id: part.chatId, content, msg_type: "post", uuid: idempotencyKey },
-            });
-      } catch (error) {
-        throw deliveryError(error, redact);
+      if (part.editRef) {
+        const finished = await previews.finish(part.editRef, part.text);
+        if (finished !== "gone") return { messageId: finished.messageId };
       }
-      if (result.code !== undefined && result.code !== 0) throw codeError(redact, result.code, result.msg, undefined);
-      return result.data?.message_id ? { messageId: result.data.message_id } : {};
+      const messageId = await sendMessage(client.im.v1.message, redact, part, {
+        msgType: "post",
+        content: JSON.stringify({ zh_cn: { content: [[{ tag: "md", text: part.text }]] } }),
+        uuid: idempotencyKey,
+      });
+      return messageId ? { messageId } : {};
+    },
+    openPreview: (target) => previews.open(target),
+    async interruptPreview(ref, note) {
+      if ((await previews.finish(ref, note)) === "gone")
+        throw new DeliveryError("the interrupted Feishu preview can no longer be edited", false);
     },
   };
-}
-
-function deliveryError(error: unknown, redact: (text: string) => string): DeliveryError {
-  const response = (
-    error as {
-      response?: { status?: number; data?: { code?: number; msg?: string }; headers?: Record<string, string> };
-    }
-  ).response;
-  if (!response)
-    return new DeliveryError(redact(`Feishu unreachable: ${describe(error)}`), true, undefined, { cause: error });
-  const code = response.data?.code;
-  if (code !== undefined)
-    return codeError(redact, code, response.data?.msg, response.status, retryAfter(response.headers));
-  return new DeliveryError(
-    `Feishu answered HTTP ${response.status ?? "?"}`,
-    response.status === 429 || (response.status ?? 0) >= 500,
-    retryAfter(response.headers),
-    { cause: error },
-  );
-}
-
-function codeError(
-  redact: (text: string) => string,
-  code: number,
-  message: string | undefined,
-  status: number | undefined,
-  retryAfterMs?: number,
-): DeliveryError {
-  const retryable = RATE_LIMIT_CODES.has(code) || status === 429 || (status ?? 0) >= 500;
-  return new DeliveryError(
-    redact(`Feishu refused the message: ${message ?? "no message"} (code ${code}${status ? `, HTTP ${status}` : ""})`),
-    retryable,
-    retryAfterMs,
-  );
-}
-
-function retryAfter(headers: Record<string, string> | undefined): number | undefined {
-  const value = Number(headers?.["x-ogw-ratelimit-reset"] ?? headers?.["retry-after"]);
-  return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
-}
-
-function describe(error: unknown): string {
-  const cause = (error as { cause?: { code?: string } }).cause;
-  return `${error instanceof Error ? error.message : String(error)}${cause?.code ? ` (${cause.code})` : ""}`;
 }
 
 /** The SDK logs through this (never to the console): its lines go to our JSON log. */
