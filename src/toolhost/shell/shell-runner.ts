@@ -12,16 +12,36 @@
  *   namespace (a fork bomb's children, say); the namespace's init is the last to go, so
  *   the runner waits for it.
  * The launcher decides how the command is wrapped (plain bash, or bwrap as the agent's uid).
+ *
+ * execa starts the command and ends it at the deadline or on the caller's cancel
+ * (`timeout`, `cancelSignal`, and which of them fired), with exactly the launcher's
+ * stdio and environment. The rest is done here, because execa cannot (docs/toolhost.md,
+ * "Running a command"):
+ * - its kills reach the command's pid only, never its process group (`detached` makes
+ *   the group, nothing in execa signals it): the group is killed here when the pid ends;
+ * - `maxBuffer` keeps the head of each stream and counts each stream alone: the answer
+ *   keeps head and tail of both together, and a flood is counted over both;
+ * - its decoding is not byte-exact: the output stays bytes, decoded once by the tool;
+ * - its result waits for every pipe to close, which a process outside the group can hold
+ *   open: the pipes are closed here after a short grace.
+ * `cleanup` stays off: with `detached` it does nothing, and it would hook every signal of
+ * the child; `killAll` is the toolhost's own clean-up.
  */
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
+import { CALL_TAG_VARIABLE, killTagged } from "../process-tags.js";
 
 /** Output past this many times the capture limit is a flood: the command is killed. */
 export const FLOOD_FACTOR = 4;
-import { CALL_TAG_VARIABLE, killTagged } from "../process-tags.js";
+
+/**
+ * execa, loaded with the first command: a child that never runs one (most calls read and
+ * write files) does not pay for its ~130 modules (about 1.5 MiB resident, docs/toolhost.md).
+ */
+let execaModule: Promise<typeof import("execa")> | undefined;
+const loadExeca = () => (execaModule ??= import("execa"));
 
 export type LaunchSpec = {
   file: string;
@@ -138,128 +158,135 @@ export function createShellRunner(launcher: Launcher, options: ShellRunnerOption
       running.clear();
       options.killLeftovers?.();
     },
-    run(request) {
-      return new Promise((resolve) => {
-        const started = Date.now();
-        const marker = randomUUID();
-        const spec = launcher.launch(request.command, request.cwd, marker);
-        const child = spawn(spec.file, spec.args, {
-          cwd: request.cwd,
-          env: spec.env,
-          detached: true,
-          shell: false,
-          stdio: launchStdio(spec),
-        });
-        // Both are piped above; the four-entry stdio only loses that in the typings.
-        const stdout = child.stdout as Readable;
-        const stderr = child.stderr as Readable;
-        const sandboxInit =
-          spec.statusFd === undefined ? undefined : readSandboxInit(child.stdio[spec.statusFd] as Readable);
-        const half = Math.floor(request.maxCaptureBytes / 2);
-        const head: Buffer[] = [];
-        let headBytes = 0;
-        let tail = Buffer.alloc(0);
-        let totalBytes = 0;
-        let timedOut = false;
-        let cancelled = false;
-        let flooded = false;
-        let overProcessShare = false;
-        let finished = false;
-
-        const stop = (): number[] => (child.pid === undefined ? [] : killGroup(child.pid, marker));
-        const onData = (chunk: Buffer) => {
-          totalBytes += chunk.length;
-          if (headBytes < half) {
-            const take = chunk.subarray(0, half - headBytes);
-            head.push(take);
-            headBytes += take.length;
-            chunk = chunk.subarray(take.length);
-          }
-          if (chunk.length > 0) {
-            tail = Buffer.concat([tail, chunk]);
-            if (tail.length > half) tail = tail.subarray(tail.length - half);
-          }
-          // A flood: stop reading and kill, so neither side's memory grows with it.
-          if (totalBytes > request.maxCaptureBytes * FLOOD_FACTOR && !flooded) {
-            flooded = true;
-            stop();
-          }
-        };
-        stdout.on("data", onData);
-        stderr.on("data", onData);
-
-        const timer = setTimeout(() => {
-          timedOut = true;
-          stop();
-        }, request.timeoutMs);
-        const onAbort = () => {
-          cancelled = true;
-          stop();
-        };
-        request.signal.addEventListener("abort", onAbort, { once: true });
-        if (child.pid !== undefined) {
-          running.set(child.pid, marker);
-          watchShares(child.pid, () => {
-            overProcessShare = true;
-            stop();
-          });
-        }
-
-        const finish = (exitCode: number | null, signal: NodeJS.Signals | null) => {
-          if (finished) return;
-          finished = true;
-          clearTimeout(timer);
-          request.signal.removeEventListener("abort", onAbort);
-          // Whatever the command left behind in its group dies with it, and so does
-          // anything of the agent's uid that left the child's process tree.
-          const escapees = stop();
-          if (child.pid !== undefined) {
-            running.delete(child.pid);
-            unwatchShares(child.pid);
-          }
-          if (options.killLeftovers) escapees.push(...options.killLeftovers());
-          const drained = () => {
-            stdout.destroy();
-            stderr.destroy();
-            void settle(escapees, sandboxInit).then(() =>
-              resolve({
-                marker,
-                exitCode,
-                signal,
-                head: Buffer.concat(head),
-                tail,
-                totalBytes,
-                timedOut,
-                cancelled,
-                flooded,
-                overProcessShare,
-                durationMs: Date.now() - started,
-              }),
-            );
-          };
-          if (stdout.readableEnded && stderr.readableEnded) drained();
-          else {
-            let pending = 2;
-            const grace = setTimeout(drained, DRAIN_GRACE_MS);
-            const onEnd = () => {
-              pending -= 1;
-              if (pending === 0) {
-                clearTimeout(grace);
-                drained();
-              }
-            };
-            stdout.once("close", onEnd);
-            stderr.once("close", onEnd);
-          }
-        };
-        child.once("exit", finish);
-        child.once("error", (error) => {
-          head.push(Buffer.from(`cannot start the command: ${error.message}\n`));
-          finish(127, null);
-        });
+    async run(request) {
+      const { execa } = await loadExeca();
+      const started = Date.now();
+      const marker = randomUUID();
+      const spec = launcher.launch(request.command, request.cwd, marker);
+      const subprocess = execa(spec.file, spec.args, {
+        cwd: request.cwd,
+        // The launcher's environment and nothing else (not the child's own).
+        env: spec.env,
+        extendEnv: false,
+        // A process group of its own: killing the group takes the command's `cmd &` children along.
+        detached: true,
+        stdio: launchStdio(spec),
+        // The output is read here, as bytes: head and tail, and a flood counted over both streams.
+        buffer: false,
+        encoding: "buffer",
+        // The deadline and the caller's cancel SIGKILL the command's pid; its group follows when it ends (below).
+        timeout: request.timeoutMs,
+        cancelSignal: request.signal,
+        killSignal: "SIGKILL",
+        forceKillAfterDelay: false,
+        cleanup: false,
+        reject: false,
       });
+      // Both are piped above; the four-entry stdio only loses that in the typings.
+      const stdout = subprocess.stdout as Readable;
+      const stderr = subprocess.stderr as Readable;
+      const status = spec.statusFd === undefined ? undefined : (subprocess.stdio[spec.statusFd] as Readable);
+      const sandboxInit = status && readSandboxInit(status);
+      const half = Math.floor(request.maxCaptureBytes / 2);
+      const head: Buffer[] = [];
+      let headBytes = 0;
+      let tail = Buffer.alloc(0);
+      let totalBytes = 0;
+      let flooded = false;
+      let overProcessShare = false;
+
+      const pid = subprocess.pid;
+      const stop = (): number[] => (pid === undefined ? [] : killGroup(pid, marker));
+      const onData = (chunk: Buffer) => {
+        totalBytes += chunk.length;
+        if (headBytes < half) {
+          const take = chunk.subarray(0, half - headBytes);
+          head.push(take);
+          headBytes += take.length;
+          chunk = chunk.subarray(take.length);
+        }
+        if (chunk.length > 0) {
+          tail = Buffer.concat([tail, chunk]);
+          if (tail.length > half) tail = tail.subarray(tail.length - half);
+        }
+        // A flood: stop reading and kill, so neither side's memory grows with it.
+        if (totalBytes > request.maxCaptureBytes * FLOOD_FACTOR && !flooded) {
+          flooded = true;
+          stop();
+        }
+      };
+      stdout.on("data", onData);
+      stderr.on("data", onData);
+      if (pid !== undefined) {
+        running.set(pid, marker);
+        watchShares(pid, () => {
+          overProcessShare = true;
+          stop();
+        });
+      }
+
+      // The command's end: its exit, or its failure to start (which has no exit).
+      await new Promise<void>((ended) => {
+        subprocess.once("exit", () => ended());
+        subprocess.once("error", () => ended());
+        void subprocess.then(
+          () => ended(),
+          () => ended(),
+        );
+      });
+      // Whatever the command left behind in its group dies with it, and so does
+      // anything of the agent's uid that left the child's process tree.
+      const escapees = stop();
+      if (pid !== undefined) {
+        running.delete(pid);
+        unwatchShares(pid);
+      }
+      if (options.killLeftovers) escapees.push(...options.killLeftovers());
+      await closedOrGrace([stdout, stderr]);
+      stdout.destroy();
+      stderr.destroy();
+      await settle(escapees, sandboxInit);
+      // execa's result waits for every pipe it opened, the status one too.
+      status?.destroy();
+      const result = await subprocess;
+      // A deadline or cancel that came after the command had ended killed nothing: execa
+      // still names it, but only a signal that reached the live command counts
+      // (`killed`: Node's flag, set by execa's kill only; the group is killed here without it).
+      const notStarted = result.exitCode === undefined && result.signal === undefined;
+      if (notStarted) head.push(Buffer.from(`cannot start the command: ${startError(result.cause)}\n`));
+      return {
+        marker,
+        exitCode: notStarted ? 127 : (result.exitCode ?? null),
+        signal: result.signal ?? null,
+        head: Buffer.concat(head),
+        tail,
+        totalBytes,
+        timedOut: result.timedOut && subprocess.killed,
+        cancelled: result.isCanceled && subprocess.killed,
+        flooded,
+        overProcessShare,
+        durationMs: Date.now() - started,
+      };
     },
   };
+}
+
+/** What stopped a command from starting: Node's spawn error, as execa keeps it. */
+function startError(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+/** Resolves once every stream has closed, or after the drain grace (what still holds a pipe is not waited for). */
+async function closedOrGrace(streams: Readable[]): Promise<void> {
+  const grace = new AbortController();
+  const closed = streams
+    .filter((stream) => !stream.closed)
+    .map((stream) => new Promise<void>((resolve) => stream.once("close", () => resolve())));
+  await Promise.race([
+    Promise.all(closed),
+    delay(DRAIN_GRACE_MS, undefined, { signal: grace.signal }).catch(() => undefined),
+  ]);
+  grace.abort();
 }
 
 type ProcessIdentity = { pid: number; startTime: string };
