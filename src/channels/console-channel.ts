@@ -4,16 +4,22 @@
  * prompt or Ctrl-D quits). Otherwise: one message per input line, each reply printed, exit at
  * end of input, so it can be scripted (`echo hi | laoding chat`). Lines are answered in
  * order: the orchestrator serialises a session anyway.
+ *
+ * On a terminal the answer is printed as the model writes it (`stream`, on unless
+ * STREAM_REPLIES turns it off for the console), Markdown shown plainly and wrapped to the
+ * width, and a streamed reply looks the same as one printed whole (console-reply.ts).
+ * Piped output never streams: one final reply per input line, exactly as the bot stored it.
  */
 import { createInterface } from "node:readline";
 import { text, type Locale } from "../locale/texts.js";
-import type { Channel, MessageHandler } from "./channel.js";
+import type { Channel, MessageHandler, TurnControl } from "./channel.js";
+import { createConsoleReply, printReply, type ConsoleReply } from "./console-reply.js";
 import { createStatusLine, type StatusOutput } from "./console-status.js";
 import { overCap, type MessageCap } from "./message-cap.js";
 
 export type ConsoleChannelOptions = {
   input: NodeJS.ReadableStream;
-  /** On a terminal: its width sizes the status line. */
+  /** On a terminal: its width sizes the status line and wraps the replies. */
   output: StatusOutput;
   agentId: string;
   /** Show a prompt and keep history (interactive). */
@@ -27,6 +33,8 @@ export type ConsoleChannelOptions = {
    * only until `laoding chat` passes it; then English.
    */
   locale?: Locale;
+  /** Print the answer as it is written (when interactive and the output is a terminal). Default on (STREAM_REPLIES). */
+  stream?: boolean;
 };
 
 export const CONSOLE_CHAT_ID = "local";
@@ -34,8 +42,12 @@ export const CONSOLE_CHAT_ID = "local";
 export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
   const cap = options.messageCap;
   const locale = options.locale ?? "en";
+  // Only onto a terminal: `laoding chat > file` at a terminal still gets whole replies.
+  const stream =
+    options.interactive && (options.stream ?? true) && (options.output as { isTTY?: boolean }).isTTY === true;
   // Replies printed as a conversation on a terminal; bare lines for a script.
-  const reply = (words: string) => (options.interactive ? `${text(locale, "consoleReply")}${words}\n\n` : `${words}\n`);
+  const reply = (words: string) =>
+    options.interactive ? printReply(options.output, locale, words) : options.output.write(`${words}\n`);
   let closeInput: (() => void) | undefined;
   return {
     name: "console",
@@ -50,6 +62,7 @@ export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
       const status = options.interactive ? createStatusLine(options.output, { locale }) : undefined;
       let closed = false;
       let turn: AbortController | undefined;
+      let shown: ConsoleReply | undefined;
       readline.on("close", () => (closed = true));
       closeInput = () => {
         if (!closed) readline.close();
@@ -61,7 +74,7 @@ export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
       readline.on("SIGINT", () => {
         if (turn && !turn.signal.aborted) {
           turn.abort();
-          status?.show({ state: "cancelling" });
+          shown?.progress({ state: "cancelling" });
           return;
         }
         turn?.abort();
@@ -82,14 +95,20 @@ export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
         if (options.interactive && (typed === "/exit" || typed === "/quit")) break;
         const tooLong = overCap(typed, cap);
         if (tooLong !== undefined) {
-          options.output.write(reply(cap.reply(tooLong)));
+          reply(cap.reply(tooLong));
           ask();
           continue;
         }
         counter += 1;
         const control = new AbortController();
         turn = control;
-        status?.show({ state: "waiting" });
+        shown = status ? createConsoleReply({ output: options.output, locale, status }) : undefined;
+        shown?.progress({ state: "waiting" });
+        const steer: TurnControl = {
+          signal: control.signal,
+          onProgress: (progress) => control.signal.aborted || shown?.progress(progress),
+          ...(stream ? { onAnswer: (answer: string) => control.signal.aborted || shown?.answer(answer) } : {}),
+        };
         try {
           const answer = await handler(
             {
@@ -102,15 +121,17 @@ export function createConsoleChannel(options: ConsoleChannelOptions): Channel {
               isOperator: true,
               ...(options.userName ? { userName: options.userName } : {}),
             },
-            { signal: control.signal, onProgress: (progress) => control.signal.aborted || status?.show(progress) },
+            steer,
           );
-          status?.clear();
-          if (answer !== undefined) options.output.write(reply(answer));
+          if (shown) shown.finish(answer);
+          else if (answer !== undefined) reply(answer);
         } catch (error) {
-          status?.clear();
-          options.output.write(`${text(locale, "consoleError", { message: (error as Error).message })}\n`);
+          const line = text(locale, "consoleError", { message: (error as Error).message });
+          if (shown) shown.fail(line);
+          else options.output.write(`${line}\n`);
         } finally {
           turn = undefined;
+          shown = undefined;
         }
         if (closed && options.interactive) break;
         ask();
