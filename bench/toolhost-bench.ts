@@ -19,7 +19,6 @@ import { createRuntimeLayout } from "../src/config/runtime-layout.js";
 import { prepareToolhostLaunches, spawnToolhostChild, type ToolhostLaunches } from "../src/runtime/toolhost-launch.js";
 import { systemClock } from "../src/store/clock.js";
 import { openStore, type Store } from "../src/store/store.js";
-import type { ToolCallAudit } from "../src/toolhost/client/toolhost-client.js";
 import { ToolhostPool } from "../src/toolhost/client/toolhost-pool.js";
 import { measureBotMemory } from "./bot-memory.js";
 import {
@@ -121,7 +120,7 @@ export function toolhostPool(workspaceDir: string, store?: Store, entry = ENTRY,
     spawn: (agentId) =>
       spawnToolhostChild(launches.agents.get(agentId) as NonNullable<ReturnType<ToolhostLaunches["agents"]["get"]>>),
     logger: pino({ level: "silent" }),
-    ...(store ? { recordCall: (audit: ToolCallAudit) => store.toolCalls.record(audit) } : {}),
+    ...(store ? { audit: store.toolCalls } : {}),
   });
 }
 

@@ -59,7 +59,7 @@ const pool = new ToolhostPool({
   },
   spawn: () => spawnToolhostChild(launch),
   logger: pino({ level: "silent" }),
-  recordCall: (audit) => store.toolCalls.record(audit),
+  audit: store.toolCalls,
 });
 const client = pool.client("main");
 const read = async () => {

@@ -1,6 +1,8 @@
 /** Builds the toolhost pool from the configuration: the planned launches and the audit trail. */
 import type { Config } from "../config/load-config.js";
+import { SECRET_VARIABLES } from "../config/variables.js";
 import type { Logger } from "../log/logger.js";
+import { createRedactor } from "../log/redact.js";
 import type { Store } from "../store/store.js";
 import { DEFAULT_START_TIMEOUT_MS, DEFAULT_STOP_GRACE_MS, ToolhostPool } from "../toolhost/client/toolhost-pool.js";
 import { mcpConfigureMethod } from "../toolhost/protocol.js";
@@ -12,14 +14,27 @@ export function createToolhostPool(options: {
   store: Store;
   logger: Logger;
   childStderr?: () => number;
+  /** Secret values the audited arguments must not hold (configuredSecrets); default: the configuration's secret variables. */
+  secrets?: readonly string[];
 }): ToolhostPool {
   const { config } = options;
   options.store.toolCalls.onFlushError((error, failure) =>
-    options.logger.error(
-      { err: error, ...failure },
-      "the database refused tool-call audit rows (results waiting for them were withheld); check its disk space and permissions; kept rows are tried again with the next calls",
-    ),
+    failure.of === "outcomes"
+      ? options.logger.error(
+          { err: error, ...failure },
+          "the database refused the outcomes of tool calls (their intent rows are stored; the outcomes are tried again with the next calls); check its disk space and permissions",
+        )
+      : options.logger.error(
+          { err: error, ...failure },
+          "the database refused tool-call audit rows (calls with effects waiting for them were not sent, reads had their results withheld); check its disk space and permissions; kept rows are tried again with the next calls",
+        ),
   );
+  const secrets =
+    options.secrets ??
+    SECRET_VARIABLES.flatMap((key) => {
+      const value = config[key];
+      return typeof value === "string" && value !== "" ? [value] : [];
+    });
   return new ToolhostPool({
     settings: {
       callTimeoutMs: config.TOOLHOST_CALL_TIMEOUT_MS,
@@ -43,6 +58,7 @@ export function createToolhostPool(options: {
       const mcp = options.launches.agents.get(agentId)?.mcp;
       if (mcp) await connection.request(mcpConfigureMethod, mcp, { timeoutMs: DEFAULT_START_TIMEOUT_MS });
     },
-    recordCall: (audit) => options.store.toolCalls.record(audit),
+    audit: options.store.toolCalls,
+    redact: createRedactor(secrets).redact,
   });
 }

@@ -421,4 +421,46 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE channel_outbox ADD COLUMN edit_ref TEXT;
     `,
   },
+  {
+    version: 13,
+    name: "write-ahead tool-call audit: intent rows before the call, outcomes later (issue 29)",
+    sql: `
+      -- A tool call's row is now written before the call can have an effect (its intent:
+      -- the arguments, redacted and shortened, and the host:pid of the process that sends
+      -- it) and its outcome later, so the outcome columns are empty until then. A row left
+      -- without an outcome by a process that stopped is marked error_code OUTCOME_UNKNOWN
+      -- at the next start-up; tool_calls_open finds the rows still waiting. created_at is
+      -- when the intent was recorded (the call's start; before this version, its end).
+      -- SQLite cannot drop NOT NULL in place: the table is rebuilt, ids kept.
+      CREATE TABLE tool_calls_v13 (
+        id INTEGER PRIMARY KEY,
+        trace_id TEXT,
+        agent_id TEXT NOT NULL,
+        session_id INTEGER,
+        tool TEXT NOT NULL,
+        args_digest TEXT NOT NULL,
+        args TEXT,
+        writer TEXT,
+        ok INTEGER,
+        error_code TEXT,
+        duration_ms INTEGER,
+        bytes INTEGER,
+        created_at INTEGER NOT NULL
+      );
+      INSERT INTO tool_calls_v13 (id, trace_id, agent_id, session_id, tool, args_digest, ok, error_code, duration_ms, created_at)
+        SELECT id, trace_id, agent_id, session_id, tool, args_digest, ok, error_code, duration_ms, created_at FROM tool_calls;
+      DROP TABLE tool_calls;
+      ALTER TABLE tool_calls_v13 RENAME TO tool_calls;
+      CREATE INDEX tool_calls_by_trace ON tool_calls (trace_id);
+      CREATE INDEX tool_calls_open ON tool_calls (writer) WHERE ok IS NULL AND error_code IS NULL;
+    `,
+    postgres: `
+      ALTER TABLE tool_calls ALTER COLUMN ok DROP NOT NULL;
+      ALTER TABLE tool_calls ALTER COLUMN duration_ms DROP NOT NULL;
+      ALTER TABLE tool_calls ADD COLUMN args TEXT;
+      ALTER TABLE tool_calls ADD COLUMN writer TEXT;
+      ALTER TABLE tool_calls ADD COLUMN bytes INTEGER;
+      CREATE INDEX tool_calls_open ON tool_calls (writer) WHERE ok IS NULL AND error_code IS NULL;
+    `,
+  },
 ];

@@ -1,8 +1,9 @@
 /**
  * The audit rule in a real chat turn (fake model over HTTP, real orchestrator, real
- * toolhost child, real SQLite): a tool result reaches the model only once its audit row
- * is committed, and a row the database refuses withholds the result, says the call may
- * have run, and is written later.
+ * toolhost child, real SQLite): a tool result reaches the model only once its intent row
+ * is committed (written ahead, issue 29), and a row the database refuses means a call
+ * with effects is never sent: the model is told it was not run, and the row (with that
+ * outcome) is written later.
  */
 import { describe, expect, it } from "vitest";
 import type { Engine } from "../../src/store/sql/sql-driver.js";
@@ -22,19 +23,19 @@ const ALLOW_AUDIT: Record<Engine, string> = {
 };
 
 describe("the tool-call audit in a chat turn", () => {
-  it("a result whose row the database refuses is withheld from the model; the row is written with a later call", async () => {
+  it("a write whose row the database refuses is never run, the model is told so; the row is written with a later call", async () => {
     const bot = await startTestBot();
     const { sql } = bot.runtime.store;
     await sql.exec(REFUSE_AUDIT[sql.engine]);
     bot.fake.enqueue(
       routeTo([], "write-notes"),
       { toolCalls: [{ name: "file_write", arguments: { path: "notes.txt", content: "remember the milk\n" } }] },
-      { text: "I could not confirm the note was saved." },
+      { text: "I could not save the note." },
     );
-    expect(await bot.send("save a note: remember the milk")).toBe("I could not confirm the note was saved.");
+    expect(await bot.send("save a note: remember the milk")).toBe("I could not save the note.");
     const observation = bot.fake.requests[2]?.messages.at(-1)?.content ?? "";
     expect(observation).toMatch(
-      /^ERROR_CODE=INTERNAL; TOOL=file\.write; REASON=its audit record could not be stored \(database or disk is full\), so its result is withheld; the call may have run and had its effects/,
+      /^ERROR_CODE=INTERNAL; TOOL=file\.write; REASON=its audit record could not be stored \(database or disk is full\), so it was not run: nothing was done/,
     );
     expect(await sql.get("SELECT count(*) AS n FROM tool_calls")).toEqual({ n: 0 });
 
@@ -42,14 +43,15 @@ describe("the tool-call audit in a chat turn", () => {
     bot.fake.enqueue(
       routeTo([], "read-notes"),
       { toolCalls: [{ name: "file_read", arguments: { path: "notes.txt" } }] },
-      { text: "The note says: remember the milk." },
+      { text: "There is no note." },
     );
-    expect(await bot.send("what does my note say?")).toBe("The note says: remember the milk.");
+    expect(await bot.send("what does my note say?")).toBe("There is no note.");
+    // The write never reached the child: there is nothing to read.
+    expect(bot.fake.requests[5]?.messages.at(-1)?.content).toMatch(/^ERROR_CODE=PATH_NOT_FOUND/);
     // The read's result reached the model, so its row (and the refused write's, tried again first) is in the file.
-    expect(bot.fake.requests[5]?.messages.at(-1)?.content).toBe("remember the milk\n");
-    expect(await sql.all("SELECT tool, ok FROM tool_calls ORDER BY id")).toEqual([
-      { tool: "file.write", ok: 1 },
-      { tool: "file.read", ok: 1 },
+    expect(await sql.all("SELECT tool, ok, error_code AS code FROM tool_calls ORDER BY id")).toEqual([
+      { tool: "file.write", ok: 0, code: "AUDIT_REFUSED" },
+      { tool: "file.read", ok: 0, code: "PATH_NOT_FOUND" },
     ]);
   });
 });

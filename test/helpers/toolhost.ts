@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, afterEach } from "vitest";
-import { ToolhostClient } from "../../src/toolhost/client/toolhost-client.js";
+import { ToolhostClient, type AuditTrail } from "../../src/toolhost/client/toolhost-client.js";
 import { ToolhostSupervisor, type SupervisorOptions } from "../../src/toolhost/client/toolhost-supervisor.js";
 import { REAL_REPO_ROOT } from "./temp-dir.js";
 
@@ -47,8 +47,8 @@ export type ClientSetup = {
   /** The supervisor's clock (cool-downs), for tests that move time instead of waiting. */
   clock?: { now(): number };
   idleStopMs?: number;
-  /** Stores each call's audit row (default: kept in `audits`, at once). */
-  recordCall?: (audit: unknown) => Promise<void>;
+  /** Where each call's audit row goes (default: kept in `audits`, committed at once). */
+  audit?: AuditTrail;
   /** Sent to each new child before its first call (the supervisor's `initialize`: the MCP servers). */
   initialize?: SupervisorOptions["initialize"];
 };
@@ -80,7 +80,7 @@ export function makeClient(setup: ClientSetup = {}) {
     ...(setup.initialize ? { initialize: setup.initialize } : {}),
   });
   (setup.scope === "file" ? fileSupervisors : supervisors).push(supervisor);
-  const audits: unknown[] = [];
+  const memory = memoryAudit();
   const client = new ToolhostClient({
     agentId: "fixture",
     supervisor,
@@ -88,9 +88,22 @@ export function makeClient(setup: ClientSetup = {}) {
     queueMax: setup.queueMax ?? 16,
     callTimeoutMs: setup.callTimeoutMs ?? 5_000,
     ...(setup.idleStopMs ? { idleStopMs: setup.idleStopMs } : {}),
-    recordCall: setup.recordCall ?? (async (audit) => void audits.push(audit)),
+    audit: setup.audit ?? memory.trail,
   });
-  return { client, supervisor, spawns, audits };
+  return { client, supervisor, spawns, audits: memory.audits };
+}
+
+/** An audit trail in memory: a row per call, its intent and then its outcome; every row commits at once. */
+export function memoryAudit() {
+  const audits: Record<string, unknown>[] = [];
+  const trail: AuditTrail = {
+    begin(intent, outcome) {
+      const row: Record<string, unknown> = { ...intent, ...outcome };
+      audits.push(row);
+      return { committed: Promise.resolve(), finish: (result) => void Object.assign(row, result) };
+    },
+  };
+  return { trail, audits };
 }
 
 /** True while the process exists and is not a zombie (a zombie is dead, only not yet reaped). */

@@ -1,12 +1,16 @@
 import { spawnSync } from "node:child_process";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { MIGRATIONS } from "../../src/store/migrations.js";
+import { migrate } from "../../src/store/sql/migrate.js";
 import { openPostgresDriver } from "../../src/store/sql/postgres-driver.js";
+import { openSqliteDriver } from "../../src/store/sql/sqlite-driver.js";
 import type { Engine } from "../../src/store/sql/sql-driver.js";
 import { openStore, type Store } from "../../src/store/store.js";
-import { createToolCallsStore } from "../../src/store/tool-calls-store.js";
+import { createToolCallsStore, describeToolCall, OUTCOME_UNKNOWN } from "../../src/store/tool-calls-store.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { openTestStore, STORE_ENGINES, testDatabaseUrl } from "../helpers/test-store.js";
 
@@ -349,6 +353,306 @@ describe.each(STORE_ENGINES)("tool-call audit trail on %s", (engine) => {
       expect(await toolsIn(s)).toEqual(["file.read", "file.write"]);
     } finally {
       await s.close();
+    }
+  });
+});
+
+/** An intent as the toolhost client makes it. */
+const intent = (tool: string, traceId = "t1") => ({
+  traceId,
+  agentId: "main",
+  tool,
+  argsDigest: "d",
+  args: `{"path":"${tool}.txt"}`,
+});
+
+type Raw = {
+  tool: string;
+  ok: number | null;
+  errorCode: string | null;
+  durationMs: number | null;
+  bytes: number | null;
+};
+const rawRows = async (store: Store): Promise<Raw[]> =>
+  store.sql.all<Raw>(
+    "SELECT tool, ok, error_code AS errorCode, duration_ms AS durationMs, bytes FROM tool_calls ORDER BY id",
+  );
+
+/** A trigger that refuses updates of tool_calls (outcomes) with `message`. */
+async function refuseUpdates(store: Store, name: string, message: string): Promise<() => Promise<void>> {
+  if (store.engine === "sqlite") {
+    await store.sql.exec(
+      `CREATE TRIGGER ${name} BEFORE UPDATE ON tool_calls BEGIN SELECT RAISE(ABORT, '${message}'); END`,
+    );
+    return () => store.sql.exec(`DROP TRIGGER ${name}`);
+  }
+  await store.sql.exec(
+    `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION '${message}'; END $$;
+     CREATE TRIGGER ${name} BEFORE UPDATE ON tool_calls FOR EACH ROW EXECUTE FUNCTION ${name}()`,
+  );
+  return () => store.sql.exec(`DROP TRIGGER ${name} ON tool_calls`);
+}
+
+describe.each(STORE_ENGINES)("write-ahead audit on %s (issue 29)", (engine) => {
+  it("an intent row is committed without an outcome; the outcome is written by a later group commit", async () => {
+    const s = await openTestStore(engine, { clock });
+    try {
+      const flushes: Array<() => void> = [];
+      const store = createToolCallsStore(s.sql, clock, (flush) => void flushes.push(flush));
+      const entry = store.begin(intent("file.write"));
+      expect(flushes).toHaveLength(1);
+      flushes.shift()?.();
+      await entry.committed;
+      expect(await rawRows(s)).toEqual([
+        { tool: "file.write", ok: null, errorCode: null, durationMs: null, bytes: null },
+      ]);
+      entry.finish({ ok: true, durationMs: 12.6, bytes: 40 });
+      // Queued, not written: the next commit carries it.
+      expect(store.pending).toBe(1);
+      expect(await rawRows(s)).toMatchObject([{ ok: null }]);
+      expect(flushes).toHaveLength(1);
+      flushes.shift()?.();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await rawRows(s)).toEqual([{ tool: "file.write", ok: 1, errorCode: null, durationMs: 13, bytes: 40 }]);
+      expect(await store.byTrace("t1")).toMatchObject([
+        { tool: "file.write", args: '{"path":"file.write.txt"}', ok: 1, outcome: "ok", createdAt: clock.now() },
+      ]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("one commit carries the last call's outcome and the next call's intent", async () => {
+    const s = await openTestStore(engine, { clock });
+    try {
+      const flushes: Array<() => void> = [];
+      const store = createToolCallsStore(s.sql, clock, (flush) => void flushes.push(flush));
+      const first = store.begin(intent("file.read"));
+      flushes.shift()?.();
+      await first.committed;
+      first.finish({ ok: false, errorCode: "PATH_NOT_FOUND", durationMs: 1 });
+      const second = store.begin(intent("file.list"));
+      // One flush scheduled for both.
+      expect(flushes).toHaveLength(1);
+      expect(store.pending).toBe(2);
+      flushes.shift()?.();
+      await second.committed;
+      expect(store.pending).toBe(0);
+      expect(await rawRows(s)).toEqual([
+        { tool: "file.read", ok: 0, errorCode: "PATH_NOT_FOUND", durationMs: 1, bytes: null },
+        { tool: "file.list", ok: null, errorCode: null, durationMs: null, bytes: null },
+      ]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("an outcome known before its intent is written goes into the same row (no UPDATE)", async () => {
+    const s = await openTestStore(engine, { clock });
+    try {
+      const flushes: Array<() => void> = [];
+      const store = createToolCallsStore(s.sql, clock, (flush) => void flushes.push(flush));
+      const entry = store.begin(intent("file.read"));
+      entry.finish({ ok: true, durationMs: 2, bytes: 4096 });
+      entry.finish({ ok: false, errorCode: "TIMEOUT", durationMs: 9 });
+      flushes.shift()?.();
+      await entry.committed;
+      expect(store.pending).toBe(0);
+      expect(await rawRows(s)).toEqual([{ tool: "file.read", ok: 1, errorCode: null, durationMs: 2, bytes: 4096 }]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("a refused intent row is kept with the outcome its caller was given, and written with it later", async () => {
+    const s = await openTestStore(engine, { clock });
+    try {
+      const flushes: Array<() => void> = [];
+      const store = createToolCallsStore(s.sql, clock, (flush) => void flushes.push(flush));
+      const failures: unknown[] = [];
+      store.onFlushError((error, failure) => failures.push({ message: (error as Error).message, ...failure }));
+      const allow = await refuseInserts(s, "refuse_intents", "database or disk is full");
+      const entry = store.begin(intent("file.write"));
+      flushes.shift()?.();
+      await expect(entry.committed).rejects.toThrow("database or disk is full");
+      entry.finish({ ok: false, errorCode: "AUDIT_REFUSED", durationMs: 1 });
+      expect(failures).toEqual([
+        { message: expect.stringContaining("database or disk is full") as string, refused: 1, kept: 1, dropped: 0 },
+      ]);
+      await allow();
+      const later = store.begin(intent("file.read"));
+      flushes.shift()?.();
+      await later.committed;
+      expect(await rawRows(s)).toEqual([
+        { tool: "file.write", ok: 0, errorCode: "AUDIT_REFUSED", durationMs: 1, bytes: null },
+        { tool: "file.read", ok: null, errorCode: null, durationMs: null, bytes: null },
+      ]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("a refused outcome withholds no new caller: the intents go alone, the outcome is kept and written later", async () => {
+    const s = await openTestStore(engine, { clock });
+    try {
+      const flushes: Array<() => void> = [];
+      const store = createToolCallsStore(s.sql, clock, (flush) => void flushes.push(flush));
+      const failures: unknown[] = [];
+      store.onFlushError((error, failure) => failures.push({ message: (error as Error).message, ...failure }));
+      const first = store.begin(intent("file.read"));
+      flushes.shift()?.();
+      await first.committed;
+      const allow = await refuseUpdates(s, "refuse_outcomes", "no outcomes today");
+      first.finish({ ok: true, durationMs: 3 });
+      const second = store.begin(intent("file.list"));
+      flushes.shift()?.();
+      await second.committed;
+      expect(failures).toEqual([
+        {
+          message: expect.stringContaining("no outcomes today") as string,
+          refused: 1,
+          kept: 1,
+          dropped: 0,
+          of: "outcomes",
+        },
+      ]);
+      expect(await rawRows(s)).toMatchObject([
+        { tool: "file.read", ok: null },
+        { tool: "file.list", ok: null },
+      ]);
+      await allow();
+      await store.flush();
+      expect(store.pending).toBe(0);
+      expect(await rawRows(s)).toMatchObject([
+        { tool: "file.read", ok: 1, durationMs: 3 },
+        { tool: "file.list", ok: null },
+      ]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("the exit flush and the store's close write outcomes too", async () => {
+    const where = await target(engine);
+    const s = await openStore(where, clock);
+    const entry = s.toolCalls.begin(intent("file.write"));
+    await entry.committed;
+    entry.finish({ ok: true, durationMs: 5 });
+    if (engine === "sqlite") {
+      s.toolCalls.flushSync();
+      expect(s.toolCalls.pending).toBe(0);
+    }
+    await s.close();
+    const reader = await openStore(where, clock);
+    try {
+      expect(await rawRows(reader)).toMatchObject([{ tool: "file.write", ok: 1, durationMs: 5 }]);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it("rows without an outcome: pending while their process runs, unknown once it is gone; the sweep marks only those", async () => {
+    const s = await openTestStore(engine, { clock });
+    try {
+      const alive = new Set([101]);
+      const options = (pid: number) => ({
+        writer: `${hostname()}:${pid}`,
+        processAlive: (id: number) => alive.has(id),
+      });
+      const running = createToolCallsStore(s.sql, clock, undefined, options(101));
+      const crashed = createToolCallsStore(s.sql, clock, undefined, options(102));
+      const elsewhere = createToolCallsStore(s.sql, clock, undefined, { writer: "another-host:103" });
+      await running.begin(intent("file.read")).committed;
+      await crashed.begin(intent("shell.exec")).committed;
+      await elsewhere.begin(intent("file.write")).committed;
+      const finished = crashed.begin(intent("file.list"));
+      finished.finish({ ok: true, durationMs: 1 });
+      await finished.committed;
+      const reader = createToolCallsStore(s.sql, clock, undefined, options(104));
+      expect((await reader.byTrace("t1")).map((row) => [row.tool, row.outcome])).toEqual([
+        ["file.read", "pending"],
+        ["shell.exec", "unknown"],
+        ["file.write", "pending"],
+        ["file.list", "ok"],
+      ]);
+      expect(await reader.sweepStopped()).toBe(1);
+      expect(await reader.sweepStopped()).toBe(0);
+      const rows = await s.sql.all<{ tool: string; ok: number | null; errorCode: string | null }>(
+        "SELECT tool, ok, error_code AS errorCode FROM tool_calls ORDER BY id",
+      );
+      expect(rows).toEqual([
+        { tool: "file.read", ok: null, errorCode: null },
+        { tool: "shell.exec", ok: null, errorCode: OUTCOME_UNKNOWN },
+        { tool: "file.write", ok: null, errorCode: null },
+        { tool: "file.list", ok: 1, errorCode: null },
+      ]);
+      expect((await reader.byTrace("t1"))[1]).toMatchObject({ outcome: "unknown", errorCode: OUTCOME_UNKNOWN });
+      expect(describeToolCall({ outcome: "unknown", errorCode: OUTCOME_UNKNOWN, durationMs: null, bytes: null })).toBe(
+        "outcome unknown (the bot stopped)",
+      );
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("a process's own rows from before it opened the store are an earlier process's (same pid): unknown and swept", async () => {
+    const s = await openTestStore(engine, { clock });
+    try {
+      let now = 1_000;
+      const moving = { now: () => now };
+      const writer = `${hostname()}:${process.pid}`;
+      const earlier = createToolCallsStore(s.sql, moving, undefined, { writer });
+      await earlier.begin(intent("shell.exec")).committed;
+      now = 2_000;
+      const current = createToolCallsStore(s.sql, moving, undefined, { writer });
+      await current.begin(intent("file.read")).committed;
+      expect((await current.byTrace("t1")).map((row) => row.outcome)).toEqual(["unknown", "pending"]);
+      expect(await current.sweepStopped()).toBe(1);
+      expect((await current.byTrace("t1")).map((row) => row.outcome)).toEqual(["unknown", "pending"]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("the migration keeps the rows from before it, outcome and all", async () => {
+    const where = await target(engine);
+    const driver =
+      engine === "sqlite"
+        ? openSqliteDriver({ file: where })
+        : await openPostgresDriver({ url: where, maxConnections: 1 });
+    try {
+      await migrate(
+        driver,
+        MIGRATIONS.filter((migration) => migration.version <= 12),
+      );
+      await driver.run(
+        "INSERT INTO tool_calls (trace_id, agent_id, session_id, tool, args_digest, ok, error_code, duration_ms, created_at) VALUES ('t1', 'main', 3, 'file.read', 'd', 0, 'TIMEOUT', 7, 5)",
+      );
+      await migrate(driver);
+      const store = createToolCallsStore(driver, clock);
+      expect(await store.byTrace("t1")).toEqual([
+        {
+          id: 1,
+          traceId: "t1",
+          agentId: "main",
+          sessionId: 3,
+          tool: "file.read",
+          argsDigest: "d",
+          args: null,
+          writer: null,
+          ok: 0,
+          errorCode: "TIMEOUT",
+          durationMs: 7,
+          bytes: null,
+          createdAt: 5,
+          outcome: "failed",
+        },
+      ]);
+      // And new rows get ids after the old ones.
+      await store.begin(intent("file.list")).committed;
+      expect((await store.byTrace("t1")).map((row) => row.id)).toEqual([1, 2]);
+    } finally {
+      await driver.close();
     }
   });
 });

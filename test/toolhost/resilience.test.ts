@@ -4,6 +4,7 @@
  * (noisy stdout, hung tools, parent death, huge output) are in real-child.test.ts.
  */
 import { describe, expect, it } from "vitest";
+import { readsOnly, type AuditTrail } from "../../src/toolhost/client/toolhost-client.js";
 import { isAlive, makeClient, openFdCount, spawnFixture, waitFor } from "../helpers/toolhost.js";
 
 const echo = (args: Record<string, unknown> = {}) => ({ name: "file.read", args });
@@ -346,10 +347,66 @@ describe("protocol faults", () => {
   });
 });
 
-describe("audit", () => {
-  it("reports every call with its digest, outcome and duration", async () => {
+/** A fixture child whose every frame from the parent is kept: what the child was sent, in order. */
+function recordedFixture(frames: string[]) {
+  return () => {
+    const child = spawnFixture("normal");
+    const stdin = child.stdin as NonNullable<typeof child.stdin>;
+    const write = stdin.write.bind(stdin) as (chunk: unknown, ...rest: unknown[]) => boolean;
+    stdin.write = ((chunk: unknown, ...rest: unknown[]) => {
+      frames.push(String(chunk));
+      return write(chunk, ...rest);
+    }) as typeof stdin.write;
+    return child;
+  };
+}
+
+/** The tools the child was sent tool.call for, in order. */
+function sentTools(frames: string[]): string[] {
+  return frames
+    .join("")
+    .split(/Content-Length: \d+\r\n\r\n/)
+    .filter((body) => body.includes('"tool.call"'))
+    .map((body) => (JSON.parse(body) as { params: { name: string } }).params.name);
+}
+
+/** An audit trail whose commits wait until `commit()`, or are refused with `refuse(error)`. */
+function heldAudit() {
+  const rows: Record<string, unknown>[] = [];
+  let commit!: () => void;
+  let refuse!: (error: Error) => void;
+  const decided = new Promise<void>((resolve, reject) => {
+    commit = resolve;
+    refuse = reject;
+  });
+  decided.catch(() => undefined);
+  let begun!: () => void;
+  const firstBegun = new Promise<void>((resolve) => (begun = resolve));
+  const trail: AuditTrail = {
+    begin(intent, outcome) {
+      const row: Record<string, unknown> = { ...intent, ...outcome, committed: false };
+      rows.push(row);
+      begun();
+      const committed = decided.then(() => void (row.committed = true));
+      return { committed, finish: (result) => void Object.assign(row, result) };
+    },
+  };
+  return { trail, rows, commit, refuse, firstBegun };
+}
+
+const turns = async (count: number) => {
+  for (let turn = 0; turn < count; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+};
+
+describe("audit (written ahead: issue 29)", () => {
+  it("keeps every call's intent (digest, redacted arguments) and then its outcome, duration and bytes", async () => {
     const { client, audits } = makeClient();
-    await client.callTool({ name: "file.read", args: { path: "a" }, traceId: "tr-9", sessionId: 4 });
+    const result = await client.callTool({
+      name: "file.read",
+      args: { path: "a", token: "sk-abcdefghijklmnopqrstuv" },
+      traceId: "tr-9",
+      sessionId: 4,
+    });
     expect(audits).toEqual([
       {
         traceId: "tr-9",
@@ -357,44 +414,124 @@ describe("audit", () => {
         agentId: "fixture",
         tool: "file.read",
         argsDigest: expect.stringMatching(/^[0-9a-f]{16}$/),
+        args: '{"path":"a","token":"sk-[redacted]"}',
         ok: true,
         durationMs: expect.any(Number),
+        bytes: result.ok ? Buffer.byteLength(result.output) : -1,
       },
     ]);
   });
 
-  it("a call's result reaches its caller only once its audit row is stored", async () => {
-    let store!: () => void;
-    const stored = new Promise<void>((resolve) => (store = resolve));
-    let recorded!: () => void;
-    const asked = new Promise<void>((resolve) => (recorded = resolve));
-    const { client } = makeClient({ recordCall: () => (recorded(), stored) });
+  it("a read is sent at once, its row committed while the child serves it; its result waits for that commit", async () => {
+    const frames: string[] = [];
+    const held = heldAudit();
+    const { client } = makeClient({ spawn: recordedFixture(frames), audit: held.trail });
+    await client.ping();
     let answered = false;
-    const call = client
-      .callTool({ name: "file.read", args: { path: "a" } })
-      .then((result) => ((answered = true), result));
-    await asked;
-    // Turns of the event loop pass with the child's answer in hand: it still waits for the row.
-    for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    const call = client.callTool(echo({ path: "a" })).then((result) => ((answered = true), result));
+    await held.firstBegun;
+    await waitFor(() => sentTools(frames).length === 1, 5_000, "the read to be sent");
+    // The child's answer arrives and turns of the event loop pass: the result still waits for the row.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await turns(3);
     expect(answered).toBe(false);
-    store();
+    expect(held.rows).toMatchObject([{ tool: "file.read", committed: false }]);
+    held.commit();
     expect(await call).toMatchObject({ ok: true });
+    expect(held.rows).toMatchObject([{ tool: "file.read", committed: true, ok: true }]);
   });
 
-  it("a result whose audit row cannot be stored is withheld, with what to check", async () => {
-    const { client, supervisor } = makeClient({
-      recordCall: () => Promise.reject(new Error("SQLITE_FULL: database or disk is full")),
+  it.each([
+    ["file.write", { path: "notes.txt", content: "x" }],
+    ["shell.exec", { command: "touch x" }],
+  ])("%s may have effects: it is sent only once its row is committed", async (tool, args) => {
+    const frames: string[] = [];
+    const held = heldAudit();
+    const { client } = makeClient({ spawn: recordedFixture(frames), audit: held.trail });
+    await client.ping();
+    const call = client.callTool({ name: tool, args });
+    await held.firstBegun;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await turns(3);
+    expect(sentTools(frames)).toEqual([]);
+    held.commit();
+    expect(await call).toMatchObject({ ok: true });
+    expect(sentTools(frames)).toEqual([tool]);
+  });
+
+  it("a refused row: a call with effects is never sent, the caller is told it was not run, and the row keeps why", async () => {
+    const frames: string[] = [];
+    const held = heldAudit();
+    const { client, supervisor } = makeClient({ spawn: recordedFixture(frames), audit: held.trail });
+    await client.ping();
+    const call = client.callTool({ name: "file.write", args: { path: "notes.txt", content: "x" } });
+    await held.firstBegun;
+    held.refuse(new Error("SQLITE_FULL: database or disk is full"));
+    expect(await call).toEqual({
+      ok: false,
+      error: {
+        code: "INTERNAL",
+        tool: "file.write",
+        reason: expect.stringMatching(
+          /^its audit record could not be stored \(SQLITE_FULL: database or disk is full\), so it was not run: nothing was done/,
+        ),
+      },
     });
-    expect(await client.callTool({ name: "file.read", args: { path: "a" } })).toEqual({
+    // The child never saw it: a read after it is sent (its result withheld, its row refused too), the write never.
+    expect((await client.callTool(echo({ path: "b" }))).ok).toBe(false);
+    expect(sentTools(frames)).toEqual(["file.read"]);
+    expect(held.rows[0]).toMatchObject({ tool: "file.write", ok: false, errorCode: "AUDIT_REFUSED" });
+    expect(supervisor.state).toBe("running");
+  });
+
+  it("a refused row withholds a read's result, saying that nothing was changed", async () => {
+    const { client, supervisor, audits } = makeClient({
+      audit: {
+        begin: (intent) => {
+          const row: Record<string, unknown> = { ...intent };
+          audits.push(row);
+          return {
+            committed: Promise.reject(new Error("SQLITE_FULL: database or disk is full")),
+            finish: (outcome) => void Object.assign(row, outcome),
+          };
+        },
+      },
+    });
+    expect(await client.callTool(echo({ path: "a" }))).toEqual({
       ok: false,
       error: {
         code: "INTERNAL",
         tool: "file.read",
         reason: expect.stringMatching(
-          /its audit record could not be stored \(SQLITE_FULL: database or disk is full\), so its result is withheld; the call may have run.*check before repeating it/,
+          /its audit record could not be stored \(SQLITE_FULL: database or disk is full\), so its result is withheld; it only reads, so nothing was changed/,
         ),
       },
     });
+    expect(audits).toMatchObject([{ tool: "file.read", ok: false, errorCode: "AUDIT_REFUSED" }]);
     expect(supervisor.state).toBe("running");
+  });
+
+  it("a call that never reached the child is one row with its outcome", async () => {
+    const { client, audits } = makeClient({ concurrency: 1, queueMax: 0 });
+    await client.ping();
+    const slow = client.callTool(echo({ sleepMs: 200 }));
+    const refused = await client.callTool(echo({ path: "b" }));
+    expect(refused).toMatchObject({ ok: false, error: { code: "TOOLHOST_UNAVAILABLE" } });
+    await slow;
+    expect(audits).toMatchObject([
+      { tool: "file.read", ok: false, errorCode: "TOOLHOST_UNAVAILABLE" },
+      { tool: "file.read", ok: true },
+    ]);
+  });
+
+  it("only a tool that reads the agent's own folders goes before its row: not the network, not an MCP server's tools", () => {
+    const hints = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+    const tool = (name: string, annotations = hints) => ({ name, description: "", inputSchema: {}, annotations });
+    expect(readsOnly(tool("file.read"))).toBe(true);
+    expect(readsOnly(tool("library.search"))).toBe(true);
+    expect(readsOnly(tool("web.fetch", { ...hints, openWorldHint: true }))).toBe(false);
+    expect(readsOnly(tool("mcp.docs.search"))).toBe(false);
+    expect(readsOnly(tool("file.write", { ...hints, readOnlyHint: false }))).toBe(false);
+    expect(readsOnly(undefined)).toBe(false);
   });
 });

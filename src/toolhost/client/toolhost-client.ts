@@ -3,8 +3,15 @@
  * (bounded queue), gets a ready child from the supervisor, and has a deadline. Failures
  * come back as `ok: false` results, never as exceptions.
  *
- * Every call's audit row is recorded (`recordCall`) and committed before the caller gets
- * its result; a result whose row cannot be stored is withheld (an INTERNAL failure).
+ * The audit is written ahead (issue 29): a call's intent row is committed before the call
+ * can have an effect, and the caller gets the result only once it is; the outcome follows
+ * in a later group commit. A call that may have effects (a write, a command, the network,
+ * an MCP server's tool: anything its tool does not declare a read of the agent's own
+ * folders) is sent only once its intent row is committed; a refused row means it is never
+ * sent, and the caller is told so. A read changes nothing, so it is sent first and its row
+ * committed while it travels and the child serves it (at concurrency 1 the commit
+ * overlaps the child's work instead of following it); its result waits for that commit,
+ * and a refused row withholds it.
  *
  * Crash accounting (one user's request must never take the agent down for the others):
  * a crash with calls in flight is blamed on them, not counted toward the agent's restart
@@ -30,6 +37,7 @@ import {
   type ToolResult,
 } from "../protocol.js";
 import { Emitter } from "vscode-jsonrpc";
+import { createRedactor } from "../../log/redact.js";
 import type { RequestOptions } from "./child-connection.js";
 import { Semaphore } from "./semaphore.js";
 import { ToolhostError } from "./toolhost-error.js";
@@ -44,16 +52,49 @@ export type ToolCallRequest = {
   signal?: AbortSignal;
 };
 
-export type ToolCallAudit = {
+/** What a call is: its write-ahead row, stored before it may have an effect. */
+export type ToolCallIntent = {
   traceId?: string;
   agentId: string;
   sessionId?: number;
   tool: string;
   argsDigest: string;
+  /** The arguments as JSON, redacted and shortened (AUDIT_ARGS_MAX_CHARS; long strings cut). */
+  args?: string;
+};
+
+/** How a call ended: written in a later group commit than its intent. */
+export type ToolCallOutcome = {
   ok: boolean;
   errorCode?: string;
   durationMs: number;
+  /** The bytes of the output the caller got. */
+  bytes?: number;
 };
+
+/** A call known whole: its intent and its outcome. */
+export type ToolCallAudit = ToolCallIntent & ToolCallOutcome;
+
+/** One call's row in the audit trail. */
+export type AuditEntry = {
+  /** Resolves once the intent row is committed; rejects with the database's refusal. */
+  readonly committed: Promise<void>;
+  /** Queues the outcome for a later commit (once; later calls are ignored). */
+  finish(outcome: ToolCallOutcome): void;
+};
+
+/** Where calls are audited (the store's tool_calls; tests pass their own). */
+export type AuditTrail = {
+  /** Queues the intent row (with its outcome when the call never reached the child). */
+  begin(intent: ToolCallIntent, outcome?: ToolCallOutcome): AuditEntry;
+};
+
+/** The outcome code of a call whose intent row the database refused (a call with effects was then never sent). */
+export const AUDIT_REFUSED = "AUDIT_REFUSED";
+/** The audited arguments' JSON is cut to this many characters. */
+export const AUDIT_ARGS_MAX_CHARS = 2_000;
+/** A string argument longer than this is cut to it in the audited arguments, with its length in bytes. */
+const AUDIT_STRING_MAX_CHARS = 200;
 
 export type { ToolInfo };
 
@@ -65,8 +106,10 @@ export type ToolhostClientOptions = {
   callTimeoutMs: number;
   /** Stop the child after this long without a call (it starts again on the next); 0 never. */
   idleStopMs?: number;
-  /** Stores a call's audit row; the call's result waits for it (a rejection withholds the result). */
-  recordCall?: (audit: ToolCallAudit) => Promise<void>;
+  /** The audit trail: a call's result waits for its intent row (a refusal withholds the result, or the call). */
+  audit?: AuditTrail;
+  /** Redacts the audited arguments' text (configured secrets and secret shapes); default: secret shapes only. */
+  redact?: (text: string) => string;
   clock?: { now(): number };
 };
 
@@ -78,6 +121,7 @@ const CRASHES_BEFORE_QUARANTINE = 2;
 export class ToolhostClient {
   private readonly semaphore: Semaphore;
   private readonly clock: { now(): number };
+  private readonly redact: (text: string) => string;
   private toolsCache: { generation: number; tools: ToolInfo[] } | undefined;
   /** Calls sent to a child and not answered yet. */
   private sent = 0;
@@ -95,6 +139,7 @@ export class ToolhostClient {
   constructor(private readonly options: ToolhostClientOptions) {
     this.semaphore = new Semaphore(options.concurrency, options.queueMax);
     this.clock = options.clock ?? { now: () => Date.now() };
+    this.redact = options.redact ?? createRedactor([]).redact;
     const { supervisor } = options;
     supervisor.blameCrashesOn(() => this.sent > 0);
     const idleStopMs = options.idleStopMs ?? 0;
@@ -186,39 +231,56 @@ export class ToolhostClient {
 
   async callTool(request: ToolCallRequest): Promise<ToolResult> {
     const started = this.clock.now();
-    const argsDigest = digest(request.args);
+    const audit = this.options.audit ? new CallAudit(this.options.audit, () => this.intentOf(request)) : undefined;
     this.activity.fire((this.active += 1));
     let result: ToolResult;
     try {
-      result = await this.callOnce(request);
+      result = await this.callOnce(request, audit);
     } finally {
       this.activity.fire((this.active -= 1));
     }
-    if (!this.options.recordCall) return result;
-    const audit: ToolCallAudit = {
-      agentId: this.options.agentId,
-      tool: request.name,
-      argsDigest,
-      ok: result.ok,
-      durationMs: this.clock.now() - started,
-    };
-    if (request.traceId) audit.traceId = request.traceId;
-    if (request.sessionId !== undefined) audit.sessionId = request.sessionId;
-    if (!result.ok) audit.errorCode = result.error.code;
-    try {
-      await this.options.recordCall(audit);
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      return failure(
-        "INTERNAL",
-        request.name,
-        `its audit record could not be stored (${reason}), so its result is withheld; the call may have run and had its effects: check before repeating it`,
-      );
+    if (!audit) return result;
+    const durationMs = this.clock.now() - started;
+    if (!audit.begun) {
+      // Never reached the child (quarantined, queue full, no child): one row, outcome and
+      // all. Refused or not, the failure itself hides nothing.
+      audit.begin(outcomeOf(result, durationMs));
+      await audit.committed.catch(() => undefined);
+      return result;
     }
-    return result;
+    let refusal: unknown;
+    try {
+      await audit.committed;
+    } catch (error) {
+      refusal = error ?? new Error("refused");
+    }
+    audit.finish(
+      refusal === undefined ? outcomeOf(result, durationMs) : { ok: false, errorCode: AUDIT_REFUSED, durationMs },
+    );
+    // A call with effects whose row was refused was never sent: callOnce's failure says so.
+    if (refusal === undefined || !audit.sent) return result;
+    return failure(
+      "INTERNAL",
+      request.name,
+      `its audit record could not be stored (${reasonOf(refusal)}), so its result is withheld; it only reads, so nothing was changed: check the bot's database (disk space, permissions) before trying again`,
+    );
   }
 
-  private async callOnce(request: ToolCallRequest): Promise<ToolResult> {
+  /** The call's write-ahead row: its digest once, its arguments redacted and shortened. */
+  private intentOf(request: ToolCallRequest): ToolCallIntent {
+    const json = JSON.stringify(request.args) ?? "";
+    const intent: ToolCallIntent = {
+      agentId: this.options.agentId,
+      tool: request.name,
+      argsDigest: digestOf(json),
+      args: this.redact(auditArgs(request.args, json)),
+    };
+    if (request.traceId) intent.traceId = request.traceId;
+    if (request.sessionId !== undefined) intent.sessionId = request.sessionId;
+    return intent;
+  }
+
+  private async callOnce(request: ToolCallRequest, audit: CallAudit | undefined): Promise<ToolResult> {
     let release: (() => void) | undefined;
     try {
       if (
@@ -232,7 +294,8 @@ export class ToolhostClient {
         );
       }
       release = this.semaphore.tryAcquire() ?? (await this.semaphore.acquire(request.signal));
-      // The tool's own declaration decides its deadline and whether a crash may be retried.
+      // The tool's own declaration decides its deadline, whether a crash may be retried and
+      // whether it may be sent before its audit row is committed.
       const info = (this.knownTools() ?? (await this.fetchTools())).find((tool) => tool.name === request.name);
       const params: ParamsOf<typeof toolCallMethod> = { name: request.name, args: request.args };
       if (request.traceId) params.traceId = request.traceId;
@@ -240,8 +303,30 @@ export class ToolhostClient {
       const timeoutMs = this.deadlineFor(info, request.args);
       const options: RequestOptions = { timeoutMs };
       if (request.signal) options.signal = request.signal;
+      let answer: Promise<ToolResult>;
+      if (!audit) answer = this.send(params, options, timeoutMs);
+      else if (readsOnly(info)) {
+        // Sent first: its row is committed while it travels (callTool waits for that commit).
+        answer = this.send(params, options, timeoutMs);
+        audit.sent = true;
+        audit.begin();
+      } else {
+        // May have effects: sent only once its row is committed.
+        audit.begin();
+        try {
+          await audit.committed;
+        } catch (error) {
+          return failure(
+            "INTERNAL",
+            request.name,
+            `its audit record could not be stored (${reasonOf(error)}), so it was not run: nothing was done. It can be tried again once the bot's database can be written (the operator checks its disk space and permissions)`,
+          );
+        }
+        audit.sent = true;
+        answer = this.send(params, options, timeoutMs);
+      }
       try {
-        return await this.send(params, options, timeoutMs);
+        return await answer;
       } catch (error) {
         if (!(error instanceof ToolhostError) || error.code !== "TOOLHOST_CRASHED") throw error;
         const fingerprint = fingerprintOf(request);
@@ -342,8 +427,84 @@ function normalisedPath(path: string, cwd: string | undefined): string {
 
 /** A digest of the arguments for the audit trail: proves what was called without storing it. */
 export function digest(args: unknown): string {
-  return createHash("sha256")
-    .update(JSON.stringify(args) ?? "")
-    .digest("hex")
-    .slice(0, 16);
+  return digestOf(JSON.stringify(args) ?? "");
+}
+
+function digestOf(json: string): string {
+  return createHash("sha256").update(json).digest("hex").slice(0, 16);
+}
+
+/**
+ * Whether a call may be sent before its audit row is committed: its tool declares that it
+ * only reads the agent's own folders (`readOnlyHint`, no `openWorldHint`). The network
+ * (web.fetch: a GET can have effects out there) and an MCP server's tools (whose hints are
+ * the server's word, not ours) wait for their row, as does a tool the child did not list.
+ */
+export function readsOnly(info: ToolInfo | undefined): boolean {
+  return (
+    info !== undefined &&
+    info.annotations.readOnlyHint &&
+    !info.annotations.openWorldHint &&
+    !info.name.startsWith("mcp.")
+  );
+}
+
+/**
+ * The arguments as the audit keeps them: their JSON, with every string longer than
+ * AUDIT_STRING_MAX_CHARS cut (a file's content is kept as its start and its size), and
+ * the whole cut to AUDIT_ARGS_MAX_CHARS. `json` is their JSON already made (for the digest).
+ */
+export function auditArgs(args: Record<string, unknown>, json: string): string {
+  const text =
+    json.length <= AUDIT_STRING_MAX_CHARS
+      ? json
+      : (JSON.stringify(args, (_key, value: unknown) =>
+          typeof value === "string" && value.length > AUDIT_STRING_MAX_CHARS
+            ? `${value.slice(0, AUDIT_STRING_MAX_CHARS)}… [${Buffer.byteLength(value)} bytes]`
+            : value,
+        ) ?? "");
+  return text.length <= AUDIT_ARGS_MAX_CHARS ? text : `${text.slice(0, AUDIT_ARGS_MAX_CHARS)}… [cut]`;
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** What the audit keeps of a call's result. */
+function outcomeOf(result: ToolResult, durationMs: number): ToolCallOutcome {
+  if (result.ok) return { ok: true, durationMs, bytes: Buffer.byteLength(result.output) };
+  const outcome: ToolCallOutcome = { ok: false, errorCode: result.error.code, durationMs };
+  if (result.output !== undefined) outcome.bytes = Buffer.byteLength(result.output);
+  return outcome;
+}
+
+/** One call's audit row as the client sees it: begun once (its intent made then), finished once. */
+class CallAudit {
+  private entry: AuditEntry | undefined;
+  /** The call went to the child (or may have). */
+  sent = false;
+
+  constructor(
+    private readonly trail: AuditTrail,
+    private readonly intent: () => ToolCallIntent,
+  ) {}
+
+  get begun(): boolean {
+    return this.entry !== undefined;
+  }
+
+  begin(outcome?: ToolCallOutcome): void {
+    if (this.entry) return;
+    this.entry = this.trail.begin(this.intent(), outcome);
+    // A read's refusal may come while its answer is awaited: not an unhandled rejection.
+    this.entry.committed.catch(() => undefined);
+  }
+
+  get committed(): Promise<void> {
+    return this.entry?.committed ?? Promise.resolve();
+  }
+
+  finish(outcome: ToolCallOutcome): void {
+    this.entry?.finish(outcome);
+  }
 }

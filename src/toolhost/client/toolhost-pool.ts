@@ -5,7 +5,7 @@
 import type { ChildProcess } from "node:child_process";
 import type { Logger } from "pino";
 import type { ChildConnection } from "./child-connection.js";
-import { ToolhostClient, type ToolCallAudit } from "./toolhost-client.js";
+import { ToolhostClient, type AuditTrail } from "./toolhost-client.js";
 import { ToolhostSupervisor } from "./toolhost-supervisor.js";
 
 export type ToolhostSettings = {
@@ -26,7 +26,10 @@ export type ToolhostPoolOptions = {
   settings: ToolhostSettings;
   spawn: (agentId: string) => ChildProcess;
   logger: Logger;
-  recordCall?: (audit: ToolCallAudit) => Promise<void>;
+  /** Where every call's write-ahead row goes (toolhost-client.ts). */
+  audit?: AuditTrail;
+  /** Redacts the audited arguments (the configured secrets). */
+  redact?: (text: string) => string;
   /** Sent to each new child of the agent before its first call (supervisor's `initialize`). */
   initialize?: (agentId: string, connection: ChildConnection) => Promise<void>;
 };
@@ -79,7 +82,8 @@ export class ToolhostPool {
         queueMax: settings.queueMax,
         callTimeoutMs: settings.callTimeoutMs,
         ...(settings.idleStopMs ? { idleStopMs: settings.idleStopMs } : {}),
-        ...(this.options.recordCall ? { recordCall: this.options.recordCall } : {}),
+        ...(this.options.audit ? { audit: this.options.audit } : {}),
+        ...(this.options.redact ? { redact: this.options.redact } : {}),
       });
       this.clients.set(agentId, client);
     }
