@@ -10,6 +10,11 @@
  * and then sent. Platforms this replica must hold a connection to (long polling, Feishu's
  * long connection) are received by one replica at a time, by lease; webhooks by all.
  *
+ * Streaming (STREAM_REPLIES, `streaming`): while a turn runs its answer is shown as it grows
+ * on the platform's preview (reply-stream.ts paces it); the preview's ref is stored the
+ * moment it appears, so the reply's first part replaces it (edit_ref), and a run that takes
+ * up a message a stopped run was streaming marks that preview interrupted first.
+ *
  * Stopping: receiving stops first; turns in flight and their deliveries may finish
  * within `graceMs`; messages not started stay queued and outbox rows not acknowledged
  * stay pending: the next start (or another replica) answers and sends them.
@@ -21,11 +26,12 @@ import { isStoreFailure } from "../store/sql/sql-driver.js";
 import type { LeaseKeeper } from "../replica/lease-keeper.js";
 import { runAsLeader, type Leadership } from "../replica/leader.js";
 import type { AccessPolicy } from "./access-policy.js";
-import type { Channel, IncomingMessage, MessageHandler } from "./channel.js";
+import type { Channel, IncomingMessage, MessageHandler, TurnControl } from "./channel.js";
 import type { BotIdentity, ChatPlatform, InboundEvent, PlatformMessage } from "./chat-platform.js";
 import { createDeliveryOutbox, type DeliveryOutboxOptions } from "./delivery-outbox.js";
 import { overCap, type MessageCap } from "./message-cap.js";
 import { createChatScheduler, type ChatLease, type ChatScheduler } from "./chat-scheduler.js";
+import { createReplyStream, type ReplyStream, type StreamTimers } from "./reply-stream.js";
 
 /** Telegram's typing lasts 5 s: refresh a little sooner. */
 export const TYPING_REFRESH_MS = 4_000;
@@ -59,6 +65,21 @@ export type ChatGatewayOptions = {
   graceMs: number;
   typingRefreshMs?: number;
   delivery?: Pick<DeliveryOutboxOptions, "maxAttempts" | "retryBaseMs" | "retryMaxMs">;
+  /** STREAM_REPLIES: answers shown while they are written, on these platforms; absent: no platform streams. */
+  streaming?: ChatStreaming | undefined;
+};
+
+export type ChatStreaming = {
+  /** The platforms that stream (where the platform can: ChatPlatform.openPreview). */
+  channels: ReadonlySet<"telegram" | "feishu">;
+  /** STREAM_EDIT_INTERVAL_MS: the least time between two shows of one preview. */
+  intervalMs: number;
+  /** The status line a preview shows while a tool runs (BOT_LOCALE). */
+  statusText: (tool: string) => string;
+  /** What a preview a stopped run left behind is edited to say (BOT_LOCALE); its answer follows as a new message. */
+  interruptedText: string;
+  /** The previews' clock (tests). */
+  timers?: StreamTimers;
 };
 
 export function createChatGateway(options: ChatGatewayOptions): Channel {
@@ -72,6 +93,7 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
   let stopRequested: (() => void) | undefined;
   const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
   let stopCalled = false;
+  const housekeeping: Promise<void>[] = [];
   // Events are taken in one at a time, in the order the platforms handed them over: a
   // chat's messages reach the inbox in that order.
   let intake: Promise<void> = Promise.resolve();
@@ -136,6 +158,8 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
             await receive();
           }
           started.push(bot);
+          // Previews of messages finished without a reply (a stop past the grace period): marked interrupted, in the background.
+          housekeeping.push(markAbandoned(bot));
           // What the last run (or a replica that died) left: unsent replies and unanswered messages
           // (a chat's earlier replies still go out before its new messages are answered).
           await scheduler.sweep();
@@ -165,6 +189,7 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
       await intake;
       const grace = setTimeout(() => stopping.abort(), options.graceMs);
       await Promise.all([...schedulers.values()].map((scheduler) => scheduler.close()));
+      await Promise.all(housekeeping);
       clearTimeout(grace);
       stopping.abort();
     },
@@ -251,16 +276,22 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
       agentId: bot.agentId,
       isOperator: bot.access.isOperator(platformMessage.userId),
     };
-    if (resumed)
+    if (resumed) {
       logger.info(
         { bot: bot.key, chatId: message.chatId, inboxId: row.id },
         "taking up a message whose turn did not finish",
       );
+      // The stopped run's preview says it was interrupted; this turn streams into a new one.
+      const left = options.streaming ? await store.streamOf(row.id) : undefined;
+      if (left !== undefined) await abandonPreview(bot, row.id, left);
+    }
+    const preview = openStream(bot, platformMessage, row.id);
     const stopTyping = showTyping(bot.platform, platformMessage);
     const signal = AbortSignal.any([stopping.signal, lease.lost]);
     let reply: string | undefined;
+    let editRef: string | undefined;
     try {
-      reply = await handler(message, { signal });
+      reply = await handler(message, { signal, ...preview?.control });
     } catch (error) {
       // Another replica took the chat over: the message is its now.
       if (lease.lost.aborted) return;
@@ -285,14 +316,24 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
         throw storeError;
       }
       logger.error({ err: error, bot: bot.key, chatId: message.chatId }, "answering a message failed");
+      // No answer follows: the preview says the turn was interrupted.
+      const ref = await preview?.stream.close();
+      if (ref !== undefined) await abandonPreview(bot, row.id, ref);
       return;
     } finally {
       stopTyping();
+      // Waits for a show in flight: the preview's ref is stored before the reply that replaces it.
+      editRef = await preview?.stream.close();
     }
     if (lease.lost.aborted) return;
-    // Cut short by the end of the grace period: stored by the orchestrator, never sent.
+    // Cut short by the end of the grace period: stored by the orchestrator, never sent. Its preview
+    // stays stored: the next start marks it interrupted.
     if (stopping.signal.aborted) return store.finish(row.id, "cancelled");
-    if (reply === undefined) return store.finish(row.id, "answered");
+    if (reply === undefined) {
+      await store.finish(row.id, "answered");
+      if (editRef !== undefined) await abandonPreview(bot, row.id, editRef);
+      return;
+    }
     const parts = bot.platform.split(reply);
     const kept = await options.transaction(async () => {
       // Fenced: only while the chat's lease is still ours, or a replica that took it over answers twice.
@@ -303,6 +344,7 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
         inboxId: row.id,
         parts,
         ...replyTarget(platformMessage),
+        ...(editRef !== undefined ? { editRef } : {}),
       });
       return true;
     });
@@ -312,6 +354,66 @@ export function createChatGateway(options: ChatGatewayOptions): Channel {
         { bot: bot.key, chatId: message.chatId, inboxId: row.id },
         "the chat was taken over by another replica before the reply was stored; that replica answers it",
       );
+  }
+
+  /**
+   * The turn's live preview, where the bot's platform streams: a ReplyStream over the platform's
+   * surface, fed by the turn's answer and tool progress; its ref is stored as soon as it appears.
+   */
+  function openStream(
+    bot: GatewayBot,
+    message: PlatformMessage,
+    inboxId: number,
+  ): { stream: ReplyStream; control: Pick<TurnControl, "onAnswer" | "onProgress"> } | undefined {
+    const streaming = options.streaming;
+    const { platform } = bot;
+    if (!streaming?.channels.has(platform.channel) || !platform.openPreview) return undefined;
+    const surface = platform.openPreview({
+      chatId: message.chatId,
+      chatType: message.chatType ?? "group",
+      ...replyTarget(message),
+    });
+    const stream = createReplyStream({
+      surface,
+      intervalMs: streaming.intervalMs,
+      logger: logger.child({ bot: bot.key, chatId: message.chatId, inboxId }),
+      onRef: (ref) => store.saveStream({ inboxId, botKey: bot.key, chatId: message.chatId, ref }),
+      ...(streaming.timers ? { timers: streaming.timers } : {}),
+    });
+    return {
+      stream,
+      control: {
+        onAnswer: (text) => stream.answer(text),
+        onProgress: (progress) => {
+          if (progress.state === "tool") stream.status(streaming.statusText(progress.tool));
+        },
+      },
+    };
+  }
+
+  /** A preview no answer will replace: edited to say the turn was interrupted (best effort), and forgotten. */
+  async function abandonPreview(bot: GatewayBot, inboxId: number, ref: string): Promise<void> {
+    const note = options.streaming?.interruptedText;
+    if (note !== undefined && bot.platform.interruptPreview)
+      await bot.platform
+        .interruptPreview(ref, note)
+        .catch((error: unknown) =>
+          logger.warn({ err: error, bot: bot.key, inboxId, ref }, "could not mark an interrupted preview"),
+        );
+    // Kept when the database does not answer: the next start marks it again (an edit to the same note changes nothing).
+    await store
+      .dropStream(inboxId)
+      .catch((error: unknown) => logger.warn({ err: error, bot: bot.key, inboxId }, "could not forget a preview"));
+  }
+
+  /** At start-up: previews of messages that were finished without a reply (cancelled by a stop) are marked interrupted. */
+  async function markAbandoned(bot: GatewayBot): Promise<void> {
+    if (!options.streaming) return;
+    try {
+      for (const left of await store.abandonedStreams(bot.key)) await abandonPreview(bot, left.inboxId, left.ref);
+    } catch (error) {
+      logger.warn({ err: error, bot: bot.key }, "could not look for abandoned previews; the next start does");
+    }
   }
 
   /** Once per chat until the database answers again: sent directly, since the outbox is in the database. */

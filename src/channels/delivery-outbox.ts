@@ -59,6 +59,8 @@ export function createDeliveryOutbox(options: DeliveryOutboxOptions): DeliveryOu
             text: row.text,
             ...(row.replyTo ? { replyTo: row.replyTo } : {}),
             ...(row.threadId ? { threadId: row.threadId } : {}),
+            // The turn's live preview: the platform edits it into this part (only ever the first).
+            ...(row.editRef && row.part === 1 ? { editRef: row.editRef } : {}),
           },
           idempotencyKey,
         );

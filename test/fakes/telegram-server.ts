@@ -6,6 +6,13 @@
  * push user messages (or whole updates, to re-deliver them), script failures of the next
  * calls of a method (429, entity errors), and read every call the bot made.
  *
+ * Streaming (issue 28): sendMessageDraft is recorded like every call (an older server that
+ * does not know it is `refuseDrafts`; a group's chat refuses drafts as Telegram does), every
+ * message the bot sent keeps its current text, editMessageText changes it ("message is not
+ * modified" when unchanged, "message to edit not found" for an unknown or deleted one), and
+ * `shows(chatId)` is what the chat finally shows: the bot's messages with their current text
+ * (`waitFor` checks its condition when a call arrives and again once it was answered).
+ *
  * For several bot processes on one token (test/channels/replicas.test.ts): every
  * getUpdates is recorded in `polls` (when it began and ended, the client's port, and who
  * `identify` says made it), and `hold(method)` keeps that method's calls waiting, unrecorded
@@ -31,6 +38,21 @@ export type TelegramPoll = {
 export type FakeTelegramOptions = {
   /** Names the client of a getUpdates request from its TCP port (called when the request arrives). */
   identify?: (remotePort: number) => string | undefined;
+  /** An older Bot API server: sendMessageDraft is an unknown method (404). */
+  refuseDrafts?: boolean;
+};
+
+/** A message the bot sent, as the chat shows it now. */
+export type FakeMessage = {
+  messageId: number;
+  chatId: string;
+  /** The current text, as sent or last edited (HTML when parseMode is "HTML"). */
+  text: string;
+  parseMode?: string;
+  /** Times it was edited. */
+  edits: number;
+  replyTo?: number;
+  threadId?: number;
 };
 
 export type FakeTelegram = {
@@ -65,12 +87,27 @@ export type FakeTelegram = {
   /** The next `times` calls of `method` fail with `failure`. */
   failNext(method: string, failure: TelegramFailure, times?: number): void;
   sent(token?: string): TelegramCall[];
-  /** Resolves when `predicate` holds for the calls (checked on every call). */
+  /** What a chat shows: the bot's messages (of every bot, or of `token`'s), oldest first, with their current text. */
+  shows(chatId: number | string, token?: string): FakeMessage[];
+  /** The user deletes one of the bot's messages: it can no longer be edited. */
+  deleteMessage(token: string, chatId: number | string, messageId: number): void;
+  /** Resolves when `predicate` holds for the calls (checked when a call arrives and when it was answered). */
   waitFor(predicate: (calls: TelegramCall[]) => boolean, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 };
 
-type BotState = { id: number; username: string; updates: FakeUpdate[]; waiters: (() => void)[]; nextMessageId: number };
+type BotState = {
+  id: number;
+  username: string;
+  updates: FakeUpdate[];
+  waiters: (() => void)[];
+  nextMessageId: number;
+  /** The bot's messages by `${chatId}:${messageId}`. */
+  messages: Map<string, FakeMessage>;
+};
+
+const NOT_MODIFIED =
+  "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message";
 
 export async function startFakeTelegram(options: FakeTelegramOptions = {}): Promise<FakeTelegram> {
   const bots = new Map<string, BotState>();
@@ -91,6 +128,8 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     const reply = (status: number, body: unknown) => {
       if (!response.destroyed)
         response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+      // A waiter on what the chat shows (shows()) is checked once the call has changed it, too.
+      for (const watcher of [...watchers]) watcher();
     };
     if (!match) return reply(404, { ok: false, error_code: 404, description: "Not Found" });
     const [, token = "", method = ""] = match;
@@ -131,16 +170,46 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       case "sendChatAction":
         return reply(200, { ok: true, result: true });
       case "sendMessage": {
+        const refused = refuseText(body);
+        if (refused) return reply(400, { ok: false, error_code: 400, description: refused });
         bot.nextMessageId += 1;
-        return reply(200, {
-          ok: true,
-          result: {
-            message_id: bot.nextMessageId,
-            date: Math.floor(Date.now() / 1000),
-            chat: { id: Number(body.chat_id), type: "private" },
-            text: body.text,
-          },
-        });
+        const message: FakeMessage = {
+          messageId: bot.nextMessageId,
+          chatId: String(body.chat_id),
+          text: String(body.text),
+          ...(typeof body.parse_mode === "string" ? { parseMode: body.parse_mode } : {}),
+          edits: 0,
+          ...(isRecord(body.reply_parameters) ? { replyTo: Number(body.reply_parameters.message_id) } : {}),
+          ...(body.message_thread_id !== undefined ? { threadId: Number(body.message_thread_id) } : {}),
+        };
+        bot.messages.set(`${message.chatId}:${message.messageId}`, message);
+        return reply(200, { ok: true, result: messageResult(message) });
+      }
+      case "editMessageText": {
+        const message = bot.messages.get(`${String(body.chat_id)}:${Number(body.message_id)}`);
+        if (!message)
+          return reply(400, { ok: false, error_code: 400, description: "Bad Request: message to edit not found" });
+        const refused = refuseText(body);
+        if (refused) return reply(400, { ok: false, error_code: 400, description: refused });
+        const parseMode = typeof body.parse_mode === "string" ? body.parse_mode : undefined;
+        if (message.text === String(body.text) && message.parseMode === parseMode)
+          return reply(400, { ok: false, error_code: 400, description: NOT_MODIFIED });
+        message.text = String(body.text);
+        if (parseMode) message.parseMode = parseMode;
+        else delete message.parseMode;
+        message.edits += 1;
+        return reply(200, { ok: true, result: messageResult(message) });
+      }
+      case "sendMessageDraft": {
+        if (options.refuseDrafts)
+          return reply(404, { ok: false, error_code: 404, description: "Not Found: method not found" });
+        if (Number(body.chat_id) < 0)
+          return reply(400, { ok: false, error_code: 400, description: "Bad Request: TEXTDRAFT_PEER_INVALID" });
+        if (!Number.isInteger(body.draft_id) || body.draft_id === 0)
+          return reply(400, { ok: false, error_code: 400, description: "Bad Request: invalid draft_id" });
+        if (visibleLength(typeof body.text === "string" ? body.text : "", body.parse_mode) > 4096)
+          return reply(400, { ok: false, error_code: 400, description: "Bad Request: text is too long" });
+        return reply(200, { ok: true, result: true });
       }
       case "getUpdates": {
         const poll: TelegramPoll = {
@@ -214,7 +283,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     held: () => [...holds.values()].reduce((total, waiting) => total + waiting.length, 0),
     addBot(token, username) {
       nextBotId += 1;
-      bots.set(token, { id: nextBotId, username, updates: [], waiters: [], nextMessageId: 500 });
+      bots.set(token, { id: nextBotId, username, updates: [], waiters: [], nextMessageId: 500, messages: new Map() });
       return { id: nextBotId };
     },
     userMessage(token, message) {
@@ -257,6 +326,16 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     },
     sent: (token) =>
       calls.filter((call) => call.method === "sendMessage" && (token === undefined || call.token === token)),
+    shows: (chatId, token) =>
+      [...bots.entries()]
+        .filter(([key]) => token === undefined || key === token)
+        .flatMap(([, bot]) => [...bot.messages.values()])
+        .filter((message) => message.chatId === String(chatId))
+        .sort((a, b) => a.messageId - b.messageId)
+        .map((message) => ({ ...message })),
+    deleteMessage(token, chatId, messageId) {
+      stateOf(token).messages.delete(`${String(chatId)}:${messageId}`);
+    },
     waitFor(predicate, timeoutMs = 10_000) {
       if (predicate(calls)) return Promise.resolve();
       return new Promise((resolve, reject) => {
@@ -284,6 +363,33 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Telegram's refusal of a message's text: empty, or over 4096 characters once its entities are parsed. */
+function refuseText(body: Record<string, unknown>): string | undefined {
+  const length = visibleLength(typeof body.text === "string" ? body.text : "", body.parse_mode);
+  if (length === 0) return "Bad Request: message text is empty";
+  if (length > 4096) return "Bad Request: message is too long";
+  return undefined;
+}
+
+/** The text's length as Telegram counts it: HTML tags are not characters, entities are one each; surrounding white space is trimmed. */
+function visibleLength(text: string, parseMode: unknown): number {
+  const visible = parseMode === "HTML" ? text.replace(/<[^>]*>/g, "").replace(/&(lt|gt|amp|quot|#\d+);/g, "x") : text;
+  return visible.trim().length;
+}
+
+function messageResult(message: FakeMessage) {
+  return {
+    message_id: message.messageId,
+    date: Math.floor(Date.now() / 1000),
+    chat: { id: Number(message.chatId), type: Number(message.chatId) < 0 ? "supergroup" : "private" },
+    text: message.text,
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
 }
 
 /** What Telegram adds to a message that starts with a command. */

@@ -2,7 +2,9 @@
  * Telegram through grammY: long polling by default, a webhook when a URL is configured
  * (secret token checked; the handler only takes the update in, so Telegram never waits
  * for a turn). Replies go out as HTML converted from the model's Markdown, resent as
- * plain text when Telegram rejects the entities, in parts under 4096 characters.
+ * plain text when Telegram rejects the entities, in parts under 4096 characters. A streamed
+ * turn's preview (telegram-preview.ts) is a draft in private chats, else a message that the
+ * reply's first part edits into the answer.
  */
 import { Bot, GrammyError, HttpError, webhookCallback } from "grammy";
 import type { Logger } from "pino";
@@ -17,6 +19,13 @@ import {
 import { splitText } from "../split-text.js";
 import { startWebhookServer, type WebhookServer } from "../webhook-server.js";
 import { markdownToTelegramHtml } from "./markdown-to-html.js";
+import {
+  cannotEdit,
+  createTelegramPreview,
+  isNotModified,
+  parseEditRef,
+  type DraftSupport,
+} from "./telegram-preview.js";
 import { telegramUpdateToEvent } from "./telegram-update.js";
 
 export const TELEGRAM_MAX_MESSAGE_CHARS = 4096;
@@ -51,6 +60,59 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
   const rewind = () => {
     if (unstored !== undefined) (bot as unknown as { lastTriedUpdateId: number }).lastTriedUpdateId = unstored - 1;
   };
+  // Learnt from the first refused draft: this bot's previews are messages edited in place from then on.
+  const drafts: DraftSupport = { refused: false };
+
+  /** Sends (or edits to) the rendered HTML; plain text when Telegram rejects the entities. */
+  async function rendered<T>(part: { chatId: string }, html: () => Promise<T>, plain: () => Promise<T>): Promise<T> {
+    try {
+      return await html();
+    } catch (error) {
+      if (
+        !(
+          error instanceof GrammyError &&
+          error.error_code === 400 &&
+          /can't parse entities|unsupported start tag|can't find end tag/i.test(error.description)
+        )
+      )
+        throw error;
+      log.info(
+        { chatId: part.chatId, reason: error.description },
+        "Telegram rejected the formatting; sending plain text",
+      );
+      return plain();
+    }
+  }
+
+  /**
+   * Edits a reply's preview into its first part. "Not modified" is delivered (it already shows
+   * this: a retry after a lost acknowledgement); undefined when the preview can no longer be
+   * edited, so a new message goes out instead.
+   */
+  async function editInto(ref: string, text: string, chatId: string): Promise<{ messageId: string } | undefined> {
+    const message = parseEditRef(ref);
+    if (!message) return undefined;
+    const done = { messageId: String(message.messageId) };
+    try {
+      await rendered(
+        { chatId },
+        () =>
+          bot.api.editMessageText(message.chatId, message.messageId, markdownToTelegramHtml(text), {
+            parse_mode: "HTML",
+          }),
+        () => bot.api.editMessageText(message.chatId, message.messageId, text),
+      );
+      return done;
+    } catch (error) {
+      if (isNotModified(error)) return done;
+      if (!cannotEdit(error)) throw error;
+      log.info(
+        { chatId, ref, reason: error instanceof GrammyError ? error.description : undefined },
+        "the answer's preview can no longer be edited; sending the answer as a new message",
+      );
+      return undefined;
+    }
+  }
 
   return {
     channel: "telegram",
@@ -167,43 +229,53 @@ export function createTelegramPlatform(options: TelegramPlatformOptions): ChatPl
           markdownToTelegramHtml(part).length <= TELEGRAM_MAX_MESSAGE_CHARS,
       ),
     async send(part) {
-      const target = {
-        // Private chats have positive ids: a reply quote there only adds noise.
-        ...(part.replyTo && part.chatId.startsWith("-")
-          ? { reply_parameters: { message_id: Number(part.replyTo), allow_sending_without_reply: true } }
-          : {}),
-        ...(part.threadId ? { message_thread_id: Number(part.threadId) } : {}),
-      };
       try {
-        try {
-          const sent = await bot.api.sendMessage(part.chatId, markdownToTelegramHtml(part.text), {
-            parse_mode: "HTML",
-            ...target,
-          });
-          return { messageId: String(sent.message_id) };
-        } catch (error) {
-          if (
-            !(
-              error instanceof GrammyError &&
-              error.error_code === 400 &&
-              /can't parse entities|unsupported start tag|can't find end tag/i.test(error.description)
-            )
-          )
-            throw error;
-          log.info(
-            { chatId: part.chatId, reason: error.description },
-            "Telegram rejected the formatting; sending plain text",
-          );
-          const sent = await bot.api.sendMessage(part.chatId, part.text, target);
-          return { messageId: String(sent.message_id) };
+        if (part.editRef) {
+          const edited = await editInto(part.editRef, part.text, part.chatId);
+          if (edited) return edited;
         }
+        const target = targeting(part.chatId, part.replyTo, part.threadId);
+        const sent = await rendered(
+          part,
+          () => bot.api.sendMessage(part.chatId, markdownToTelegramHtml(part.text), { parse_mode: "HTML", ...target }),
+          () => bot.api.sendMessage(part.chatId, part.text, target),
+        );
+        return { messageId: String(sent.message_id) };
       } catch (error) {
         throw deliveryError(error, redact);
+      }
+    },
+    openPreview: (target) =>
+      createTelegramPreview({
+        api: bot.api,
+        target,
+        drafts,
+        targeting: targeting(target.chatId, target.replyTo, target.threadId),
+        toError: (error) => deliveryError(error, redact),
+        log,
+      }),
+    async interruptPreview(ref, note) {
+      const message = parseEditRef(ref);
+      if (!message) return;
+      try {
+        await bot.api.editMessageText(message.chatId, message.messageId, note);
+      } catch (error) {
+        if (!isNotModified(error)) throw deliveryError(error, redact);
       }
     },
     async typing(chatId, threadId) {
       await bot.api.sendChatAction(chatId, "typing", threadId ? { message_thread_id: Number(threadId) } : {});
     },
+  };
+}
+
+/** Where an answer (or its preview) goes: a reply quote in groups (private chats have positive ids: it only adds noise there), the topic. */
+function targeting(chatId: string, replyTo: string | undefined, threadId: string | undefined) {
+  return {
+    ...(replyTo && chatId.startsWith("-")
+      ? { reply_parameters: { message_id: Number(replyTo), allow_sending_without_reply: true } }
+      : {}),
+    ...(threadId ? { message_thread_id: Number(threadId) } : {}),
   };
 }
 
