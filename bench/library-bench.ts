@@ -14,7 +14,7 @@ import { readAgentsFile } from "../src/config/agents.js";
 import { loadConfig } from "../src/config/load-config.js";
 import { createRuntimeLayout } from "../src/config/runtime-layout.js";
 import { ensureFresh, rebuildIndex } from "../src/knowledge/library/library-index.js";
-import { searchIndex } from "../src/knowledge/library/library-search.js";
+import { searchIndex } from "../src/knowledge/library/library-term-index.js";
 import { prepareToolhostLaunches, spawnToolhostChild, type AgentLaunch } from "../src/runtime/toolhost-launch.js";
 import { ToolhostPool } from "../src/toolhost/client/toolhost-pool.js";
 import { readFileSync } from "node:fs";

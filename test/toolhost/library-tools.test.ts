@@ -1,7 +1,8 @@
 /**
  * The experience library through the real toolhost child, in both sandbox modes: writes
  * into the library refresh its index at once, library.search finds Chinese and English
- * queries, and never returns another agent's documents.
+ * queries (and documents changed behind the child's back), never returns another agent's
+ * documents, and a rebuild of a large library leaves the child answering other calls.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -114,6 +115,14 @@ for (const mode of ["none", "bwrap"] as const) {
       expect(output(await client.callTool({ name: "library.search", args: { query: "飞书" } }))).toContain(
         "2026-10-20-feishu-card-rollback.md",
       );
+      // Changed in place behind its back (no new name, the folder's mtime unchanged): the next search knows.
+      writeFileSync(
+        planted,
+        "---\ntitle: 飞书卡片撤回\nkeywords: 飞书, 撤回, deadlock-free\nsummary: 先撤回再重发\n---\n",
+      );
+      expect(output(await client.callTool({ name: "library.search", args: { query: "撤回" } }))).toContain(
+        "- 2026-10-20-feishu-card-rollback.md | 飞书卡片撤回 |",
+      );
       expect(output(await client.callTool({ name: "library.search", args: { query: "kubernetes" } }))).toMatch(
         /^no document matches "kubernetes" \(2 documents in /,
       );
@@ -125,8 +134,9 @@ for (const mode of ["none", "bwrap"] as const) {
 
     it("library.index refreshes or rebuilds and reports the count", async () => {
       const { client } = realClient(workspace, "a");
+      // The search before may have left INDEX.md's rewrite to the background: done, or awaited here.
       expect(output(await client.callTool({ name: "library.index", args: {} }))).toMatch(
-        /INDEX\.md (is up to date|regenerated \(document-newer\)): 2 documents$/,
+        /INDEX\.md (is up to date|regenerated \((document-newer|documents-changed)\)): 2 documents$/,
       );
       expect(output(await client.callTool({ name: "library.index", args: { rebuild: true } }))).toMatch(
         /INDEX\.md regenerated \(rebuild\): 2 documents$/,
@@ -156,5 +166,35 @@ for (const mode of ["none", "bwrap"] as const) {
       const grep = await client.callTool({ name: "shell.exec", args: { command: `grep -r 死锁 ${aLibrary}` } });
       expect(grep.ok).toBe(false);
     });
+
+    it("while library.index rebuilds 4,000 documents, the child answers other calls", async () => {
+      const { client } = realClient(workspace, "a");
+      const library = workspace.layout.agentTrees("a").experienceDir;
+      for (let index = 0; index < 4000; index += 1)
+        writeFileSync(
+          join(library, `2025-03-${String((index % 28) + 1).padStart(2, "0")}-bulk-${index}.md`),
+          `---\ntitle: 批量 ${index}\nkeywords: bulk, 批量\nsummary: document ${index}\n---\nbody\n`,
+        );
+      giveToAgent(workspace, "a", library);
+      const cwd = join(workspace.layout.agentTrees("a").workTree, "chat-busy");
+      output(await client.callTool({ name: "file.write", args: { path: "probe.txt", content: "probe" }, cwd }));
+      output(await client.callTool({ name: "library.search", args: { query: "批量" } }));
+      let rebuilt = false;
+      const rebuild = client.callTool({ name: "library.index", args: { rebuild: true } }).then((result) => {
+        rebuilt = true;
+        return result;
+      });
+      // One read after another while the rebuild runs: with a rebuild that held the thread
+      // throughout, none sent after it began could be answered before it.
+      let answeredMeanwhile = 0;
+      while (!rebuilt) {
+        expect(output(await client.callTool({ name: "file.read", args: { path: "probe.txt" }, cwd }))).toContain(
+          "probe",
+        );
+        if (!rebuilt) answeredMeanwhile += 1;
+      }
+      expect(output(await rebuild)).toMatch(/INDEX\.md regenerated \(rebuild\): 4002 documents$/);
+      expect(answeredMeanwhile).toBeGreaterThanOrEqual(3);
+    }, 120_000);
   });
 }

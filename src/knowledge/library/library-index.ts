@@ -67,16 +67,31 @@ export function listLibraryDocs(dir: string): string[] {
 
 /** The index text for a set of entries (already in index order). */
 export function renderIndex(entries: LibraryEntry[], options: IndexOptions): string {
-  const lines = entries.map((entry) =>
-    [
-      `- ${entry.file}`,
-      clip(entry.title, TITLE_MAX_CHARS),
-      clip(entry.keywords.join(","), KEYWORDS_MAX_CHARS) || "-",
-      clip(entry.summary, SUMMARY_MAX_CHARS) || "-",
-      `${VERIFIED_LABEL[options.locale]} ${entry.lastVerified || "-"}`,
-    ].join(" | "),
-  );
-  return [INDEX_HEADERS[options.locale], `<!-- count: ${entries.length} -->`, ...lines, ""].join("\n");
+  const lines = entries.map((entry) => renderIndexLine(entry, options.locale));
+  return [indexHead(entries.length, options.locale), ...lines, ""].join("\n");
+}
+
+/** One document's index line. */
+export function renderIndexLine(entry: LibraryEntry, locale: LibraryLocale): string {
+  return [
+    `- ${entry.file}`,
+    clip(entry.title, TITLE_MAX_CHARS),
+    clip(entry.keywords.join(","), KEYWORDS_MAX_CHARS) || "-",
+    clip(entry.summary, SUMMARY_MAX_CHARS) || "-",
+    `${VERIFIED_LABEL[locale]} ${entry.lastVerified || "-"}`,
+  ].join(" | ");
+}
+
+/** The index's first two lines (header and count), without the newline after them. */
+export function indexHead(count: number, locale: LibraryLocale): string {
+  return `${INDEX_HEADERS[locale]}\n<!-- count: ${count} -->`;
+}
+
+/** The document name an index line starts with (`- <name> | ...`), or undefined for any other line. */
+export function indexLineFile(line: string): string | undefined {
+  if (!line.startsWith("- ")) return undefined;
+  const end = line.indexOf(" | ");
+  return end < 0 ? line.slice(2) : line.slice(2, end);
 }
 
 /** Regenerates INDEX.md when it is missing, older than a document, lists another set of documents, or has the other locale's header. */
@@ -95,9 +110,8 @@ export function rebuildIndex(dir: string, options: IndexOptions): IndexResult {
 /** The document names an index text lists, in its order. */
 export function indexedFiles(indexText: string): string[] {
   return indexText.split("\n").flatMap((line) => {
-    if (!line.startsWith("- ")) return [];
-    const end = line.indexOf(" | ");
-    return [end < 0 ? line.slice(2) : line.slice(2, end)];
+    const file = indexLineFile(line);
+    return file === undefined ? [] : [file];
   });
 }
 
@@ -163,6 +177,8 @@ function regenerate(dir: string, options: IndexOptions): { regenerated: true; co
   }
 }
 
+let headBuffer: Buffer | undefined;
+
 /** The first FRONTMATTER_MAX_BYTES of a document; undefined when it vanished or is no longer a file. */
 export function readHead(path: string): string | undefined {
   let fd: number;
@@ -173,14 +189,15 @@ export function readHead(path: string): string | undefined {
   }
   try {
     if (!fstatSync(fd).isFile()) return undefined;
-    const buffer = Buffer.alloc(FRONTMATTER_MAX_BYTES);
+    // One buffer for every read: the text is decoded before the next read can reuse it.
+    const buffer = (headBuffer ??= Buffer.allocUnsafeSlow(FRONTMATTER_MAX_BYTES));
     let length = 0;
     while (length < buffer.length) {
       const read = readSync(fd, buffer, length, buffer.length - length, null);
       if (read === 0) break;
       length += read;
     }
-    return buffer.subarray(0, length).toString("utf8");
+    return buffer.toString("utf8", 0, length);
   } catch {
     return undefined;
   } finally {

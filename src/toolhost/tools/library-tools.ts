@@ -3,19 +3,15 @@
  * `library.search` (ranked index lines), `library.index` (refresh or rebuild INDEX.md),
  * and the refresh that follows a successful `file.write` / `file.edit` inside the library,
  * so the index shows a new document at once. They only ever touch the one library folder
- * the start-up message names: the agent's own.
+ * the start-up message names: the agent's own. All of them share the child's keeper of
+ * that library (library-keeper.ts): an in-memory index kept in step with the folder.
  */
-import { mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { INDEX_FILE } from "../../knowledge/library/library-doc.js";
-import {
-  ensureFresh,
-  rebuildIndex,
-  type IndexResult,
-  type LibraryLocale,
-} from "../../knowledge/library/library-index.js";
-import { createIndexSearcher } from "../../knowledge/library/library-search.js";
+import type { IndexResult, LibraryLocale } from "../../knowledge/library/library-index.js";
+import { LibraryKeeper } from "../../knowledge/library/library-keeper.js";
 import { isWithin } from "../sandbox/path-sandbox.js";
 import { ToolError } from "../tool-error.js";
 import { defineTool, READS_ONLY, type Tool, type ToolContext } from "./define-tool.js";
@@ -25,8 +21,21 @@ export type LibrarySettings = { dir: string; locale: LibraryLocale };
 
 export const DEFAULT_SEARCH_LIMIT = 10;
 
+/** One keeper per library folder and locale in this process, shared by its tools. */
+const keepers = new Map<string, LibraryKeeper>();
+
+/** The keeper of the library at real path `dir` (made on first use). */
+export function libraryKeeper(dir: string, locale: LibraryLocale): LibraryKeeper {
+  const key = `${locale}:${dir}`;
+  let keeper = keepers.get(key);
+  if (keeper === undefined) {
+    keeper = new LibraryKeeper({ dir, locale });
+    keepers.set(key, keeper);
+  }
+  return keeper;
+}
+
 export function createLibraryTools(library: LibrarySettings): Tool[] {
-  const searcher = createIndexSearcher();
   const search = defineTool({
     name: "library.search",
     description:
@@ -46,22 +55,17 @@ export function createLibraryTools(library: LibrarySettings): Tool[] {
       .strict(),
     async execute(args, context) {
       const dir = libraryDir(library);
-      const fresh = refresh(library, dir);
-      const indexPath = join(dir, INDEX_FILE);
-      const stats = statSync(indexPath, { bigint: true });
-      const hits = searcher(
-        `${stats.mtimeNs}:${stats.size}:${stats.ino}`,
-        () => readFileSync(indexPath, "utf8"),
+      const { hits, count } = await libraryKeeper(dir, library.locale).search(
         args.query,
         args.limit ?? DEFAULT_SEARCH_LIMIT,
       );
       if (hits.length === 0)
         return {
-          output: `no document matches "${args.query}" (${fresh.count} documents in ${dir}/${INDEX_FILE})`,
+          output: `no document matches "${args.query}" (${count} documents in ${dir}/${INDEX_FILE})`,
           truncated: false,
         };
       const { text, truncated } = headTail(
-        [`${hits.length} of ${fresh.count} documents match; folder ${dir}`, ...hits.map((hit) => hit.line)].join("\n"),
+        [`${hits.length} of ${count} documents match; folder ${dir}`, ...hits.map((hit) => hit.line)].join("\n"),
         context.limits.outputMaxBytes,
       );
       return { output: text, truncated };
@@ -75,7 +79,7 @@ export function createLibraryTools(library: LibrarySettings): Tool[] {
     inputSchema: z.object({ rebuild: z.boolean().optional() }).strict(),
     async execute(args) {
       const dir = libraryDir(library);
-      const result = args.rebuild ? rebuildIndex(dir, library) : refresh(library, dir);
+      const result = await libraryKeeper(dir, library.locale).refresh({ rebuild: args.rebuild === true });
       return { output: describeRefresh(join(dir, INDEX_FILE), result), truncated: false };
     },
   });
@@ -83,8 +87,9 @@ export function createLibraryTools(library: LibrarySettings): Tool[] {
 }
 
 /**
- * Wraps file.write / file.edit: after a successful write inside the library, the index is
- * refreshed before the result goes back. A hand edit of INDEX.md itself is replaced by a rebuild.
+ * Wraps file.write / file.edit: after a successful write inside the library, the written
+ * document is checked and INDEX.md rewritten before the result goes back. A hand edit of
+ * INDEX.md itself is replaced by a rebuild.
  */
 export function withLibraryRefresh(tool: Tool, library: LibrarySettings): Tool {
   return {
@@ -95,7 +100,9 @@ export function withLibraryRefresh(tool: Tool, library: LibrarySettings): Tool {
       const dir = libraryDir(library);
       if (written === undefined || !isWithin(dir, written)) return result;
       try {
-        const refreshed = written === join(dir, INDEX_FILE) ? rebuildIndex(dir, library) : refresh(library, dir);
+        const keeper = libraryKeeper(dir, library.locale);
+        const since = keeper.noteWritten(written);
+        const refreshed = await keeper.refresh({ rewrite: written === join(dir, INDEX_FILE), since });
         const note =
           refreshed.reason === "rebuild"
             ? `${INDEX_FILE} is generated: your edit was replaced by a rebuild`
@@ -122,10 +129,6 @@ function writtenPath(args: unknown, context: ToolContext): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function refresh(library: LibrarySettings, dir: string): IndexResult {
-  return ensureFresh(dir, library);
 }
 
 /** The library's real path; created on first use when the agent may create it. */

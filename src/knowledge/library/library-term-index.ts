@@ -1,0 +1,254 @@
+/**
+ * An in-memory search index over experience-library index lines, ranking exactly as a
+ * scan of every line would (library-search.ts), at a cost that follows the number of
+ * matches rather than the size of the library.
+ *
+ * Each searched field of each document is a slot (`id * 4 + field`). Every pair of
+ * adjacent characters (UTF-16 code units) of a lowercased field is a bigram key with a
+ * posting list of the slots holding it, in increasing slot order. A term occurs in a
+ * field only if all of its bigrams do, so the slots of the term's rarest bigram (narrowed
+ * by the next rarest) are the candidates, and `includes` on each candidate decides. This
+ * serves Chinese (character bigrams are what a Chinese term is made of) and English alike:
+ * a word matches inside a longer one, as a substring always did. A one-character term is
+ * checked against every field.
+ *
+ * Documents are added with increasing ids, so posting lists stay sorted by appending. A
+ * removed document is a tombstone until the owner rebuilds the index (see `deadCount`).
+ */
+import {
+  FIELD_NAMES,
+  FIELD_WEIGHTS,
+  indexLineFields,
+  type LibraryHit,
+  PHRASE_BONUS,
+  parseIndexLines,
+  queryTerms,
+  ranksBefore,
+} from "./library-search.js";
+
+const FIELDS = FIELD_NAMES.length;
+const SLOT_SHIFT = 2;
+/** Candidate lists longer than this are narrowed by a second bigram before the exact check. */
+const NARROW_ABOVE = 32;
+
+type Posting = { slots: Uint32Array; length: number };
+
+export class TermIndex {
+  private readonly postings = new Map<number, Posting>();
+  /** Lowercased field text per slot. */
+  private readonly fields: string[] = [];
+  private readonly files: string[] = [];
+  private readonly lines: string[] = [];
+  private alive = new Uint8Array(64);
+  private scores = new Int32Array(64);
+  private termStamps = new Uint32Array(64);
+  private phraseStamps = new Uint32Array(64);
+  private stamp = 0;
+  private live = 0;
+  private readonly keys: number[] = [];
+
+  /** Documents in the index. */
+  get size(): number {
+    return this.live;
+  }
+
+  /** Removed documents still taking room (until the owner builds a fresh index). */
+  get deadCount(): number {
+    return this.files.length - this.live;
+  }
+
+  /** Adds one document by its index line; returns its id. */
+  add(file: string, line: string): number {
+    const id = this.files.length;
+    this.grow(id + 1);
+    this.files.push(file);
+    this.lines.push(line);
+    this.alive[id] = 1;
+    this.live += 1;
+    const { fields } = indexLineFields(line);
+    for (let field = 0; field < FIELDS; field += 1) {
+      const text = fields[field] ?? "";
+      const slot = id * FIELDS + field;
+      this.fields.push(text);
+      for (let index = 0; index + 1 < text.length; index += 1) {
+        const key = (text.charCodeAt(index) << 16) | text.charCodeAt(index + 1);
+        let posting = this.postings.get(key);
+        if (posting === undefined) {
+          posting = { slots: new Uint32Array(4), length: 0 };
+          this.postings.set(key, posting);
+        } else if (posting.slots[posting.length - 1] === slot) {
+          // This field repeats the bigram: the slot is listed already (slots are appended in order).
+          continue;
+        } else if (posting.length === posting.slots.length) {
+          const larger = new Uint32Array(posting.slots.length * 2);
+          larger.set(posting.slots);
+          posting.slots = larger;
+        }
+        posting.slots[posting.length] = slot;
+        posting.length += 1;
+      }
+    }
+    return id;
+  }
+
+  /** Removes a document (a tombstone: its slots stay in the postings, skipped). */
+  remove(id: number): void {
+    if (this.alive[id] !== 1) return;
+    this.alive[id] = 0;
+    this.live -= 1;
+    this.lines[id] = "";
+    for (let field = 0; field < FIELDS; field += 1) this.fields[id * FIELDS + field] = "";
+  }
+
+  /** The best `limit` hits for a query, as library-search.ts ranks them. */
+  search(query: string, limit: number): LibraryHit[] {
+    if (limit <= 0) return [];
+    const { phrase, terms } = queryTerms(query);
+    this.stamp = this.stamp >= 0xfffffffe ? this.resetStamps() : this.stamp + 1;
+    const stamp = this.stamp;
+    const touched: number[] = [];
+    const { scores, termStamps, phraseStamps } = this;
+    const touch = (id: number) => {
+      if (termStamps[id] === stamp) return;
+      termStamps[id] = stamp;
+      scores[id] = 0;
+      touched.push(id);
+    };
+    for (const term of terms)
+      this.eachSlot(term, (slot) => {
+        const id = slot >>> SLOT_SHIFT;
+        touch(id);
+        (scores[id] as number) += FIELD_WEIGHTS[slot & (FIELDS - 1)] as number;
+      });
+    if (phrase.length > 0)
+      this.eachSlot(phrase, (slot) => {
+        const id = slot >>> SLOT_SHIFT;
+        if (phraseStamps[id] === stamp) return;
+        phraseStamps[id] = stamp;
+        touch(id);
+        (scores[id] as number) += PHRASE_BONUS;
+      });
+    return this.best(touched, limit).map((id) => ({
+      file: this.files[id] as string,
+      line: this.lines[id] as string,
+      score: scores[id] as number,
+    }));
+  }
+
+  /** Calls `found` once for every live slot whose field contains `term`. */
+  private eachSlot(term: string, found: (slot: number) => void): void {
+    const { alive, fields } = this;
+    if (term.length === 1) {
+      for (let slot = 0; slot < fields.length; slot += 1)
+        if (alive[slot >>> SLOT_SHIFT] === 1 && (fields[slot] as string).includes(term)) found(slot);
+      return;
+    }
+    const lists: Posting[] = [];
+    for (const key of this.bigrams(term)) {
+      const posting = this.postings.get(key);
+      if (posting === undefined) return;
+      lists.push(posting);
+    }
+    lists.sort((left, right) => left.length - right.length);
+    const first = lists[0] as Posting;
+    let candidates = first.slots.subarray(0, first.length);
+    const second = lists[1];
+    if (second !== undefined && candidates.length > NARROW_ABOVE) candidates = intersect(candidates, second);
+    // A two-character term is its own bigram: every slot listed holds it.
+    const exact = term.length === 2;
+    for (let index = 0; index < candidates.length; index += 1) {
+      const slot = candidates[index] as number;
+      if (alive[slot >>> SLOT_SHIFT] === 1 && (exact || (fields[slot] as string).includes(term))) found(slot);
+    }
+  }
+
+  /** The distinct bigram keys of a text (reused scratch array). */
+  private bigrams(text: string): number[] {
+    const keys = this.keys;
+    keys.length = 0;
+    for (let index = 0; index + 1 < text.length; index += 1)
+      keys.push((text.charCodeAt(index) << 16) | text.charCodeAt(index + 1));
+    if (keys.length < 2) return keys;
+    keys.sort((left, right) => left - right);
+    let unique = 1;
+    for (let index = 1; index < keys.length; index += 1)
+      if (keys[index] !== keys[unique - 1]) keys[unique++] = keys[index] as number;
+    keys.length = unique;
+    return keys;
+  }
+
+  /** The `limit` best of the touched documents, best first (a small sorted insertion list). */
+  private best(touched: number[], limit: number): number[] {
+    const { scores, files } = this;
+    const top: number[] = [];
+    const before = (a: number, b: number) =>
+      ranksBefore(scores[a] as number, files[a] as string, scores[b] as number, files[b] as string);
+    for (const id of touched) {
+      if (top.length === limit && !before(id, top[limit - 1] as number)) continue;
+      let low = 0;
+      let high = top.length;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (before(id, top[middle] as number)) high = middle;
+        else low = middle + 1;
+      }
+      top.splice(low, 0, id);
+      if (top.length > limit) top.pop();
+    }
+    return top;
+  }
+
+  private grow(count: number): void {
+    if (count <= this.alive.length) return;
+    const size = Math.max(count, this.alive.length * 2);
+    const alive = new Uint8Array(size);
+    alive.set(this.alive);
+    this.alive = alive;
+    this.scores = new Int32Array(size);
+    this.termStamps = new Uint32Array(size);
+    this.phraseStamps = new Uint32Array(size);
+    this.stamp = 0;
+  }
+
+  private resetStamps(): number {
+    this.termStamps.fill(0);
+    this.phraseStamps.fill(0);
+    return 1;
+  }
+}
+
+/** The slots of `small` that `large` also holds (both sorted ascending; galloping through `large`). */
+function intersect(small: Uint32Array, large: Posting): Uint32Array {
+  const other = large.slots;
+  const length = large.length;
+  const result = new Uint32Array(small.length);
+  let count = 0;
+  let position = 0;
+  for (let index = 0; index < small.length && position < length; index += 1) {
+    const slot = small[index] as number;
+    // Everything before `low` is smaller than slot; widen [low, high) until it holds the first slot >= it.
+    let low = position;
+    let high = position + 1;
+    let step = 1;
+    while (high < length && (other[high - 1] as number) < slot) {
+      low = high;
+      step *= 2;
+      high = Math.min(length, low + step);
+    }
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((other[middle] as number) < slot) low = middle + 1;
+      else high = middle;
+    }
+    position = low;
+    if (position < length && other[position] === slot) result[count++] = slot;
+  }
+  return result.subarray(0, count);
+}
+
+/** Searches an INDEX.md text (built into a term index for this one search). */
+export function searchIndex(indexText: string, query: string, limit: number): LibraryHit[] {
+  const index = new TermIndex();
+  for (const { line, file } of parseIndexLines(indexText)) index.add(file, line);
+  return index.search(query, limit);
+}
