@@ -184,7 +184,7 @@ function expectPaced(calls: TelegramCall[]): void {
 
 describe("Telegram streaming", () => {
   it("private chat: drafts while the turn writes (the placeholder while a tool runs), then the answer as a new message equal to the stored one", async () => {
-    const gateway = await startGateway(writes(ANSWER, { tool: "web_search" }));
+    const gateway = await startGateway(writes(ANSWER, { tool: "web_search", step: 15, everyMs: 50 }));
     telegram.userMessage(TOKEN, { chatId: PRIVATE, userId: 77, text: "tell me about streaming" });
     await eventually(async () => expect((await outbox(gateway.store))[0]?.status).toBe("sent"));
 
@@ -218,7 +218,7 @@ describe("Telegram streaming", () => {
   });
 
   it("group: one message edited in place, never faster than the interval, ending as the stored answer rendered", async () => {
-    const gateway = await startGateway(writes(ANSWER, { step: 12, everyMs: 30 }));
+    const gateway = await startGateway(writes(ANSWER, { step: 12, everyMs: 50 }));
     const update = telegram.userMessage(TOKEN, {
       chatId: GROUP,
       userId: 77,
@@ -271,7 +271,7 @@ describe("Telegram streaming", () => {
     const older = await startFakeTelegram({ refuseDrafts: true });
     older.addBot(TOKEN, "laoding_bot");
     try {
-      await startGateway(writes(ANSWER, { step: 10, everyMs: 30 }), { telegram: older });
+      await startGateway(writes(ANSWER, { step: 10, everyMs: 50 }), { telegram: older });
       older.userMessage(TOKEN, { chatId: PRIVATE, userId: 77, text: "first" });
       await older.waitFor(() => older.shows(PRIVATE).some((message) => message.parseMode === "HTML"));
       older.userMessage(TOKEN, { chatId: PRIVATE, userId: 77, text: "second" });
