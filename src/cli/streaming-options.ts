@@ -2,21 +2,11 @@
  * STREAM_REPLIES and STREAM_EDIT_INTERVAL_MS as the channels take them: the console's
  * switch, and the chat gateway's streaming options.
  */
+import type { ChatStreaming } from "../channels/chat-gateway.js";
 import type { Config } from "../config/load-config.js";
 import { text } from "../locale/texts.js";
 
 type StreamSettings = Pick<Config, "STREAM_REPLIES" | "STREAM_EDIT_INTERVAL_MS" | "BOT_LOCALE">;
-
-export type GatewayStreaming = {
-  /** The chat channels that stream. */
-  channels: Set<"telegram" | "feishu">;
-  /** STREAM_EDIT_INTERVAL_MS. */
-  intervalMs: number;
-  /** The status line a preview shows while a tool runs (BOT_LOCALE). */
-  statusText: (tool: string) => string;
-  /** What a preview a stopped run left behind is edited to say (BOT_LOCALE). */
-  interruptedText: string;
-};
 
 /** Whether the console prints answers as they are written. */
 export function consoleStreams(config: StreamSettings): boolean {
@@ -28,7 +18,7 @@ export function consoleStreams(config: StreamSettings): boolean {
  * (an empty set): a preview a stopped run left behind is still marked interrupted after
  * STREAM_REPLIES turned streaming off.
  */
-export function gatewayStreaming(config: StreamSettings): GatewayStreaming {
+export function gatewayStreaming(config: StreamSettings): ChatStreaming {
   const locale = config.BOT_LOCALE;
   return {
     channels: new Set((["telegram", "feishu"] as const).filter((channel) => config.STREAM_REPLIES[channel])),

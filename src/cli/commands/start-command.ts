@@ -21,6 +21,7 @@ import { startAdminFor } from "./admin-command.js";
 import { CLI_ENTRY, UsageError, writeLine, type CliContext, type Command } from "../cli-context.js";
 import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
 import { runBot } from "../run-bot.js";
+import { consoleStreams, gatewayStreaming } from "../streaming-options.js";
 
 const usage = `Usage: laoding start [--workspace DIR]
 
@@ -103,6 +104,8 @@ async function serveChatChannels(
     databaseDown: () => text(locale, "databaseDown"),
     graceMs: loaded.config.SHUTDOWN_GRACE_MS,
     messageCap: messageCap(loaded.config.MESSAGE_MAX_CHARS, locale),
+    // STREAM_REPLIES: the answer shown while it is written, on the chat channels that stream.
+    streaming: gatewayStreaming(loaded.config),
   });
   const names = bots.map((bot) => `${bot.platform.channel} ${bot.identity.displayName} (agent ${bot.agentId})`);
   logger.info(
@@ -153,6 +156,7 @@ export async function serveConsole(
     interactive,
     locale: boot.loaded.config.BOT_LOCALE,
     messageCap: messageCap(boot.loaded.config.MESSAGE_MAX_CHARS, boot.loaded.config.BOT_LOCALE),
+    stream: consoleStreams(boot.loaded.config),
   });
   logger.info(
     {
