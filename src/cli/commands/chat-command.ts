@@ -6,7 +6,8 @@ import { isTerminal, serveConsole } from "./start-command.js";
 const usage = `Usage: laoding chat [--agent ID] [--workspace DIR]
 
 Talks to an agent in the terminal. Interactive on a TTY (history, a status line while
-the bot works, Ctrl-C cancels an answer, Ctrl-C at the prompt or Ctrl-D quits);
+the bot works, the answer printed as it is written unless STREAM_REPLIES turns the
+console off, Ctrl-C cancels an answer, Ctrl-C at the prompt or Ctrl-D quits);
 otherwise reads one message per line, prints each reply and exits at end of input,
 stdout carrying only the replies:
 
