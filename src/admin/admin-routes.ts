@@ -100,6 +100,15 @@ export function adminRoutes(service: AdminService): AdminRoute[] {
     },
     {
       method: "GET",
+      path: "/v1/agents/:id/tool-calls",
+      handle: (request) =>
+        service.toolCalls(agentId(request), {
+          traceId: traceIdOf(request.query.get("trace")),
+          limit: limitOf(request.query.get("limit")),
+        }),
+    },
+    {
+      method: "GET",
       path: "/v1/agents/:id/skill-drafts/:name",
       handle: (request) => service.readDraft(agentId(request), draftName(request.params.name)),
     },
@@ -192,6 +201,27 @@ function draftName(value: string | undefined): string {
       "the draft name must be a skill name: lowercase letters, digits and single hyphens",
     );
   return value;
+}
+
+/** Tool calls a page of the audit trail shows at most. */
+export const TOOL_CALLS_MAX = 500;
+
+function traceIdOf(value: string | null): string | undefined {
+  if (value === null) return undefined;
+  if (value.length === 0 || value.length > 128)
+    throw new AdminError("INVALID_REQUEST", "trace must be a trace id (1-128 characters)");
+  return value;
+}
+
+function limitOf(value: string | null): number {
+  if (value === null) return 50;
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit <= 0 || limit > TOOL_CALLS_MAX)
+    throw new AdminError(
+      "INVALID_REQUEST",
+      `limit must be a whole number from 1 to ${TOOL_CALLS_MAX}, not "${value.slice(0, 40)}"`,
+    );
+  return limit;
 }
 
 function sinceHours(value: string | null): number | undefined {

@@ -13,6 +13,7 @@ import { OperatorCallError } from "../runtime/operator-files.js";
 import type { Clock } from "../store/clock.js";
 import type { ExperienceStatus } from "../store/experiences-store.js";
 import type { Store } from "../store/store.js";
+import { describeToolCall, type ToolCallRow } from "../store/tool-calls-store.js";
 import type { OperatorDoc } from "../toolhost/tools/operator-tools.js";
 import { AdminError } from "./admin-errors.js";
 import { createAdminLessons, type LessonAction, type LessonCounts } from "./admin-lessons.js";
@@ -241,6 +242,24 @@ export function createAdminService(options: {
         ...(await agentGapReport(store.clusters, agent.id, options.clock.now() - hours * 3_600_000)),
         sinceHours: hours,
       };
+    },
+    /**
+     * The agent's tool calls from the audit trail, newest first (or one trace's, in order):
+     * each with its outcome, and in words, `outcome unknown (the bot stopped)` for a call
+     * whose process stopped before its outcome was written (issue 29).
+     */
+    async toolCalls(
+      agentId: string,
+      query: { traceId?: string | undefined; limit: number },
+    ): Promise<{ agent: string; calls: (ToolCallRow & { outcomeText: string })[] }> {
+      const agent = agentOf(agentId);
+      const rows =
+        query.traceId === undefined
+          ? await store.toolCalls.recent(agent.id, query.limit)
+          : (await store.toolCalls.byTrace(query.traceId))
+              .filter((row) => row.agentId === agent.id)
+              .slice(0, query.limit);
+      return { agent: agent.id, calls: rows.map((row) => ({ ...row, outcomeText: describeToolCall(row) })) };
     },
     listLessons: (agentId: string, status: ExperienceStatus | undefined) => lessons.list(agentOf(agentId).id, status),
     lessonDetail: (agentId: string, lessonId: string) => lessons.detail(agentOf(agentId).id, lessonId),

@@ -22,6 +22,7 @@ import { readFileSync } from "node:fs";
 import type { ChatModel } from "../llm/chat-model.js";
 import { createOpenAIChatModel } from "../llm/openai-chat-model.js";
 import { recordedModel } from "../llm/recorded-model.js";
+import { configuredSecrets } from "../log/configured-secrets.js";
 import type { Logger } from "../log/logger.js";
 import { systemClock, type Clock } from "../store/clock.js";
 import { openStore, type Store } from "../store/store.js";
@@ -79,6 +80,14 @@ export async function createBotRuntime(options: BotRuntimeOptions): Promise<BotR
     maxConnections: config.DATABASE_POOL_MAX,
   });
   try {
+    // Tool calls a stopped process left without an outcome (a crash, a kill) are marked now:
+    // their intent rows were written ahead, so no call with effects goes unrecorded.
+    const swept = await store.toolCalls.sweepStopped();
+    if (swept > 0)
+      options.logger.warn(
+        { calls: swept },
+        "tool calls whose process stopped before their outcome was recorded are marked 'outcome unknown (the bot stopped)'; laoding gaps show lists a trace's calls",
+      );
     // Each agent's library switch as the store has it now: planning the launches is synchronous.
     const overrides = new Map<string, boolean | undefined>();
     for (const agent of options.agents) overrides.set(agent.id, await store.agentSettings.experienceLibrary(agent.id));
@@ -147,6 +156,7 @@ function assembleRuntime(
     launches,
     store,
     logger: options.logger,
+    secrets: configuredSecrets(options.loaded, options.agents),
     ...(options.childStderr ? { childStderr: options.childStderr } : {}),
   });
   const library = createLibrarySwitch({

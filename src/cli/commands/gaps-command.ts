@@ -3,6 +3,7 @@ import { gapClassWords, gapReasonWords } from "../../agent/gaps/classify-gap.js"
 import { agentGapReport } from "../../agent/gaps/gap-report.js";
 import { systemClock } from "../../store/clock.js";
 import { openStore, type Store } from "../../store/store.js";
+import { describeToolCall } from "../../store/tool-calls-store.js";
 import { bootstrap } from "../bootstrap.js";
 import { UsageError, writeLine, type Command } from "../cli-context.js";
 import { parseFlags, WORKSPACE_FLAG } from "../parse-flags.js";
@@ -105,8 +106,12 @@ async function showGap(store: Store, id: number, json: boolean, out: NodeJS.Writ
     );
   }
   writeLine(out, "tool calls:");
+  // A call's row is written before it runs: one without an outcome is in progress, or its process stopped (issue 29).
   for (const call of toolCalls)
-    writeLine(out, `  ${call.tool} ${call.ok ? "ok" : call.errorCode} ${call.durationMs} ms (args ${call.argsDigest})`);
+    writeLine(
+      out,
+      `  ${time(call.createdAt)} ${call.tool} ${describeToolCall(call)} (args ${call.args === null ? call.argsDigest : call.args.slice(0, 120)})`,
+    );
   if (toolCalls.length === 0) writeLine(out, "  (none)");
   writeLine(out, "gaps of this trace:");
   for (const other of gaps) {
