@@ -18,9 +18,10 @@
  * - none or none-unsafe as a non-root user: the documented trust mode.
  * As root, every agent's child and commands also share one memory and pids cgroup.
  */
-import { spawn, spawnSync, type ChildProcess, type StdioOptions } from "node:child_process";
+import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { execaSync } from "execa";
 import type { AgentDefinition } from "../config/agents.js";
 import type { Config } from "../config/load-config.js";
 import type { RuntimeLayout } from "../config/runtime-layout.js";
@@ -472,18 +473,20 @@ function foldersProblem(launch: AgentLaunch, problem: string): SandboxUnavailabl
   );
 }
 
+/** The probe's exit code when the uid cannot enter or write one of its own folders. */
+const FOLDERS_EXIT = 3;
+/** The probe's exit code when a none-mode command could not get its own namespaces. */
+const NAMESPACES_EXIT = 5;
+/** How long a probe may run before it is killed and its launch counted as broken. */
+const PROBE_TIMEOUT_MS = 15_000;
+
+type ProbeProblem = { kind: "folders" | "sandbox" | "namespaces"; text: string };
+
 /**
  * Runs the agent's launch chain with a shell script instead of Node: it checks that the
  * agent's uid can enter every writable root and, for the bwrap mode, that the nested
  * command sandbox starts. Returns the problem, or undefined when it works.
  */
-/** The probe's exit code when the uid cannot enter or write one of its own folders. */
-const FOLDERS_EXIT = 3;
-/** The probe's exit code when a none-mode command could not get its own namespaces. */
-const NAMESPACES_EXIT = 5;
-
-type ProbeProblem = { kind: "folders" | "sandbox" | "namespaces"; text: string };
-
 function probe(launch: AgentLaunch, execPath: string): ProbeProblem | undefined {
   const { startup } = launch;
   if (launch.jail && !existsSync(startup.bwrapPath))
@@ -526,29 +529,30 @@ function probe(launch: AgentLaunch, execPath: string): ProbeProblem | undefined 
   const nodeIndex = launch.launch.args.lastIndexOf(execPath);
   const args =
     nodeIndex === -1 ? launch.launch.args : [...launch.launch.args.slice(0, nodeIndex), "/bin/sh", "-c", script];
-  const result = spawnSync(launch.launch.file, args, {
+  // execa runs the probe: the chain's own environment only, a deadline, stderr as lines.
+  const result = execaSync(launch.launch.file, args, {
     env: launch.launch.env,
-    encoding: "utf8",
-    timeout: 15_000,
+    extendEnv: false,
+    timeout: PROBE_TIMEOUT_MS,
     stdio: ["ignore", "pipe", "pipe"],
+    lines: true,
+    reject: false,
   });
-  if (result.error)
+  // Could not run, or ran past its deadline: spawnSync's own error (ENOENT, ETIMEDOUT...), kept by execa as the cause.
+  if (result.cause !== undefined)
     return {
       kind: "sandbox",
-      text:
-        (result.error as NodeJS.ErrnoException).code === "ENOENT"
-          ? `${launch.launch.file} is not installed`
-          : result.error.message,
+      text: result.code === "ENOENT" ? `${launch.launch.file} is not installed` : (result.cause as Error).message,
     };
-  if (result.status === 0) return undefined;
+  if (!result.failed) return undefined;
+  // The chain's last word on stderr says why (each check prints its reason last).
   const text =
-    (result.stderr || `exit code ${result.status}`)
-      .trim()
-      .split("\n")
+    result.stderr
+      .map((line) => line.trim())
       .filter((line) => line.length > 0)
-      .pop() ?? `exit code ${result.status}`;
+      .pop() ?? `exit code ${result.exitCode ?? null}`;
   return {
-    kind: result.status === FOLDERS_EXIT ? "folders" : result.status === NAMESPACES_EXIT ? "namespaces" : "sandbox",
+    kind: result.exitCode === FOLDERS_EXIT ? "folders" : result.exitCode === NAMESPACES_EXIT ? "namespaces" : "sandbox",
     text,
   };
 }
@@ -571,7 +575,11 @@ function quote(value: string): string {
   return `'${value.replaceAll("'", "'\\''")}'`;
 }
 
-/** Starts an agent's child: own process group (stopping it takes its commands along), stdout for the protocol. */
+/**
+ * Starts an agent's child: own process group (stopping it takes its commands along), stdout for the protocol.
+ * Node's spawn, not execa: the child lives as long as the agent's sessions and its pipes carry the
+ * protocol, supervised by the client; execa's promise waits for those pipes and its kill reaches the pid only.
+ */
 export function spawnToolhostChild(
   launch: AgentLaunch,
   stdio: StdioOptions = ["pipe", "pipe", "inherit"],
