@@ -68,9 +68,10 @@ export function createOpenAIChatModel(options: OpenAIChatModelOptions): ChatMode
     async complete(request: ChatRequest): Promise<ChatResponse> {
       const maxAttempts = options.maxRetries + 1;
       const budget: CallBudget = { restarts: 1 };
+      const call = request.stream ? { ...request, stream: guarded(request.stream, log) } : request;
       for (let attempt = 1; ; attempt += 1) {
         try {
-          return await attemptOnce(request, budget);
+          return await attemptOnce(call, budget);
         } catch (error) {
           const failure = mapError(error, redact);
           if (!failure.transient || attempt >= maxAttempts || request.signal?.aborted) throw failure;
@@ -216,6 +217,23 @@ export function createOpenAIChatModel(options: OpenAIChatModelOptions): ChatMode
       interrupted: { kind: error.kind, detail: error.message },
     };
   }
+}
+
+/** The sink with its failures logged (once), never the call's: a preview that cannot be shown must not cost the answer. */
+function guarded(sink: ModelStreamSink, log: Logger | undefined): ModelStreamSink {
+  let reported = false;
+  const safely = (tell: () => void) => {
+    try {
+      tell();
+    } catch (error) {
+      if (!reported) log?.warn({ err: error }, "showing a streamed reply failed; the answer goes on without it");
+      reported = true;
+    }
+  };
+  return {
+    onText: (delta) => safely(() => sink.onText(delta)),
+    onToolCall: (name) => safely(() => sink.onToolCall(name)),
+  };
 }
 
 /**

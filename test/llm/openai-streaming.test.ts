@@ -260,6 +260,19 @@ describe("assembling streamed tool calls", () => {
   });
 });
 
+it("keeps the answer when the sink fails, and logs that once", async () => {
+  const { fake, model, logs } = await setup();
+  fake.enqueue({ text: "an answer in several pieces" });
+  const failing: ModelStreamSink = {
+    onText: () => {
+      throw new Error("preview broke");
+    },
+    onToolCall: () => undefined,
+  };
+  expect((await model.complete(ask({ stream: failing }))).content).toBe("an answer in several pieces");
+  expect(logs.filter((line) => /showing a streamed reply failed/.test(line.msg))).toHaveLength(1);
+});
+
 describe("servers that do not stream", () => {
   it("asks again without stream when the server rejects it, remembers that, and logs it once", async () => {
     const { fake, model, logs } = await setup({}, { streaming: "reject" });
