@@ -37,6 +37,12 @@ export function createLongConnectionHub(): LongConnectionHub {
   const connectWaiters: (() => void)[] = [];
   let counter = 0;
 
+  /** A client that hung up gets no more events and does not count as connected. */
+  function forget(socket: Duplex) {
+    sockets.delete(socket);
+    opened.delete(socket);
+  }
+
   function onFrame(socket: Duplex, frame: Frame) {
     if (frame.method === 0 && frame.headers.type === "ping") {
       // The client pings as soon as it is open and listens right after: from now on events reach it.
@@ -79,6 +85,7 @@ export function createLongConnectionHub(): LongConnectionHub {
         for (let parsed = readWsFrame(buffer); parsed; parsed = readWsFrame(buffer)) {
           buffer = buffer.subarray(parsed.consumed);
           if (parsed.opcode === 8) {
+            forget(socket);
             socket.end();
             return;
           }
@@ -86,8 +93,10 @@ export function createLongConnectionHub(): LongConnectionHub {
         }
       });
       opened.add(socket);
-      socket.on("close", () => (sockets.delete(socket), opened.delete(socket)));
-      socket.on("error", () => (sockets.delete(socket), opened.delete(socket)));
+      // An upgraded socket stays half-open when the client hangs up (terminate): gone at its end, not only at its close.
+      socket.on("end", () => (forget(socket), socket.destroy()));
+      socket.on("close", () => forget(socket));
+      socket.on("error", () => forget(socket));
     },
     sendEvent(event) {
       counter += 1;
