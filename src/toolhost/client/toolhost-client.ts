@@ -307,9 +307,11 @@ export class ToolhostClient {
       if (!audit) answer = this.send(params, options, timeoutMs);
       else if (readsOnly(info)) {
         // Sent first: its row is committed while it travels (callTool waits for that commit).
+        // The row is made on the next tick, after the writer's, which puts the request on
+        // the pipe: its digest and redaction are not on the way to the child.
         answer = this.send(params, options, timeoutMs);
         audit.sent = true;
-        audit.begin();
+        process.nextTick(audit.beginNow);
       } else {
         // May have effects: sent only once its row is committed.
         audit.begin();
@@ -492,6 +494,9 @@ class CallAudit {
   get begun(): boolean {
     return this.entry !== undefined;
   }
+
+  /** `begin` as a callback (no closure per call). */
+  readonly beginNow = (): void => this.begin();
 
   begin(outcome?: ToolCallOutcome): void {
     if (this.entry) return;
