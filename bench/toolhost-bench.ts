@@ -433,7 +433,7 @@ export async function runToolhostBench(): Promise<string> {
   const bare = rows[1] as Row;
   const mcp = rows[2] as Row;
   const lines = [
-    `Ping: ${PINGS} sequential round-trips. Read: ${READS} calls of a 4 KiB file at each concurrency. Cold start: median of ${COLD_STARTS} spawns to first ping answered. Child RSS idle (after its first ping), right after the ${2 * READS} reads, and ${SETTLE_MS / 1000} s later. laoding rows go through the supervised client as the bot uses it (a chat's working folder, deadline, semaphore, checks both ways, an audit row per call committed in SQLite before the caller has the result), with the child as the agent's uid. Parent RSS at the end of the run: ${rssMb(process.pid).toFixed(0)} MiB (this bench process, all rows).`,
+    `Ping: ${PINGS} sequential round-trips. Read: ${READS} calls of a 4 KiB file at each concurrency. Cold start: median of ${COLD_STARTS} spawns to first ping answered. Child RSS idle (after its first ping), right after the ${2 * READS} reads, and ${SETTLE_MS / 1000} s later. laoding rows go through the supervised client as the bot uses it (a chat's working folder, deadline, semaphore, checks both ways, an audit row per call in SQLite written ahead: its intent committed before the caller has the result, its outcome in a later commit), with the child as the agent's uid. Parent RSS at the end of the run: ${rssMb(process.pid).toFixed(0)} MiB (this bench process, all rows).`,
     "",
     `| child | ping p50 | ping p99 | read/s c=1 | read/s c=8 | cold start | child RSS idle | right after reads | ${SETTLE_MS / 1000} s later | ping p50 vs bare | read c=1 vs MCP | read c=8 vs MCP |`,
     "|---|---|---|---|---|---|---|---|---|---|---|---|",
