@@ -29,13 +29,12 @@ import {
   fstatSync,
   lstatSync,
   openSync,
-  readdirSync,
   readSync,
   type Stats,
   statSync,
   watch,
 } from "node:fs";
-import { type FileHandle, open, rename, rm } from "node:fs/promises";
+import { type FileHandle, open, readdir, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { INDEX_FILE, isLibraryDocName, parseLibraryDoc } from "./library-doc.js";
 import {
@@ -56,7 +55,7 @@ export type LibraryKeeperOptions = {
   /** The library's real path. */
   dir: string;
   locale: LibraryLocale;
-  /** Longest stretch of work before yielding to other calls (default 8 ms). */
+  /** Longest stretch of work before yielding to other calls (default 4 ms). */
   sliceMs?: number;
   /** A burst of folder events is handled this long after its first event (default 50 ms). */
   debounceMs?: number;
@@ -108,7 +107,7 @@ const STALE_RANK: Record<Stale, number> = {
 const CLOCK_MARGIN_MS = 50;
 /** Past a document's time by more than a float's rounding of seconds since the epoch. */
 const PAST_NEWEST_MS = 0.002;
-const WRITE_CHUNK_LINES = 2_000;
+const WRITE_CHUNK_LINES = 250;
 const WRITE_RETRY_MS = 5_000;
 /** Removed documents the term index may carry before it is built afresh. */
 const REINDEX_SLACK = 4_096;
@@ -162,7 +161,7 @@ export class LibraryKeeper {
   constructor(options: LibraryKeeperOptions) {
     this.dir = options.dir;
     this.locale = options.locale;
-    this.sliceMs = options.sliceMs ?? 8;
+    this.sliceMs = options.sliceMs ?? 4;
     this.debounceMs = options.debounceMs ?? 50;
     this.verifyEveryMs = options.verifyEveryMs ?? 60_000;
     this.watchEnabled = options.watch ?? true;
@@ -242,7 +241,7 @@ export class LibraryKeeper {
     }
     if (rebuild || !this.built || folderIdentity(dirStats) !== this.dirIdentity) await this.build(dirStats, rebuild);
     else if (!this.ensureWatcher() || this.needsScan) await this.scan(dirStats);
-    else if (folderMark(dirStats) !== this.dirMark) this.relist(dirStats);
+    else if (folderMark(dirStats) !== this.dirMark) await this.relist(dirStats);
     if (this.dirty.size > 0) await this.applyDirty();
     if (this.index.deadCount > this.index.size + REINDEX_SLACK) await this.reindex();
     this.asOf = Math.max(startedAt - CLOCK_MARGIN_MS, Math.min(startedAt, this.newest + PAST_NEWEST_MS));
@@ -263,7 +262,7 @@ export class LibraryKeeper {
     this.ensureWatcher();
     const slicer = this.slicer();
     const trusted = rebuild ? undefined : await this.readIndexFile(slicer);
-    const names = readdirSync(this.dir).filter(isLibraryDocName).sort(newestFirst);
+    const names = (await readdir(this.dir)).filter(isLibraryDocName).sort(newestFirst);
     const docs = new Map<string, Doc>();
     const index = new TermIndex();
     const kept: string[] = [];
@@ -313,7 +312,7 @@ export class LibraryKeeper {
   private async scan(dirStats: Stats | undefined): Promise<void> {
     this.stats.scans += 1;
     const slicer = this.slicer();
-    const listed = readdirSync(this.dir);
+    const listed = await readdir(this.dir);
     const present = new Set<string>();
     for (const name of listed) {
       if (slicer.due) await slicer.yield();
@@ -332,8 +331,8 @@ export class LibraryKeeper {
   }
 
   /** The folder's mtime moved (a create, delete or rename): names that came or went are checked next. */
-  private relist(dirStats: Stats): void {
-    const present = new Set(readdirSync(this.dir).filter(isLibraryDocName));
+  private async relist(dirStats: Stats): Promise<void> {
+    const present = new Set((await readdir(this.dir)).filter(isLibraryDocName));
     for (const name of present) if (!this.docs.has(name)) this.dirty.add(name);
     for (const name of this.docs.keys()) if (!present.has(name)) this.dirty.add(name);
     this.dirMark = folderMark(dirStats);
@@ -473,35 +472,45 @@ export class LibraryKeeper {
     } finally {
       closeSync(fd);
     }
-    const text = buffer.toString("utf8");
+    const header = Buffer.from(`${INDEX_HEADERS[this.locale]}\n`, "utf8");
     const result: IndexFileText = {
       ident: identOf(stats),
       mtimeMs: stats.mtimeMs,
       hash: sha1(buffer),
-      headerOk: text.startsWith(`${INDEX_HEADERS[this.locale]}\n`),
+      headerOk: buffer.subarray(0, header.length).equals(header),
       lines: new Map(),
       listed: [],
     };
     if (!result.headerOk) return result;
-    for (let start = 0; start < text.length; ) {
+    // Decoded line by line (a newline byte never occurs inside a UTF-8 character), in slices.
+    for (let start = 0; start < buffer.length; ) {
       if (slicer.due) await slicer.yield();
-      const end = text.indexOf("\n", start);
-      const line = text.slice(start, end < 0 ? text.length : end);
-      start = end < 0 ? text.length : end + 1;
-      const file = indexLineFile(line);
-      if (file === undefined) continue;
-      result.lines.set(file, line);
-      result.listed.push(file);
+      const found = buffer.indexOf(10, start);
+      const end = found < 0 ? buffer.length : found;
+      // Only index lines matter: they start with "- ".
+      if (buffer[start] === 0x2d && buffer[start + 1] === 0x20) {
+        const line = buffer.toString("utf8", start, end);
+        const file = indexLineFile(line);
+        if (file !== undefined) {
+          result.lines.set(file, line);
+          result.listed.push(file);
+        }
+      }
+      start = end + 1;
     }
     return result;
   }
 
-  /** Waits until INDEX.md shows version `target` and `writes` writes have completed. */
+  /** Waits until INDEX.md shows version `target` and the `writes`-th write has completed. */
   private async ensureWritten(target: number, writes: number): Promise<void> {
     while (this.fileVersion < target || this.stats.indexWrites < writes) {
       if (this.closed) throw new LibraryIndexError(`the library ${this.dir} is no longer kept here`);
       const before = this.stats.indexWrites;
-      await this.scheduleWrite();
+      if (this.writing) {
+        // The write loop goes on while INDEX.md is behind; one more is asked only when a later write must run.
+        if (this.writesStarted < writes) this.writeAgain = true;
+        await this.writing;
+      } else await this.scheduleWrite();
       if (this.stats.indexWrites === before && this.writeError) throw this.writeError;
     }
   }
@@ -543,6 +552,18 @@ export class LibraryKeeper {
       lines: this.names.map((name) => (this.docs.get(name) as Doc).line),
     }));
     if (this.closed) return;
+    // The text is encoded in slices (another call may run between two), then written in one go.
+    const slicer = this.slicer();
+    const hash = createHash("sha1");
+    const chunks = [Buffer.from(`${indexHead(snapshot.lines.length, this.locale)}\n`, "utf8")];
+    for (let start = 0; start < snapshot.lines.length; start += WRITE_CHUNK_LINES) {
+      if (slicer.due) await slicer.yield();
+      chunks.push(Buffer.from(`${snapshot.lines.slice(start, start + WRITE_CHUNK_LINES).join("\n")}\n`, "utf8"));
+    }
+    const text = Buffer.concat(chunks);
+    hash.update(text);
+    // Our own temp file and rename move the folder's mtime: no reason to list it again, unless it had moved before.
+    const folderBefore = folderMarkQuiet(this.dir);
     const temp = join(this.dir, `.${INDEX_FILE}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
     let handle: FileHandle;
     try {
@@ -556,17 +577,17 @@ export class LibraryKeeper {
     }
     let renamed = false;
     try {
-      const hash = createHash("sha1");
-      await writeText(handle, hash, `${indexHead(snapshot.lines.length, this.locale)}\n`);
-      for (let start = 0; start < snapshot.lines.length; start += WRITE_CHUNK_LINES)
-        await writeText(handle, hash, `${snapshot.lines.slice(start, start + WRITE_CHUNK_LINES).join("\n")}\n`);
+      for (let offset = 0; offset < text.length; ) offset += (await handle.write(text, offset)).bytesWritten;
       await handle.utimes(Date.now() / 1000, snapshot.asOf / 1000);
       await rename(temp, join(this.dir, INDEX_FILE));
       renamed = true;
+      const folderAfter = folderMarkQuiet(this.dir);
       const stats = await handle.stat();
       this.fileVersion = snapshot.version;
       this.fileIdent = identOf(stats);
       this.fileHash = hash.digest("hex");
+      if (folderBefore !== undefined && folderBefore === this.dirMark && folderAfter !== undefined)
+        this.dirMark = folderAfter;
       if (this.fileVersion === this.version) this.stale = undefined;
       this.stats.indexWrites += 1;
     } catch (error) {
@@ -669,6 +690,11 @@ function folderMark(stats: Stats): string {
   return `${stats.ino}:${stats.mtimeMs}`;
 }
 
+function folderMarkQuiet(path: string): string | undefined {
+  const stats = lstatQuiet(path);
+  return stats === undefined ? undefined : folderMark(stats);
+}
+
 function lstatQuiet(path: string): Stats | undefined {
   try {
     return lstatSync(path, { throwIfNoEntry: false });
@@ -706,12 +732,6 @@ function readWhole(path: string): Buffer | undefined {
   } finally {
     closeSync(fd);
   }
-}
-
-async function writeText(handle: FileHandle, hash: ReturnType<typeof createHash>, text: string): Promise<void> {
-  const buffer = Buffer.from(text, "utf8");
-  hash.update(buffer);
-  for (let offset = 0; offset < buffer.length; ) offset += (await handle.write(buffer, offset)).bytesWritten;
 }
 
 function sha1(data: Buffer): string {

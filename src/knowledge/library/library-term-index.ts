@@ -9,7 +9,9 @@
  * field only if all of its bigrams do, so the slots of the term's rarest bigram (narrowed
  * by the next rarest) are the candidates, and `includes` on each candidate decides. This
  * serves Chinese (character bigrams are what a Chinese term is made of) and English alike:
- * a word matches inside a longer one, as a substring always did. A one-character term is
+ * a word matches inside a longer one, as a substring always did. Non-ASCII characters also
+ * have posting lists of their own, for one-character terms (the word segmenter often cuts
+ * `死锁` into `死` and `锁`); a one-character ASCII term (a digit, a stop word's letter) is
  * checked against every field.
  *
  * Documents are added with increasing ids, so posting lists stay sorted by appending. A
@@ -28,6 +30,8 @@ import {
 
 const FIELDS = FIELD_NAMES.length;
 const SLOT_SHIFT = 2;
+const FIELD_MASK = FIELDS - 1;
+const EMPTY = new Uint32Array(0);
 /** Candidate lists longer than this are narrowed by a second bigram before the exact check. */
 const NARROW_ABOVE = 32;
 
@@ -35,6 +39,8 @@ type Posting = { slots: Uint32Array; length: number };
 
 export class TermIndex {
   private readonly postings = new Map<number, Posting>();
+  /** Slots holding a non-ASCII character, by its code unit. */
+  private readonly unigrams = new Map<number, Posting>();
   /** Lowercased field text per slot. */
   private readonly fields: string[] = [];
   private readonly files: string[] = [];
@@ -45,6 +51,8 @@ export class TermIndex {
   private phraseStamps = new Uint32Array(64);
   private stamp = 0;
   private live = 0;
+  /** Index order of the live documents (undefined after a change). */
+  private ranks: Uint32Array | undefined;
   private readonly keys: number[] = [];
 
   /** Documents in the index. */
@@ -65,27 +73,16 @@ export class TermIndex {
     this.lines.push(line);
     this.alive[id] = 1;
     this.live += 1;
+    this.ranks = undefined;
     const { fields } = indexLineFields(line);
     for (let field = 0; field < FIELDS; field += 1) {
       const text = fields[field] ?? "";
       const slot = id * FIELDS + field;
       this.fields.push(text);
-      for (let index = 0; index + 1 < text.length; index += 1) {
-        const key = (text.charCodeAt(index) << 16) | text.charCodeAt(index + 1);
-        let posting = this.postings.get(key);
-        if (posting === undefined) {
-          posting = { slots: new Uint32Array(4), length: 0 };
-          this.postings.set(key, posting);
-        } else if (posting.slots[posting.length - 1] === slot) {
-          // This field repeats the bigram: the slot is listed already (slots are appended in order).
-          continue;
-        } else if (posting.length === posting.slots.length) {
-          const larger = new Uint32Array(posting.slots.length * 2);
-          larger.set(posting.slots);
-          posting.slots = larger;
-        }
-        posting.slots[posting.length] = slot;
-        posting.length += 1;
+      for (let index = 0; index < text.length; index += 1) {
+        const code = text.charCodeAt(index);
+        if (code >= 0x80) append(this.unigrams, code, slot);
+        if (index + 1 < text.length) append(this.postings, (code << 16) | text.charCodeAt(index + 1), slot);
       }
     }
     return id;
@@ -96,6 +93,7 @@ export class TermIndex {
     if (this.alive[id] !== 1) return;
     this.alive[id] = 0;
     this.live -= 1;
+    this.ranks = undefined;
     this.lines[id] = "";
     for (let field = 0; field < FIELDS; field += 1) this.fields[id * FIELDS + field] = "";
   }
@@ -108,26 +106,40 @@ export class TermIndex {
     const stamp = this.stamp;
     const touched: number[] = [];
     const { scores, termStamps, phraseStamps } = this;
-    const touch = (id: number) => {
-      if (termStamps[id] === stamp) return;
-      termStamps[id] = stamp;
-      scores[id] = 0;
-      touched.push(id);
+    // A term repeated, or the phrase equal to a term, is looked up once.
+    const found = new Map<string, Uint32Array>();
+    const slotsOf = (text: string) => {
+      let slots = found.get(text);
+      if (slots === undefined) found.set(text, (slots = this.slotsOf(text)));
+      return slots;
     };
-    for (const term of terms)
-      this.eachSlot(term, (slot) => {
+    for (const term of terms) {
+      const slots = slotsOf(term);
+      for (let index = 0; index < slots.length; index += 1) {
+        const slot = slots[index] as number;
         const id = slot >>> SLOT_SHIFT;
-        touch(id);
-        (scores[id] as number) += FIELD_WEIGHTS[slot & (FIELDS - 1)] as number;
-      });
-    if (phrase.length > 0)
-      this.eachSlot(phrase, (slot) => {
-        const id = slot >>> SLOT_SHIFT;
-        if (phraseStamps[id] === stamp) return;
+        if (termStamps[id] !== stamp) {
+          termStamps[id] = stamp;
+          scores[id] = 0;
+          touched.push(id);
+        }
+        (scores[id] as number) += FIELD_WEIGHTS[slot & FIELD_MASK] as number;
+      }
+    }
+    if (phrase.length > 0) {
+      const slots = slotsOf(phrase);
+      for (let index = 0; index < slots.length; index += 1) {
+        const id = (slots[index] as number) >>> SLOT_SHIFT;
+        if (phraseStamps[id] === stamp) continue;
         phraseStamps[id] = stamp;
-        touch(id);
+        if (termStamps[id] !== stamp) {
+          termStamps[id] = stamp;
+          scores[id] = 0;
+          touched.push(id);
+        }
         (scores[id] as number) += PHRASE_BONUS;
-      });
+      }
+    }
     return this.best(touched, limit).map((id) => ({
       file: this.files[id] as string,
       line: this.lines[id] as string,
@@ -135,31 +147,45 @@ export class TermIndex {
     }));
   }
 
-  /** Calls `found` once for every live slot whose field contains `term`. */
-  private eachSlot(term: string, found: (slot: number) => void): void {
+  /** Every live slot whose field contains `text`, in slot order. */
+  private slotsOf(text: string): Uint32Array {
     const { alive, fields } = this;
-    if (term.length === 1) {
+    const code = text.charCodeAt(0);
+    if (text.length === 1 && code < 0x80) {
+      // A one-character ASCII term: no list of its own, every field is checked.
+      const result: number[] = [];
       for (let slot = 0; slot < fields.length; slot += 1)
-        if (alive[slot >>> SLOT_SHIFT] === 1 && (fields[slot] as string).includes(term)) found(slot);
-      return;
+        if (alive[slot >>> SLOT_SHIFT] === 1 && (fields[slot] as string).includes(text)) result.push(slot);
+      return Uint32Array.from(result);
     }
-    const lists: Posting[] = [];
-    for (const key of this.bigrams(term)) {
-      const posting = this.postings.get(key);
-      if (posting === undefined) return;
-      lists.push(posting);
+    let candidates: Uint32Array;
+    if (text.length === 1) {
+      const posting = this.unigrams.get(code);
+      if (posting === undefined) return EMPTY;
+      candidates = posting.slots.subarray(0, posting.length);
+    } else {
+      const lists: Posting[] = [];
+      for (const key of this.bigrams(text)) {
+        const posting = this.postings.get(key);
+        if (posting === undefined) return EMPTY;
+        lists.push(posting);
+      }
+      lists.sort((left, right) => left.length - right.length);
+      const first = lists[0] as Posting;
+      candidates = first.slots.subarray(0, first.length);
+      const second = lists[1];
+      if (second !== undefined && candidates.length > NARROW_ABOVE) candidates = intersect(candidates, second);
     }
-    lists.sort((left, right) => left.length - right.length);
-    const first = lists[0] as Posting;
-    let candidates = first.slots.subarray(0, first.length);
-    const second = lists[1];
-    if (second !== undefined && candidates.length > NARROW_ABOVE) candidates = intersect(candidates, second);
-    // A two-character term is its own bigram: every slot listed holds it.
-    const exact = term.length === 2;
+    // One or two characters: the list is exactly the slots holding the text.
+    const exact = text.length <= 2;
+    const result = new Uint32Array(candidates.length);
+    let count = 0;
     for (let index = 0; index < candidates.length; index += 1) {
       const slot = candidates[index] as number;
-      if (alive[slot >>> SLOT_SHIFT] === 1 && (exact || (fields[slot] as string).includes(term))) found(slot);
+      if (alive[slot >>> SLOT_SHIFT] === 1 && (exact || (fields[slot] as string).includes(text)))
+        result[count++] = slot;
     }
+    return result.subarray(0, count);
   }
 
   /** The distinct bigram keys of a text (reused scratch array). */
@@ -179,10 +205,13 @@ export class TermIndex {
 
   /** The `limit` best of the touched documents, best first (a small sorted insertion list). */
   private best(touched: number[], limit: number): number[] {
-    const { scores, files } = this;
-    const top: number[] = [];
+    const { scores } = this;
+    const ranks = this.fileRanks();
+    // Higher score first; among equal scores the greater file name, which has the lower rank.
     const before = (a: number, b: number) =>
-      ranksBefore(scores[a] as number, files[a] as string, scores[b] as number, files[b] as string);
+      (scores[a] as number) > (scores[b] as number) ||
+      (scores[a] === scores[b] && (ranks[a] as number) < (ranks[b] as number));
+    const top: number[] = [];
     for (const id of touched) {
       if (top.length === limit && !before(id, top[limit - 1] as number)) continue;
       let low = 0;
@@ -196,6 +225,21 @@ export class TermIndex {
       if (top.length > limit) top.pop();
     }
     return top;
+  }
+
+  /** Each live document's place in index order (greatest file name first), worked out again after a change. */
+  private fileRanks(): Uint32Array {
+    if (this.ranks !== undefined) return this.ranks;
+    const ids: number[] = [];
+    for (let id = 0; id < this.files.length; id += 1) if (this.alive[id] === 1) ids.push(id);
+    const { files } = this;
+    ids.sort((a, b) => (ranksBefore(0, files[a] as string, 0, files[b] as string) ? -1 : 1));
+    const ranks = new Uint32Array(this.alive.length);
+    ids.forEach((id, rank) => {
+      ranks[id] = rank;
+    });
+    this.ranks = ranks;
+    return ranks;
   }
 
   private grow(count: number): void {
@@ -215,6 +259,23 @@ export class TermIndex {
     this.phraseStamps.fill(0);
     return 1;
   }
+}
+
+/** Appends `slot` to the posting list of `key` (once: a field's slots are appended together, in order). */
+function append(postings: Map<number, Posting>, key: number, slot: number): void {
+  let posting = postings.get(key);
+  if (posting === undefined) {
+    posting = { slots: new Uint32Array(4), length: 0 };
+    postings.set(key, posting);
+  } else if (posting.slots[posting.length - 1] === slot) {
+    return;
+  } else if (posting.length === posting.slots.length) {
+    const larger = new Uint32Array(posting.slots.length * 2);
+    larger.set(posting.slots);
+    posting.slots = larger;
+  }
+  posting.slots[posting.length] = slot;
+  posting.length += 1;
 }
 
 /** The slots of `small` that `large` also holds (both sorted ascending; galloping through `large`). */
