@@ -317,16 +317,28 @@ async function throughChild(base: string, sandbox: "none" | "bwrap"): Promise<Ro
   ];
 }
 
+/** The event loop's longest delay over `ms` with nothing to do: what the machine alone adds to "longest block". */
+async function idleDelay(ms: number): Promise<number> {
+  return (await blocking(() => new Promise((resolve) => setTimeout(resolve, ms)))).blockMs;
+}
+
 export async function runLibraryBench(): Promise<string> {
   const base = mkdtempSync(join(tmpdir(), "laoding-libbench-"));
   chmodSync(base, 0o755);
   const load = loadavg()[0]?.toFixed(1) ?? "?";
+  const idleBefore = await idleDelay(3_000);
   const rows = [
     ...(await inProcess(base)),
     ...(await throughChild(base, "none")),
     ...(await throughChild(base, "bwrap")),
   ];
   rmSync(base, { recursive: true, force: true });
+  const idleAfter = await idleDelay(3_000);
+  rows.push([
+    "control: this process idle for 3 s, the event loop's longest delay (before / after the run)",
+    "-",
+    `${ms(idleBefore)} / ${ms(idleAfter)}`,
+  ]);
   return [
     `${DOCS.toLocaleString("en")} documents with a realistic frontmatter (title, keywords, summary, applicable, last_verified) and a 1.6 KB body; only the first 8 KiB of each is read. Searches cycle through 10 queries (Chinese, English, mixed, one without hits). "Before" is the previous version (stateless: every call checked every file, a stale index was regenerated on the child's thread, a search scanned every line), from this file's run of 2026-12-01; the two "this run" rows ran the old code again here. Longest block: the event loop's longest delay meanwhile (in-process), or the slowest call answered during the rebuild (through the child).`,
     "",

@@ -109,8 +109,6 @@ const CLOCK_MARGIN_MS = 50;
 const PAST_NEWEST_MS = 0.002;
 const WRITE_CHUNK_LINES = 250;
 const WRITE_RETRY_MS = 5_000;
-/** Removed documents the term index may carry before it is built afresh. */
-const REINDEX_SLACK = 4_096;
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 export class LibraryKeeper {
@@ -243,7 +241,7 @@ export class LibraryKeeper {
     else if (!this.ensureWatcher() || this.needsScan) await this.scan(dirStats);
     else if (folderMark(dirStats) !== this.dirMark) await this.relist(dirStats);
     if (this.dirty.size > 0) await this.applyDirty();
-    if (this.index.deadCount > this.index.size + REINDEX_SLACK) await this.reindex();
+    if (this.index.worn) await this.reindex();
     this.asOf = Math.max(startedAt - CLOCK_MARGIN_MS, Math.min(startedAt, this.newest + PAST_NEWEST_MS));
     // Without a watch nothing says what changes next: the next check compares every file.
     if (!this.watcher) this.needsScan = true;
@@ -284,6 +282,7 @@ export class LibraryKeeper {
       kept.push(name);
       this.newest = Math.max(this.newest, stats.mtimeMs, stats.ctimeMs);
     }
+    await index.freeze(slicer);
     this.docs = docs;
     this.index = index;
     this.names = kept;
@@ -386,7 +385,7 @@ export class LibraryKeeper {
     return "changed";
   }
 
-  /** The term index built afresh once removed documents outweigh the live ones. */
+  /** The term index built afresh (and packed) once it is worn by many changes. */
   private async reindex(): Promise<void> {
     const slicer = this.slicer();
     const index = new TermIndex();
@@ -395,6 +394,7 @@ export class LibraryKeeper {
       if (slicer.due) await slicer.yield();
       ids.push(index.add(name, (this.docs.get(name) as Doc).line));
     }
+    await index.freeze(slicer);
     this.names.forEach((name, position) => {
       (this.docs.get(name) as Doc).id = ids[position] as number;
     });

@@ -14,8 +14,9 @@
  * `死锁` into `死` and `锁`); a one-character ASCII term (a digit, a stop word's letter) is
  * checked against every field.
  *
- * Documents are added with increasing ids, so posting lists stay sorted by appending. A
- * removed document is a tombstone until the owner rebuilds the index (see `deadCount`).
+ * Documents are added with increasing ids, so posting lists stay sorted by appending
+ * (library-postings.ts keeps them packed). A removed document is a tombstone until the
+ * owner builds the index afresh (see `worn`).
  */
 import {
   FIELD_NAMES,
@@ -27,6 +28,8 @@ import {
   queryTerms,
   ranksBefore,
 } from "./library-search.js";
+import { PostingLists } from "./library-postings.js";
+import type { Slicer } from "./library-slices.js";
 
 const FIELDS = FIELD_NAMES.length;
 const SLOT_SHIFT = 2;
@@ -34,13 +37,13 @@ const FIELD_MASK = FIELDS - 1;
 const EMPTY = new Uint32Array(0);
 /** Candidate lists longer than this are narrowed by a second bigram before the exact check. */
 const NARROW_ABOVE = 32;
-
-type Posting = { slots: Uint32Array; length: number };
+/** Removed documents (and, times 64, unfrozen posting entries) tolerated before a fresh build pays. */
+const REBUILD_SLACK = 4_096;
 
 export class TermIndex {
-  private readonly postings = new Map<number, Posting>();
+  private readonly postings = new PostingLists();
   /** Slots holding a non-ASCII character, by its code unit. */
-  private readonly unigrams = new Map<number, Posting>();
+  private readonly unigrams = new PostingLists();
   /** Lowercased field text per slot. */
   private readonly fields: string[] = [];
   private readonly files: string[] = [];
@@ -65,6 +68,22 @@ export class TermIndex {
     return this.files.length - this.live;
   }
 
+  /**
+   * Whether building the index afresh pays: removed documents outweigh the live ones, or
+   * posting entries added since the last freeze reach a quarter of the frozen ones.
+   */
+  get worn(): boolean {
+    const unfrozen = this.postings.unfrozen + this.unigrams.unfrozen;
+    const frozen = this.postings.frozen + this.unigrams.frozen;
+    return this.deadCount > this.live + REBUILD_SLACK || unfrozen > Math.max(REBUILD_SLACK * 64, frozen / 4);
+  }
+
+  /** Packs the posting lists (call once the documents are added, before the index serves). */
+  async freeze(slicer?: Slicer): Promise<void> {
+    await this.postings.freeze(slicer);
+    await this.unigrams.freeze(slicer);
+  }
+
   /** Adds one document by its index line; returns its id. */
   add(file: string, line: string): number {
     const id = this.files.length;
@@ -81,8 +100,8 @@ export class TermIndex {
       this.fields.push(text);
       for (let index = 0; index < text.length; index += 1) {
         const code = text.charCodeAt(index);
-        if (code >= 0x80) append(this.unigrams, code, slot);
-        if (index + 1 < text.length) append(this.postings, (code << 16) | text.charCodeAt(index + 1), slot);
+        if (code >= 0x80) this.unigrams.append(code, slot);
+        if (index + 1 < text.length) this.postings.append((code << 16) | text.charCodeAt(index + 1), slot);
       }
     }
     return id;
@@ -162,17 +181,16 @@ export class TermIndex {
     if (text.length === 1) {
       const posting = this.unigrams.get(code);
       if (posting === undefined) return EMPTY;
-      candidates = posting.slots.subarray(0, posting.length);
+      candidates = posting;
     } else {
-      const lists: Posting[] = [];
+      const lists: Uint32Array[] = [];
       for (const key of this.bigrams(text)) {
         const posting = this.postings.get(key);
-        if (posting === undefined) return EMPTY;
+        if (posting === undefined || posting.length === 0) return EMPTY;
         lists.push(posting);
       }
       lists.sort((left, right) => left.length - right.length);
-      const first = lists[0] as Posting;
-      candidates = first.slots.subarray(0, first.length);
+      candidates = lists[0] as Uint32Array;
       const second = lists[1];
       if (second !== undefined && candidates.length > NARROW_ABOVE) candidates = intersect(candidates, second);
     }
@@ -261,27 +279,9 @@ export class TermIndex {
   }
 }
 
-/** Appends `slot` to the posting list of `key` (once: a field's slots are appended together, in order). */
-function append(postings: Map<number, Posting>, key: number, slot: number): void {
-  let posting = postings.get(key);
-  if (posting === undefined) {
-    posting = { slots: new Uint32Array(4), length: 0 };
-    postings.set(key, posting);
-  } else if (posting.slots[posting.length - 1] === slot) {
-    return;
-  } else if (posting.length === posting.slots.length) {
-    const larger = new Uint32Array(posting.slots.length * 2);
-    larger.set(posting.slots);
-    posting.slots = larger;
-  }
-  posting.slots[posting.length] = slot;
-  posting.length += 1;
-}
-
 /** The slots of `small` that `large` also holds (both sorted ascending; galloping through `large`). */
-function intersect(small: Uint32Array, large: Posting): Uint32Array {
-  const other = large.slots;
-  const length = large.length;
+function intersect(small: Uint32Array, other: Uint32Array): Uint32Array {
+  const length = other.length;
   const result = new Uint32Array(small.length);
   let count = 0;
   let position = 0;

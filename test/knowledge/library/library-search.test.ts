@@ -42,6 +42,26 @@ describe("the term index ranks as the scan it replaces", () => {
     expectSameAsReference(text, (query, limit) => searchIndex(text, query, limit));
   });
 
+  it("lists packed by a freeze and grown after it rank the same", async () => {
+    const corpus = new Corpus(tempDir("laoding-libsearch-"), seeded(13));
+    corpus.seed(400);
+    const lines = referenceIndexText(corpus.dir).split("\n").slice(2, -1);
+    const index = new TermIndex();
+    const ids = lines.map((line, position) => {
+      const id = index.add(line.slice(2, line.indexOf(" | ")), line);
+      return { id, position };
+    });
+    await index.freeze();
+    const more = new Corpus(tempDir("laoding-libsearch-"), seeded(17));
+    more.seed(150);
+    const added = referenceIndexText(more.dir).split("\n").slice(2, -1);
+    for (const line of added) index.add(line.slice(2, line.indexOf(" | ")), line);
+    for (const { id, position } of ids) if (position % 5 === 0) index.remove(id);
+    const kept = [...lines.filter((_, position) => position % 5 !== 0), ...added];
+    const text = `header\ncount\n${kept.join("\n")}\n`;
+    expectSameAsReference(text, (query, limit) => index.search(query, limit));
+  });
+
   it("removed documents leave the results, as if they had never been added", () => {
     const corpus = new Corpus(tempDir("laoding-libsearch-"), seeded(11));
     corpus.seed(300);
