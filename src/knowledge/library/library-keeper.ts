@@ -170,6 +170,11 @@ export class LibraryKeeper {
     return this.docs.size;
   }
 
+  /** Whether `close` was called (a closed keeper answers nothing more). */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Whether the folder is watched right now. */
   get watching(): boolean {
     return this.watcher !== undefined;

@@ -28,11 +28,29 @@ const keepers = new Map<string, LibraryKeeper>();
 export function libraryKeeper(dir: string, locale: LibraryLocale): LibraryKeeper {
   const key = `${locale}:${dir}`;
   let keeper = keepers.get(key);
-  if (keeper === undefined) {
+  if (keeper === undefined || keeper.isClosed) {
     keeper = new LibraryKeeper({ dir, locale });
     keepers.set(key, keeper);
   }
   return keeper;
+}
+
+/**
+ * Brings the library's index up to date in the background, never holding the child's
+ * thread for long (the keeper works in slices): for the session setup, which today runs
+ * the stateless ensureFresh (a check of every file, a regeneration when stale) on the
+ * child's thread. A failure waits for the next library call, which reports it.
+ */
+export function refreshLibraryInBackground(library: LibrarySettings): void {
+  let dir: string;
+  try {
+    dir = realpathSync(library.dir);
+  } catch {
+    return;
+  }
+  libraryKeeper(dir, library.locale)
+    .refresh()
+    .catch(() => undefined);
 }
 
 export function createLibraryTools(library: LibrarySettings): Tool[] {
